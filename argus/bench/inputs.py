@@ -1,0 +1,58 @@
+"""Fresh, seeded random inputs for correctness checks.
+
+Every check draws new inputs from its own seed, so a candidate must compute the same
+function on any valid input; never zeros (they hide unwritten outputs and wrong indexing
+and can run faster than real data). Two distributions: unit normal, and a wide one with
+larger magnitude and a non-zero mean (catches kernels tuned to small values and
+cancellation-free data).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+DISTRIBUTIONS = ("normal", "wide")
+
+
+@dataclass
+class Sampler:
+    """Draws tensors from one distribution with one seeded generator (CPU side, then moved).
+
+    Drawing on the CPU makes the values independent of the device, so a check is
+    reproducible from its seed alone.
+    """
+
+    seed: int
+    distribution: str = "normal"
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        if self.distribution not in DISTRIBUTIONS:
+            raise ValueError(
+                f"unknown input distribution {self.distribution!r}; use one of {DISTRIBUTIONS}")
+        self.generator = torch.Generator(device="cpu").manual_seed(int(self.seed))
+
+    def floats(self, shape, dtype: torch.dtype, magnitude: float = 1.0) -> torch.Tensor:
+        """A float tensor of `shape` and `dtype`: N(0,1), or for "wide" 8*N(0,1)+2 with
+        a per-row log-uniform scale in [1/8, 8] (magnitudes up to a few hundred), times
+        `magnitude` (a problem lowers it where its dtype would overflow)."""
+        base = torch.randn(tuple(shape), generator=self.generator, dtype=torch.float64)
+        if self.distribution == "wide":
+            rows = shape[0] if len(shape) > 0 else 1
+            log_scale = torch.empty(rows, dtype=torch.float64).uniform_(
+                -3.0, 3.0, generator=self.generator)
+            scale = torch.exp2(log_scale).reshape((rows,) + (1,) * (len(shape) - 1))
+            base = (8.0 * base + 2.0) * (scale if len(shape) > 0 else scale.reshape(()))
+            base = base * float(magnitude)
+        return base.to(dtype).to(self.device)
+
+    def integers(self, low: int, high: int, shape, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+        """Uniform integers in [low, high), e.g. indices or expert ids."""
+        t = torch.randint(low, high, tuple(shape), generator=self.generator, dtype=torch.int64)
+        return t.to(dtype).to(self.device)
+
+
+def check_seed(base_seed: int, check_index: int) -> int:
+    """The seed of one check: distinct per check, stable for a given base seed."""
+    return (int(base_seed) * 1_000_003 + 7919 * (check_index + 1)) % (2 ** 63 - 1)
