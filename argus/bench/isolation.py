@@ -34,9 +34,9 @@ def _tail(path: str, limit: int = 4000) -> str:
 def _describe_exit(code: int) -> str:
     if code < 0:
         try:
-            return f"killed by signal {signal.Signals(-code).name}"
+            return f"was killed by signal {signal.Signals(-code).name}"
         except ValueError:
-            return f"killed by signal {-code}"
+            return f"was killed by signal {-code}"
     return f"exited with code {code}"
 
 
