@@ -1,0 +1,19 @@
+// argus_address.cuh: integer types and the shared-memory address every other header takes.
+// Wrappers take 32-bit shared-window addresses (what PTX's .shared state space uses), so the
+// conversion from a generic pointer happens once, here.
+#pragma once
+
+namespace argus {
+
+using u16 = unsigned short;
+using u32 = unsigned int;
+using u64 = unsigned long long;
+
+static_assert(sizeof(u16) == 2 && sizeof(u32) == 4 && sizeof(u64) == 8, "argus integer widths");
+
+/// The 32-bit .shared-window address of a generic pointer into this CTA's shared memory.
+__device__ __forceinline__ u32 shared_address(const void* ptr) {
+  return static_cast<u32>(__cvta_generic_to_shared(ptr));
+}
+
+}  // namespace argus
