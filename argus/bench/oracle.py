@@ -193,7 +193,7 @@ def check_once(problem, candidate, peer, *, seed: int, distribution: str = "norm
     ref = problem.reference(tuple(t.to(torch.float64) for t in inputs))
 
     cand_metrics, peer_metrics = [], []
-    for i, (c, p, r) in enumerate(zip(cand, peer_outs, ref)):
+    for i, (c, c2, p, r) in enumerate(zip(cand, outs, peer_outs, ref)):
         cm, pm = error_metrics(c, r), error_metrics(p, r)
         cand_metrics.append(asdict(cm))
         peer_metrics.append(asdict(pm))
@@ -203,6 +203,9 @@ def check_once(problem, candidate, peer, *, seed: int, distribution: str = "norm
             continue
         for why in _describe_output(c, r) + judge(cm, pm, c.dtype, tol):
             reasons.append(f"output {i}: {why}")
+        if not torch.equal(c, c2):  # the run over the second poison must be as good
+            for why in judge(error_metrics(c2, r), pm, c2.dtype, tol):
+                reasons.append(f"output {i}, second run (other poison): {why}")
 
     if history is not None:
         source = history.replayed_from(cand)

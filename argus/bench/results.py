@@ -23,20 +23,22 @@ REQUIRED_FIELDS = ("name", "date", "git", "environment", "problem", "status", "r
                    "checks", "timing", "performance")
 
 
-def _git(*args) -> str | None:
+def _git(*args, strip: bool = True) -> str | None:
     try:
         run = subprocess.run(["git", "-C", REPO_ROOT, *args], capture_output=True, text=True,
                              timeout=10)
-        return run.stdout.strip() if run.returncode == 0 else None
+        if run.returncode != 0:
+            return None
+        return run.stdout.strip() if strip else run.stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
 
 
 def git_state() -> dict:
     """HEAD commit and the harness's uncommitted changes (a list of paths)."""
-    dirty = _git("status", "--porcelain", "--", "argus/bench")
+    dirty = _git("status", "--porcelain", "--", "argus/bench", strip=False)
     return {"commit": _git("rev-parse", "HEAD"),
-            "harness_uncommitted": [l[3:] for l in dirty.splitlines()] if dirty else []}
+            "harness_uncommitted": [l[3:] for l in dirty.splitlines() if l.strip()] if dirty else []}
 
 
 def environment(device: str) -> dict:
