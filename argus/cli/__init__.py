@@ -1,0 +1,1 @@
+"""The `argus` command: one small module per subcommand, wired together in main.py."""
