@@ -64,6 +64,26 @@ def changes(before: dict, after: dict) -> list:
     return out
 
 
+def numeric_settings() -> dict:
+    """Global switches that change the arithmetic of candidate and peer alike (TF32,
+    matmul precision, reduced-precision reductions): a candidate must not flip them."""
+    cuda_matmul = torch.backends.cuda.matmul
+    return {"float32_matmul_precision": torch.get_float32_matmul_precision(),
+            "cuda.matmul.allow_tf32": bool(cuda_matmul.allow_tf32),
+            "cuda.matmul.allow_fp16_reduced_precision_reduction":
+                bool(cuda_matmul.allow_fp16_reduced_precision_reduction),
+            "cuda.matmul.allow_bf16_reduced_precision_reduction":
+                bool(cuda_matmul.allow_bf16_reduced_precision_reduction),
+            "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "deterministic_algorithms": torch.are_deterministic_algorithms_enabled()}
+
+
+def setting_changes(before: dict, after: dict) -> list:
+    """Numeric settings that differ between two readings."""
+    return [f"numeric setting {k} changed from {before[k]!r} to {after.get(k)!r}"
+            for k in before if after.get(k) != before[k]]
+
+
 def python_threads() -> int:
     """Live Python threads: a candidate that starts one may write outputs or launch work
     after the harness has looked."""

@@ -34,18 +34,21 @@ def run(job: dict, report) -> dict:
     problem_spec = job["problem"]
     problem = load_callable(problem_spec["factory"])(**problem_spec.get("args", {}))
     before = tamper.snapshot()
+    settings_before = tamper.numeric_settings()
     threads_before = tamper.python_threads()
     report({"phase": "ready"})
 
     candidate = load_callable(job["candidate"])
-    tampered = [f"on import: {c}" for c in tamper.changes(before, tamper.snapshot())]
+    tampered = [f"on import: {c}" for c in tamper.changes(before, tamper.snapshot())
+                + tamper.setting_changes(settings_before, tamper.numeric_settings())]
     peer = load_callable(job["peer"]) if job.get("peer") else problem.peer
     if tampered:
         return {"status": "tampered", "reasons": tampered}
     result = evaluate(problem, candidate, peer, device=device, checks=int(job.get("checks", 4)),
                       seed=int(job.get("seed", 0)), timing=timing,
                       tol=Tolerance(**job.get("tolerance", {})), clock=clock, flusher=flusher)
-    tampered = [f"during the run: {c}" for c in tamper.changes(before, tamper.snapshot())]
+    tampered = [f"during the run: {c}" for c in tamper.changes(before, tamper.snapshot())
+                + tamper.setting_changes(settings_before, tamper.numeric_settings())]
     if tamper.python_threads() > threads_before:
         tampered.append(f"the candidate left {tamper.python_threads() - threads_before} "
                         "Python thread(s) running")

@@ -63,3 +63,9 @@ def test_a_missing_candidate_is_an_error_result_not_an_exception():
 def test_nonpositive_timeout_is_refused():
     with pytest.raises(ValueError, match="positive"):
         run_isolated(_job("honest"), timeout_s=0)
+
+
+def test_flipping_the_global_tf32_switch_is_reported():
+    result = run_isolated(_job("tf32_switch"), timeout_s=30)
+    assert result["status"] == "tampered"
+    assert "float32_matmul_precision" in " ".join(result["reasons"])
