@@ -17,6 +17,7 @@ from argus.bench.timing import (EventClock, L2Flusher, TimingConfig, alternate_r
                                 device_sync_ms, escaped_stream_work, summarize_pair)
 
 TIMING_SEED_OFFSET = 10_000
+SAME_BUFFER_SEED_OFFSET = 20_000
 
 
 def measure(problem, candidate, peer, *, device, config: TimingConfig, clock, flusher,
@@ -58,6 +59,19 @@ def measure(problem, candidate, peer, *, device, config: TimingConfig, clock, fl
     return report, inputs, c_outs
 
 
+def same_buffer_checks(problem, candidate, peer, *, device, seed: int, tol, history,
+                       count: int = 2) -> list:
+    """Checks that refill one set of input buffers in place (same addresses, new values):
+    a cache keyed on pointers returns stale outputs here."""
+    inputs = problem.make_inputs(Sampler(check_seed(seed, SAME_BUFFER_SEED_OFFSET), "normal",
+                                         str(device)))
+    outs = problem.make_outputs(inputs)
+    return [check_once(problem, candidate, peer, seed=check_seed(seed, SAME_BUFFER_SEED_OFFSET + 1 + i),
+                       device=device, tol=tol, history=history, input_buffers=inputs,
+                       output_buffers=outs, label=f"same buffers {i}")
+            for i in range(count)]
+
+
 def evaluate(problem, candidate, peer=None, *, device="cpu", checks: int = 4, seed: int = 0,
              timing: TimingConfig | None = None, tol: Tolerance | None = None,
              clock=None, flusher=None) -> dict:
@@ -67,12 +81,14 @@ def evaluate(problem, candidate, peer=None, *, device="cpu", checks: int = 4, se
     history = OutputHistory()
     reports = run_checks(problem, candidate, peer, base_seed=seed, count=checks, device=device,
                          tol=tol, history=history)
+    reports += same_buffer_checks(problem, candidate, peer, device=device, seed=seed, tol=tol,
+                                  history=history)
     out = {"problem": problem.describe(), "device": str(device),
            "checks": [r.to_dict() for r in reports], "timing": None, "recheck": None}
     failed = [r for r in reports if not r.passed]
     if failed:
         out["status"] = "incorrect"
-        out["reasons"] = sorted({why for r in failed for why in r.reasons})
+        out["reasons"] = list(dict.fromkeys(why for r in failed for why in r.reasons))
         return out
     if timing is None:
         out["timing"] = {"skipped": "no timing asked for"}

@@ -210,7 +210,7 @@ def check_once(problem, candidate, peer, *, seed: int, distribution: str = "norm
     if history is not None:
         source = history.replayed_from(cand)
         if source is not None:
-            reasons.append(f"outputs are identical to those of check {source}, made for other "
+            reasons.insert(0, f"outputs are identical to those of check {source}, made for other "
                            "inputs (a cached result replayed)")
         history.add(label, cand)
         history.add(label + " peer", tuple(peer_outs))
