@@ -239,4 +239,4 @@ def test_evaluate_catches_a_pointer_keyed_cache_without_timing(fp32_problem):
 
     out = evaluate(fp32_problem, by_pointer, checks=2)
     assert out["status"] == "incorrect"
-    assert any("same buffers" in str(c) or not c["passed"] for c in out["checks"])
+    assert not all(c["passed"] for c in out["checks"])
