@@ -1,0 +1,178 @@
+"""Shared memory: byte buffers with typed, staged views, and the hazard tracker.
+
+Buffers are carved out of one byte array (1024 B aligned, as SW128 operands need), each
+with an element type and an optional leading stage dimension. Every access made through
+the machine is logged with its byte range, its proxy (generic: ld/st.shared; async: TMA,
+wgmma, bulk store) and its vector-clock event. Two kinds of hazard are reported:
+
+- race: a write and another agent's (or async op's) access to the same bytes with no
+  happens-before order between them (no barrier, wait or group retirement in between);
+- missing proxy fence: an async-proxy read of bytes last written by generic stores whose
+  writer has not executed fence.proxy.async since.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .clocks import Event
+from .dtypes import ElementType, element_type
+from .errors import MemoryModelError
+
+ALIGNMENT = 1024
+
+
+@dataclass(frozen=True)
+class Region:
+    """A contiguous byte range of one buffer (a stage, or the whole buffer), typed."""
+
+    buffer: "SharedBuffer"
+    stage: int | None
+    lo: int
+    hi: int
+
+    @property
+    def dtype(self) -> ElementType:
+        return self.buffer.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.buffer.tile_shape if self.stage is not None or not self.buffer.stages \
+            else (self.buffer.stages, *self.buffer.tile_shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.hi - self.lo
+
+    def codes(self) -> np.ndarray:
+        """The raw storage view (no tracking: the machine's instructions do the tracking)."""
+        raw = self.buffer.memory.bytes[self.lo:self.hi]
+        return raw.view(self.dtype.storage).reshape(self.shape)
+
+    def describe(self) -> str:
+        where = f"[stage {self.stage}]" if self.stage is not None else ""
+        return f"{self.buffer.name}{where} bytes {self.lo}..{self.hi}"
+
+
+@dataclass
+class SharedBuffer:
+    memory: "SharedMemory"
+    name: str
+    dtype: ElementType
+    tile_shape: tuple[int, ...]
+    stages: int
+    offset: int
+
+    @property
+    def stage_bytes(self) -> int:
+        return int(np.prod(self.tile_shape)) * self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.stage_bytes * max(self.stages, 1)
+
+    def stage(self, s: int) -> Region:
+        if not self.stages:
+            raise MemoryModelError(f"buffer {self.name!r} has no stage dimension; use .whole()")
+        if not 0 <= s < self.stages:
+            raise MemoryModelError(
+                f"stage {s} out of range for buffer {self.name!r} with {self.stages} stages; "
+                f"compute the stage as k % {self.stages}")
+        lo = self.offset + s * self.stage_bytes
+        return Region(self, s, lo, lo + self.stage_bytes)
+
+    def whole(self) -> Region:
+        return Region(self, None, self.offset, self.offset + self.nbytes)
+
+
+@dataclass
+class Hazard:
+    kind: str  # "race" or "missing-proxy-fence"
+    region: str
+    first: str
+    second: str
+
+    def __str__(self) -> str:
+        if self.kind == "race":
+            return (f"race on {self.region}: {self.first} and {self.second} are not ordered "
+                    f"by any barrier, wait or group retirement")
+        return (f"missing fence.proxy.async on {self.region}: {self.second} reads bytes "
+                f"{self.first} wrote with generic stores; the writer must execute "
+                f"fence.proxy.async before the async operation is issued")
+
+
+@dataclass
+class _Access:
+    lo: int
+    hi: int
+    write: bool
+    proxy: str
+    event: Event
+    label: str
+    fenced: bool = False
+
+    def describe(self) -> str:
+        verb = "write" if self.write else "read"
+        return f"{self.label} ({verb} by {self.event.owner_name}, {self.proxy} proxy)"
+
+
+@dataclass
+class SharedMemory:
+    capacity: int = 228 * 1024
+    bytes: np.ndarray = field(init=False)
+    buffers: dict[str, SharedBuffer] = field(default_factory=dict)
+    _log: list[_Access] = field(default_factory=list)
+    _top: int = 0
+
+    def __post_init__(self):
+        self.bytes = np.zeros(self.capacity, dtype=np.uint8)
+
+    def alloc(self, name: str, dtype, shape, stages: int = 0) -> SharedBuffer:
+        """Allocate a buffer of `stages` copies of a tile of `shape` (stages=0: no stage dim)."""
+        if name in self.buffers:
+            raise MemoryModelError(f"shared buffer {name!r} allocated twice; pick another name")
+        dt = element_type(dtype)
+        offset = -(-self._top // ALIGNMENT) * ALIGNMENT
+        buf = SharedBuffer(self, name, dt, tuple(int(d) for d in shape), int(stages), offset)
+        if offset + buf.nbytes > self.capacity:
+            raise MemoryModelError(
+                f"shared buffer {name!r} ({buf.nbytes} B at offset {offset}) exceeds the "
+                f"{self.capacity} B of shared memory; use fewer stages or smaller tiles")
+        self.buffers[name] = buf
+        self._top = offset + buf.nbytes
+        return buf
+
+    # -- tracking -----------------------------------------------------------------
+    def access(self, region: Region, write: bool, proxy: str, event: Event, label: str,
+               detect_races: bool = True) -> list[Hazard]:
+        """Log an access; return the hazards it reveals against earlier accesses."""
+        new = _Access(region.lo, region.hi, write, proxy, event, label)
+        hazards: list[Hazard] = []
+        keep: list[_Access] = []
+        for old in self._log:
+            overlaps = old.lo < new.hi and new.lo < old.hi
+            if not overlaps:
+                keep.append(old)
+                continue
+            ordered = old.event.happens_before(event)
+            if detect_races and (old.write or write) and not ordered:
+                hazards.append(Hazard("race", region.describe(), old.describe(), new.describe()))
+            if (proxy == "async" and not write and old.write and old.proxy == "generic"
+                    and not old.fenced):
+                hazards.append(Hazard("missing-proxy-fence", region.describe(),
+                                      old.describe(), new.describe()))
+            covered = new.lo <= old.lo and old.hi <= new.hi
+            superseded = ordered and covered and (write or not old.write)
+            if not superseded:
+                keep.append(old)
+        keep.append(new)
+        self._log = keep
+        return hazards
+
+    def fence_proxy_async(self, owner_id: int) -> None:
+        """fence.proxy.async by one agent: its generic writes so far become async-visible."""
+        for acc in self._log:
+            if acc.write and acc.proxy == "generic" and acc.event.owner == owner_id:
+                acc.fenced = True
