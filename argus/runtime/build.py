@@ -205,7 +205,7 @@ def compile_cubin(source: str, options: BuildOptions = BuildOptions()) -> Compil
     return compile_with_nvcc(source, options, compiler.path, compiler.identity)
 
 
-def build(source: str, options: BuildOptions = BuildOptions(), cache=None):
+def build_kernel(source: str, options: BuildOptions = BuildOptions(), cache=None):
     """The cached cubin of `source`, with its resource report: compiles only on a cache miss."""
     from argus.runtime.cache import KernelCache
     from argus.runtime.resources import parse_ptxas_report
