@@ -14,11 +14,12 @@ from .memory import Hazard, Region, SharedMemory
 from .registers import RegisterFragment
 from .rounding import (bf16_bits, e4m3_bits, fp16_bits, round_to_bf16, round_to_e4m3,
                        round_to_fp16)
-from .scheduler import BlockedAgent, Completed, Deadlock, RunResult, StepBudgetExceeded
+from .scheduler import (BlockedAgent, Completed, Deadlock, Faulted, RunResult,
+                        StepBudgetExceeded)
 
 __all__ = [
     "AsyncOpError", "BF16", "BlockedAgent", "Completed", "Deadlock", "E4M3", "ElementType",
-    "FP16", "FP32", "GlobalTensor", "Hazard", "INT32", "Machine", "MachineError", "Mbarrier",
+    "FP16", "FP32", "Faulted", "GlobalTensor", "Hazard", "INT32", "Machine", "MachineError", "Mbarrier",
     "MbarrierError", "MemoryModelError", "Region", "RegisterFragment", "RegisterInFlightError",
     "RunResult", "SchedulerError", "SharedMemory", "StepBudgetExceeded", "bf16_bits",
     "e4m3_bits", "element_type", "fp16_bits", "round_to_bf16", "round_to_e4m3",

@@ -9,7 +9,7 @@ Usage (what the IR evaluator will do, one instruction per yield):
         yield m.arrive(full, expect_tx=a.stage_bytes)
         yield m.tma_load(A, (0, 0), a.stage(0), full)
     m.spawn("producer", producer())
-    result = m.run()          # Completed | Deadlock | StepBudgetExceeded
+    result = m.run()   # Completed | Deadlock | StepBudgetExceeded | Faulted
 
 Setup calls (mbarrier, alloc, fragment, spawn) happen outside agents; everything an
 agent does to shared state goes through a yielded instruction.

@@ -40,7 +40,8 @@ def round_to_bf16(values) -> np.ndarray:
 
 
 def fp16_bits(values) -> np.ndarray:
-    return _as_f32(values).astype(np.float16).view(np.uint16)
+    with np.errstate(over="ignore"):  # overflow to inf is the IEEE result we want
+        return _as_f32(values).astype(np.float16).view(np.uint16)
 
 
 def fp16_to_f32(codes) -> np.ndarray:
@@ -48,7 +49,7 @@ def fp16_to_f32(codes) -> np.ndarray:
 
 
 def round_to_fp16(values) -> np.ndarray:
-    return _as_f32(values).astype(np.float16).astype(np.float32)
+    return fp16_to_f32(fp16_bits(values))
 
 
 def _e4m3_code_value(code: int) -> float:

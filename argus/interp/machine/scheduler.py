@@ -8,7 +8,9 @@ land copies and MMAs early and others late. Outcomes are values, not hangs:
 - Completed: every agent returned and every async op landed;
 - Deadlock: no candidate left; names each blocked agent and what it waits for
   (barrier and parity for mbarrier waits);
-- StepBudgetExceeded: livelock (e.g. a try_wait spin that never succeeds).
+- StepBudgetExceeded: livelock (e.g. a try_wait spin that never succeeds);
+- Faulted: an agent misused the hardware (MachineError: over-arrival, tx underflow,
+  registers touched in flight...); carries the error, which names agent, step and seed.
 Hazards found by the memory tracker ride along on every result.
 """
 
@@ -97,6 +99,15 @@ class StepBudgetExceeded(RunResult):
                 f"step_budget for a longer kernel; agents were at:{lines}")
 
 
+@dataclass
+class Faulted(RunResult):
+    agent: str = ""
+    error: MachineError | None = None
+
+    def __str__(self) -> str:
+        return f"fault: {self.error}"
+
+
 class Scheduler:
     def __init__(self, machine, seed: int, step_budget: int):
         self.machine = machine
@@ -104,6 +115,7 @@ class Scheduler:
         self.step_budget = step_budget
         self.rng = random.Random(seed)
         self.land_bias = self.rng.uniform(0.05, 0.95)
+        self._steps = 0
 
     def _advance(self, agent: Agent, value=None) -> None:
         self.machine.current_agent = agent
@@ -125,11 +137,19 @@ class Scheduler:
         return BlockedAgent(agent.name, agent.current.waiting_for(self.machine, agent))
 
     def run(self):
+        try:
+            return self._run()
+        except MachineError as err:
+            return Faulted(self.seed, self._steps, list(self.machine.hazards),
+                           getattr(err, "_agent", ""), err)
+
+    def _run(self):
         m = self.machine
         for agent in m.agents:
-            self._advance(agent)
+            self._guard(agent.name, 0, self._advance, agent)
         steps = 0
         while True:
+            self._steps = steps
             live = [a for a in m.agents if not a.finished]
             if not live and not m.pending:
                 return Completed(self.seed, steps, list(m.hazards))
@@ -152,7 +172,7 @@ class Scheduler:
                 agent.steps += 1
                 result = self._guard(agent.name, steps, agent.current.execute, m, agent)
                 if result is not STAY:
-                    self._advance(agent, result)
+                    self._guard(agent.name, steps, self._advance, agent, result)
 
     def _ready(self, agent: Agent) -> bool:
         return self._guard(agent.name, None, agent.current.ready, self.machine, agent)
@@ -167,4 +187,5 @@ class Scheduler:
             at = f" at step {step}" if step is not None else ""
             located = type(err)(f"{who}{at} (seed {self.seed}): {err}")
             located._located = True
+            located._agent = who
             raise located from err
