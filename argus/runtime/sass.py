@@ -20,6 +20,7 @@ _INSTRUCTION = re.compile(r"^\s*/\*[0-9a-fA-F]{4,}\*/\s+(?P<text>[^;]*?)\s*;")
 _PREDICATE = re.compile(r"^@!?U?P(?:T|\d+)\s+")
 _CUOBJDUMP_FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
 _NVDISASM_FUNCTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
+_NVDISASM_SECTION = re.compile(r"^\s*\.section\s")
 SPILL_OPCODES = ("LDL", "STL")
 
 
@@ -84,6 +85,9 @@ def parse_sass(text: str) -> SassListing:
         if header:
             current = header.group(1)
             listing.functions.setdefault(current, [])
+            continue
+        if _NVDISASM_SECTION.match(line):  # a data section of nvdisasm's listing
+            current = None
             continue
         m = _INSTRUCTION.match(line)
         if m is None or current is None:

@@ -40,3 +40,10 @@ def serialized_wgmma_nvcc(session_cache):
         pytest.skip("nvcc is not on PATH")
     options = BuildOptions(compiler="nvcc", defines=(("ARGUS_MBARRIER_WAIT_LIMIT", "1000000"),))
     return build_kernel(kernel_source("every_wrapper.cu"), options, session_cache)
+
+
+@pytest.fixture(scope="session")
+def uncapped_setmaxnreg_nvcc(session_cache):
+    if not HAVE_NVCC:
+        pytest.skip("nvcc is not on PATH")
+    return build_kernel(kernel_source("setmaxnreg_uncapped.cu"), BuildOptions(compiler="nvcc"), session_cache)
