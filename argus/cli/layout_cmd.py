@@ -71,8 +71,8 @@ def resolve_layout(text: str):
 
         try:
             return "layout", parse_layout(text)
-        except ValueError as err:  # LayoutError and the parser's own errors
-            raise UsageError(f"bad layout '{text}': {err}") from None
+        except ValueError as err:  # LayoutNotationError, LayoutError
+            raise UsageError(_bad_layout_message(text, err)) from None
     from argus.layout.hopper import atom_names, get_atom
 
     names = list(atom_names())
@@ -82,6 +82,15 @@ def resolve_layout(text: str):
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise UsageError(f"unknown atom '{text}'{hint} (run `argus layout list` for the atom "
                      'names, or give a layout in CuTe notation such as "(4,8):(8,1)")')
+
+
+def _bad_layout_message(text: str, err: ValueError) -> str:
+    """One line naming the problem and its column, then the text with a caret under it."""
+    problem, column = getattr(err, "problem", None), getattr(err, "column", None)
+    if problem is None or column is None:
+        return f"bad layout '{text}': {str(err).splitlines()[0]}"
+    return (f"bad layout '{text}': {problem} at column {column}\n"
+            f"    {text}\n    {' ' * (column - 1)}^")
 
 
 def _looks_like_notation(text: str) -> bool:

@@ -55,13 +55,21 @@ def error_of(argv, capsys):
     return status, err
 
 
-def test_bad_layout_string_exits_2_naming_it(tmp_path, capsys):
+def test_bad_layout_string_exits_2_pointing_at_it(tmp_path, capsys):
     status, err = error_of(["layout", "show", "(4,8):(8,", "-o", str(tmp_path / "x.svg")],
                            capsys)
     assert status == 2
-    assert err.startswith("argus: error: bad layout '(4,8):(8,'")
-    assert len(err.strip().splitlines()) == 1
+    headline, shown, caret = err.rstrip("\n").splitlines()
+    assert headline.startswith("argus: error: bad layout '(4,8):(8,'")
+    assert "at column 10" in headline
+    assert caret.index("^") == shown.index("(4,8):(8,") + len("(4,8):(8,")
     assert not (tmp_path / "x.svg").exists()
+
+
+def test_incongruent_stride_is_a_usage_error(tmp_path, capsys):
+    status, err = error_of(["layout", "show", "(4,8):(8,1,2)", "-o", str(tmp_path / "x.svg")],
+                           capsys)
+    assert status == 2 and "congruent" in err
 
 
 def test_unknown_atom_exits_2_pointing_at_list(tmp_path, capsys):
