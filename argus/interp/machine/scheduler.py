@@ -66,6 +66,7 @@ class RunResult:
     seed: int
     steps: int
     hazards: list[Hazard] = field(default_factory=list)
+    trace: list[str] = field(default_factory=list, repr=False)  # who moved at each step
 
     @property
     def ok(self) -> bool:
@@ -116,6 +117,7 @@ class Scheduler:
         self.rng = random.Random(seed)
         self.land_bias = self.rng.uniform(0.05, 0.95)
         self._steps = 0
+        self.trace: list[str] = []
 
     def _advance(self, agent: Agent, value=None) -> None:
         self.machine.current_agent = agent
@@ -140,7 +142,7 @@ class Scheduler:
         try:
             return self._run()
         except MachineError as err:
-            return Faulted(self.seed, self._steps, list(self.machine.hazards),
+            return Faulted(self.seed, self._steps, list(self.machine.hazards), self.trace,
                            getattr(err, "_agent", ""), err)
 
     def _run(self):
@@ -152,23 +154,25 @@ class Scheduler:
             self._steps = steps
             live = [a for a in m.agents if not a.finished]
             if not live and not m.pending:
-                return Completed(self.seed, steps, list(m.hazards))
+                return Completed(self.seed, steps, list(m.hazards), self.trace)
             ready_agents = [a for a in live if self._ready(a)]
             landable = [op for op in m.pending if op.can_land()]
             if not ready_agents and not landable:
-                return Deadlock(self.seed, steps, list(m.hazards),
+                return Deadlock(self.seed, steps, list(m.hazards), self.trace,
                                 [self._where(a) for a in live])
             if steps >= self.step_budget:
-                return StepBudgetExceeded(self.seed, steps, list(m.hazards),
+                return StepBudgetExceeded(self.seed, steps, list(m.hazards), self.trace,
                                           [self._where(a) for a in live])
             steps += 1
             if landable and (not ready_agents or self.rng.random() < self.land_bias):
                 op = self.rng.choice(landable)
+                self.trace.append(f"land {op.describe()}")
                 m.pending.remove(op)
                 self._guard(op.issuer, steps, op.land, m)
                 op.landed = True
             else:
                 agent = self.rng.choice(ready_agents)
+                self.trace.append(f"{agent.name}: {type(agent.current).__name__}")
                 agent.steps += 1
                 result = self._guard(agent.name, steps, agent.current.execute, m, agent)
                 if result is not STAY:
