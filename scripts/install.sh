@@ -13,10 +13,16 @@ if sys.version_info < (3, 10):
     sys.exit(f"Argus needs Python 3.10 or newer; this is {sys.version.split()[0]}")
 PY
 
+pip_install() { "$PYTHON" -m pip install --disable-pip-version-check -q "$@"; }
+
 extras="dev,draw"
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-    extras="$extras,gpu"
+    extras="$extras,gpu"      # torch with CUDA, cuda-python
+elif ! "$PYTHON" -c "import torch" >/dev/null 2>&1; then
+    # No GPU and no torch: take the CPU build where one is at hand (torch 2.13.0 here),
+    # rather than letting the dev extra's range pull a CUDA build of several GB.
+    pip_install "torch==2.13.0" || pip_install torch
 fi
 
-"$PYTHON" -m pip install --disable-pip-version-check -q -e ".[$extras]"
-"$PYTHON" -m pip install --disable-pip-version-check -q --no-deps "nvidia-cutlass==4.2.0.0"
+pip_install -e ".[$extras]"
+pip_install --no-deps "nvidia-cutlass==4.2.0.0"
