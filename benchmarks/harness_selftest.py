@@ -1,9 +1,10 @@
 """Self-test of the evaluation harness: an honest peer and a set of cheats.
 
-On a GPU: times torch.matmul against itself (ratio about 1.0 expected) and shows that each
-cheat is rejected (zeros, a cached output replayed, half the output written, work on a side
-stream without joining it, an fp16 downgrade of an fp32 matmul, a pointer-keyed cache,
-going stale once timing starts, a patched event timer, a TF32 switch). On a CPU: the
+On a GPU: times torch.matmul against itself (ratio about 1.0 expected), at 4096^3 with
+events and at 256^3 with CUDA graphs, and shows that each cheat is rejected (zeros, a
+cached output replayed, half the output written, work on a side stream without joining
+it, a side stream once the checks are done, an fp16 downgrade of an fp32 matmul, a
+pointer-keyed cache, going stale once timing starts, a patched event timer, a TF32 switch). On a CPU: the
 correctness side only; timing is skipped and says so. Every case runs in a child process
 under the watchdog. Writes benchmarks/results/harness-selftest-<date>.json (and the honest
 run's full record). Exit status 1 if any case is not judged as expected.
@@ -56,6 +57,19 @@ def side_stream(inputs, outputs):
             torch.matmul(inputs[0], inputs[1], out=outputs[0])
 
 
+def side_stream_after_checks(inputs, outputs):
+    """Joins its side stream from the host during the checks (so they pass), then stops:
+    from timing on, the timed stream sees almost none of the work."""
+    _state["calls"] = _state.get("calls", 0) + 1
+    stream = _state.setdefault("stream", torch.cuda.Stream())
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(4):
+            torch.matmul(inputs[0], inputs[1], out=outputs[0])
+    if _state["calls"] <= 12:
+        stream.synchronize()
+
+
 def fp16_downgrade(inputs, outputs):
     outputs[0].copy_(torch.matmul(inputs[0].half(), inputs[1].half()))
 
@@ -91,6 +105,7 @@ def cases(small: bool, cuda: bool):
     n_bf16 = 512 if small else 4096
     n_fp32 = 256 if small else 2048
     bf16 = {"m": n_bf16, "n": n_bf16, "k": n_bf16, "dtype": "bfloat16"}
+    small_bf16 = {"m": 256, "n": 256, "k": 256, "dtype": "bfloat16"}
     fp32 = {"m": n_fp32, "n": n_fp32, "k": n_fp32, "dtype": "float32"}
     out = [("honest torch.matmul vs itself", "honest", bf16, "ok"),
            ("returns zeros", "zeros", bf16, "reject"),
@@ -102,7 +117,10 @@ def cases(small: bool, cuda: bool):
            ("patches torch.cuda.Event.elapsed_time", "patched_timer", bf16, "reject"),
            ("switches TF32 on", "tf32_switch", fp32, "reject")]
     if cuda:
-        out.insert(4, ("works on a side stream without joining", "side_stream", bf16, "reject"))
+        out.insert(1, ("honest, short launch (CUDA graphs)", "honest", small_bf16, "ok"))
+        out.insert(5, ("works on a side stream without joining", "side_stream", bf16, "reject"))
+        out.insert(6, ("side stream once the checks are done", "side_stream_after_checks", bf16,
+                       "reject"))
     return out
 
 
@@ -137,15 +155,22 @@ def main(argv=None) -> int:
             verdict_ok = False
             record["reasons"].append(f"self-ratio {ratio:.3f} is far from 1.0: timing is unfair")
         failures += not verdict_ok
-        summary.append({"case": label, "candidate": fn, "expected": expect,
+        timing_report = record.get("timing") or {}
+        summary.append({"case": label, "candidate": fn, "shape": shape, "expected": expect,
                         "status": record["status"], "as_expected": verdict_ok,
-                        "ratio_to_peer": ratio, "reasons": record["reasons"][:3]})
+                        "ratio_to_peer": ratio, "timing_mode": timing_report.get("mode"),
+                        "escaped_stream_work": timing_report.get("escaped_stream_work"),
+                        "device_sync_ms": timing_report.get("device_sync_ms"),
+                        "reasons": record["reasons"][:3]})
         if fn == "honest":
+            record["name"] = f"selftest-honest-{shape['m']}"
             print("honest record:", write_record(record))
         reason = (record["reasons"] or [""])[0][:110]
         shown = f"{ratio:.3f}" if ratio is not None else "-"
+        mode = timing_report.get("mode") or "-"
+        escaped = "escaped " if timing_report.get("escaped_stream_work") else ""
         print(f"{'PASS' if verdict_ok else 'FAIL'}  {label:42s} status={record['status']:22s} "
-              f"ratio={shown:6s} {reason}", flush=True)
+              f"ratio={shown:7s} mode={mode:6s} {escaped}{reason}", flush=True)
     os.makedirs(RESULTS_DIR, exist_ok=True)
     path = os.path.join(RESULTS_DIR, f"harness-selftest-{now.strftime('%Y%m%d-%H%M%S')}.json")
     with open(path, "w") as f:
