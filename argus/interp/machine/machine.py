@@ -74,6 +74,10 @@ class Machine:
     def spawn(self, name: str, program, threads: int = 128) -> Agent:
         if any(a.name == name for a in self.agents):
             raise SchedulerError(f"agent {name!r} spawned twice; names must be unique")
+        if not hasattr(program, "__next__"):
+            raise SchedulerError(
+                f"agent {name!r}: spawn takes a generator (call the role function: "
+                f"spawn({name!r}, role()) ), got {type(program).__name__}")
         agent = Agent(name, program, ClockOwner(next(self._ids), name), threads)
         self.agents.append(agent)
         return agent

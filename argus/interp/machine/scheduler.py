@@ -122,7 +122,8 @@ class Scheduler:
     def _advance(self, agent: Agent, value=None) -> None:
         self.machine.current_agent = agent
         try:
-            instr = agent.program.send(value) if agent.current is not None or value is not None \
+            started = agent.current is not None
+            instr = agent.program.send(value) if started and hasattr(agent.program, "send") \
                 else next(agent.program)
         except StopIteration:
             agent.finished, agent.current = True, None
