@@ -96,8 +96,8 @@ def select_compiler(options: BuildOptions) -> Compiler:
     """NVRTC when cuda-python loads (and was not ruled out), else nvcc; a clear error if neither."""
     if options.compiler in ("auto", "nvrtc"):
         ident = toolchain.nvrtc_identity()
-        if ident is not None:
-            return Compiler("nvrtc", ident)
+        if ident is not None:  # NVRTC reads the toolkit's headers from these folders
+            return Compiler("nvrtc", f"{ident}; toolkit headers {toolchain.cuda_include_dirs()}")
         if options.compiler == "nvrtc":
             raise BuildError("NVRTC was requested but cuda-python's nvrtc cannot be loaded: "
                              "pip install cuda-python (and nvidia-cuda-nvrtc), or use compiler='auto'")

@@ -43,14 +43,19 @@ def find_tool(name: str) -> str | None:
     return None
 
 
-def cuda_include_dirs() -> list[str]:
-    """Toolkit include folders (those holding cuda.h), for generated code that includes them."""
+@functools.lru_cache(maxsize=None)
+def _cuda_include_dirs() -> tuple[str, ...]:
     dirs = []
     for root in _cuda_roots():
         inc = root / "include"
         if (inc / "cuda.h").is_file() and str(inc) not in dirs:
             dirs.append(str(inc))
-    return dirs
+    return tuple(dirs)
+
+
+def cuda_include_dirs() -> list[str]:
+    """Toolkit include folders (those holding cuda.h), for generated code that includes them."""
+    return list(_cuda_include_dirs())
 
 
 def load_nvrtc():

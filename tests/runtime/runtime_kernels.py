@@ -13,6 +13,7 @@ HAVE_NVRTC = nvrtc_identity() is not None
 HAVE_DISASSEMBLER = bool(find_tool("cuobjdump") or find_tool("nvdisasm"))
 
 requires_nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="nvcc is not on PATH")
+requires_compiler = pytest.mark.skipif(not (HAVE_NVCC or HAVE_NVRTC), reason="neither nvcc nor NVRTC")
 requires_nvrtc = pytest.mark.skipif(not HAVE_NVRTC, reason="cuda-python's NVRTC does not load")
 requires_disassembler = pytest.mark.skipif(
     not HAVE_DISASSEMBLER, reason="neither cuobjdump nor nvdisasm found (pip install nvidia-cuda-cuobjdump)")

@@ -11,7 +11,7 @@ from argus.runtime import BuildOptions, KernelCache, build_kernel
 from argus.runtime import build as build_module
 from argus.runtime.cache import decode_entry, default_cache_dir, header_digest
 from argus.runtime.toolchain import ARGUS_HEADER_DIR
-from runtime_kernels import HAVE_NVRTC, kernel_source, requires_nvcc
+from runtime_kernels import requires_compiler
 
 SMALL = """\
 #include "argus_fence.cuh"
@@ -44,7 +44,7 @@ def forbid_compiling(monkeypatch):
     monkeypatch.setattr(build_module, "compile_cubin", refuse)
 
 
-@requires_nvcc
+@requires_compiler
 def test_second_build_is_a_fast_hit_without_compiling(tmp_path, monkeypatch):
     cache = KernelCache(tmp_path)
     first = build_kernel(SMALL, SMALL_OPTIONS, cache)
@@ -58,7 +58,7 @@ def test_second_build_is_a_fast_hit_without_compiling(tmp_path, monkeypatch):
     assert elapsed < 0.050, f"cache hit took {elapsed * 1000:.1f} ms"
 
 
-@requires_nvcc
+@requires_compiler
 def test_every_input_change_misses(tmp_path, monkeypatch):
     extra = tmp_path / "include"
     extra.mkdir()
@@ -161,7 +161,7 @@ def _real_build(args):
     return entry.cubin
 
 
-@requires_nvcc
+@requires_compiler
 def test_concurrent_real_builds_of_one_kernel(tmp_path):
     source = SMALL.replace("SCALE *", "SCALE * 3.0f *")
     ctx = multiprocessing.get_context("fork")

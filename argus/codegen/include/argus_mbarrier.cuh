@@ -53,7 +53,8 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(u32 bar, u32 parity) {
 
 /// Block until phase `parity` of `bar` completes. With ARGUS_MBARRIER_WAIT_LIMIT defined (debug
 /// builds) the spin is bounded: past that many tries it prints `name`, the barrier and the
-/// phase, and traps, so a deadlock becomes an error instead of a hang.
+/// phase, and traps, so a deadlock becomes an error instead of a hang. (The printf is a call,
+/// so ptxas serializes wgmma in such builds, C7510: fine for debugging, never for timing.)
 __device__ __forceinline__ void mbarrier_wait_parity(u32 bar, u32 parity, const char* name = "") {
 #ifdef ARGUS_MBARRIER_WAIT_LIMIT
   unsigned long long tries = 0;
