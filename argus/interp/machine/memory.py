@@ -89,12 +89,15 @@ class SharedBuffer:
 
 @dataclass
 class Hazard:
-    kind: str  # "race" or "missing-proxy-fence"
+    kind: str  # "race", "missing-proxy-fence" or "unwaited-async"
     region: str
     first: str
     second: str
 
     def __str__(self) -> str:
+        if self.kind == "unwaited-async":
+            return (f"{self.first} finished with {self.second} never retired; end with "
+                    f"wgmma.wait_group 0 / cp.async.bulk.wait_group 0")
         if self.kind == "race":
             return (f"race on {self.region}: {self.first} and {self.second} are not ordered "
                     f"by any barrier, wait or group retirement")

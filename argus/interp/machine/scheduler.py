@@ -127,6 +127,7 @@ class Scheduler:
                 else next(agent.program)
         except StopIteration:
             agent.finished, agent.current = True, None
+            self._check_retired(agent)
             return
         finally:
             self.machine.current_agent = None
@@ -135,6 +136,13 @@ class Scheduler:
                 f"agent {agent.name!r} yielded {instr!r}; yield machine instructions "
                 f"(m.wait(...), m.arrive(...), ...) only")
         agent.current = instr
+
+    def _check_retired(self, agent: Agent) -> None:
+        for groups, what in ((agent.wgmma_groups, "wgmma"), (agent.bulk_groups, "TMA store")):
+            left = len(groups.open_ops) + sum(len(g) for g in groups.committed)
+            if left:
+                self.machine.hazards.append(
+                    Hazard("unwaited-async", "", agent.name, f"{left} {what}(s)"))
 
     def _where(self, agent: Agent) -> BlockedAgent:
         return BlockedAgent(agent.name, agent.current.waiting_for(self.machine, agent))

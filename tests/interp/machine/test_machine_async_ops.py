@@ -147,7 +147,9 @@ def test_wgmma_wait_group_semantics_and_fp32_accumulation():
 
 def test_accumulator_is_off_limits_until_every_group_retired():
     result, acc, _, _ = wgmma_run(0, waits=[1])
-    assert result.ok and acc.in_flight == 1     # the newest group was never waited for
+    assert acc.in_flight == 1     # the newest group was never waited for
+    assert [h.kind for h in result.hazards] == ["unwaited-async"]
+    assert "mma finished with 1 wgmma(s) never retired" in str(result.hazards[0])
     with pytest.raises(RegisterInFlightError, match="1 wgmma"):
         acc.read()
 
