@@ -54,6 +54,11 @@ class PtxasDiagnostic:
         return WGMMA_SERIALIZED in self.message
 
     @property
+    def injected_wgmma_wait(self) -> bool:
+        """ptxas added a warpgroup.arrive/wait (C7517/C7519): the code lacks an accumulator fence."""
+        return self.code in ("C7517", "C7519") or "is injected" in self.message and "GMMA" in self.message
+
+    @property
     def setmaxnreg_ignored(self) -> bool:
         return self.code == "C7508" or ("setmaxnreg" in self.message and "ignored" in self.message)
 
@@ -124,6 +129,7 @@ EXPECT_KEYS = {
     "max_stack_bytes": "stack frame bytes, at most",
     "allow_spills": "accept spill bytes and LDL/STL (default False)",
     "allow_wgmma_serialized": "accept the 'wgmma serialized' warning (default False)",
+    "allow_injected_wgmma_waits": "accept ptxas-injected warpgroup.arrive/wait (default False)",
     "instructions": "base opcodes that must appear in the SASS, e.g. ['HGMMA', 'UTMALDG', 'SYNCS']",
 }
 
@@ -178,6 +184,11 @@ def _check_one(name: str, report: ResourceReport, sass, expect: dict) -> list[st
         for d in diags:
             if d.wgmma_serialized:
                 problems.append(f"{name}: ptxas serialized the wgmma pipeline: {d.message}")
+    if not expect.get("allow_injected_wgmma_waits", False):
+        for d in diags:
+            if d.injected_wgmma_wait:
+                problems.append(f"{name}: ptxas had to inject a warpgroup wait or arrive (fence the "
+                                f"accumulators around wgmma): {d.message}")
     role_registers = expect.get("role_registers") or {}
     if role_registers:
         for d in diags:

@@ -3,7 +3,9 @@
 import pytest
 
 from argus.runtime import check_kernel_binary
-from runtime_kernels import requires_disassembler
+from argus.runtime.cache import CacheEntry
+from argus.runtime.resources import parse_ptxas_report
+from runtime_kernels import KERNELS, requires_disassembler
 
 INTENDED = ["HGMMA", "UTMALDG", "UTMASTG", "SYNCS", "LDSM", "STSM"]
 ROLES = {"producer": 40, "consumer": 232}
@@ -73,3 +75,15 @@ def test_unknown_expectation_is_refused(every_wrapper_nvcc):
 def test_unknown_kernel_is_named(every_wrapper_nvcc):
     assert check_kernel_binary(every_wrapper_nvcc, {"kernel": "gemm", "allow_spills": True}) == [
         "kernel 'gemm' is not in the ptxas report (it has ['every_wrapper'])"]
+
+
+def test_captured_log_problems_need_no_compiler(tmp_path):
+    """The older every_wrapper (no accumulator fences, bounded waits) as NVRTC reported it."""
+    report = parse_ptxas_report((KERNELS / "every_wrapper_debug.nvrtc.log").read_text())
+    entry = CacheEntry("0" * 64, b"", {"resources": report.to_json()}, tmp_path / "entry")
+    problems = check_kernel_binary(entry, {"allow_spills": True})
+    assert len(problems) == 3
+    assert "serialized the wgmma pipeline" in problems[0]
+    assert all("inject a warpgroup wait or arrive" in p for p in problems[1:])
+    assert check_kernel_binary(entry, {"allow_spills": True, "allow_wgmma_serialized": True,
+                                       "allow_injected_wgmma_waits": True}) == []

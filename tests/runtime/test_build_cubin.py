@@ -2,7 +2,7 @@
 
 import pytest
 
-from argus.runtime import BuildError, BuildOptions, build_kernel, compile_cubin
+from argus.runtime import BuildError, BuildOptions, compile_cubin
 from argus.runtime import build as build_module
 from argus.runtime import toolchain
 from runtime_kernels import requires_nvcc, requires_nvrtc

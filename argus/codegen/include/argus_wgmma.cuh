@@ -167,6 +167,9 @@ struct WgmmaShape;  // specialised below for N = 8, 16, ..., 256
       else if constexpr (TransB == 0) ARGUS_WGMMA_RS_ASM(N, K, "f16", "0");                      \
       else ARGUS_WGMMA_RS_ASM(N, K, "f16", "1");                                                 \
     }                                                                                            \
+    __device__ __forceinline__ static void fence_operands(float* d) {                           \
+      asm volatile("" : ARGUS_ACC_OPS_##K::"memory");                                           \
+    }                                                                                            \
   };
 
 ARGUS_WGMMA_SHAPE(8, 4)
@@ -320,6 +323,14 @@ template <int N, WgmmaInput In, int TransB = 0>
 __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const u32 (&a)[4], u64 desc_b, bool accumulate) {
   ARGUS_CHECK_WGMMA(N, 0, TransB);
   WgmmaShape<N>::template rs<In, TransB>(d, a[0], a[1], a[2], a[3], desc_b, accumulate ? 1u : 0u);
+}
+
+/// Pin the accumulators in place (no instruction): the compiler may not move their reads or
+/// writes across this point, so none slips between an mma_async and its wgmma_wait_group.
+template <int N>
+__device__ __forceinline__ void wgmma_fence_accumulators(float (&d)[N / 2]) {
+  ARGUS_CHECK_WGMMA(N, 0, 0);
+  WgmmaShape<N>::fence_operands(d);
 }
 
 #undef ARGUS_CHECK_WGMMA

@@ -84,6 +84,8 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
     for (int i = 0; i < 4; ++i) frag[i] ^= frag_t[i];
     two[0] ^= two_t[0] ^ one_t[0];
     two[1] ^= two_t[1];
+    wgmma_fence_accumulators<64>(acc64);
+    wgmma_fence_accumulators<256>(acc256);
     wgmma_fence();
     wgmma_ss<64, WgmmaInput::bf16>(acc64, desc, desc, ready);
     wgmma_ss<64, WgmmaInput::f16, 1, 1>(acc64, desc, desc, true);
@@ -92,6 +94,8 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
     wgmma_rs<256, WgmmaInput::f16, 1>(acc256, frag, desc, true);
     wgmma_commit_group();
     wgmma_wait_group<0>();
+    wgmma_fence_accumulators<64>(acc64);
+    wgmma_fence_accumulators<256>(acc256);
     stmatrix<4, false>(row, frag);
     stmatrix<4, true>(row, frag);
     stmatrix<2, false>(row, two);
