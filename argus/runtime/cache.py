@@ -5,6 +5,7 @@ compiler's identity and version, and the contents of the header folders. An entr
 (magic, digest, metadata JSON, cubin) written to a temporary file in the same folder, fsynced,
 and renamed into place, so concurrent writers of one key each leave a whole entry and readers
 never see half of one. A truncated or garbled entry fails its digest and is discarded.
+No lock: rename is atomic, and two processes missing at once merely both compile.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import struct
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -21,6 +23,7 @@ from typing import Callable
 MAGIC = b"ARGUS-CUBIN-1\n"
 FORMAT_VERSION = 1
 HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".inc")
+STALE_TEMP_SECONDS = 3600  # a temp file this old belongs to a writer that died
 
 
 def default_cache_dir() -> Path:
@@ -162,6 +165,7 @@ class KernelCache:
                 pass
             raise
         _fsync_dir(path.parent)
+        _prune_stale_temp_files(path.parent)
         return CacheEntry(key, cubin, {**meta, "key": key}, path, from_cache=False)
 
     def get_or_build(self, key: str, make: Callable[[], tuple[bytes, dict]]) -> CacheEntry:
@@ -171,6 +175,17 @@ class KernelCache:
             return entry
         cubin, meta = make()
         return self.store(key, cubin, meta)
+
+
+def _prune_stale_temp_files(folder: Path) -> None:
+    """Remove temp files of writers that died mid-write (young ones may belong to live writers)."""
+    now = time.time()
+    for tmp in folder.glob(".tmp-*.entry"):
+        try:
+            if now - tmp.stat().st_mtime > STALE_TEMP_SECONDS:
+                tmp.unlink()
+        except FileNotFoundError:
+            pass
 
 
 def _fsync_dir(folder: Path) -> None:

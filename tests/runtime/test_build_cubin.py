@@ -90,3 +90,27 @@ def test_bad_options_are_refused(bad, message):
 def test_build_returns_entries_with_resources(every_wrapper_nvcc):
     kernel = every_wrapper_nvcc.resources.kernels["every_wrapper"]
     assert kernel.registers > 0 and kernel.shared_bytes >= 64 * 64 * 2 * 2
+
+
+def test_nvrtc_is_found_under_the_old_module_name(monkeypatch):
+    """cuda-python before 12.6 had cuda.nvrtc instead of cuda.bindings.nvrtc."""
+    import sys
+    import types
+
+    old_style = types.ModuleType("cuda.nvrtc")
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)  # makes `from cuda.bindings import` fail
+    monkeypatch.setitem(sys.modules, "cuda.bindings.nvrtc", None)
+    monkeypatch.setitem(sys.modules, "cuda.nvrtc", old_style)
+    if "cuda" not in sys.modules:
+        monkeypatch.setitem(sys.modules, "cuda", types.ModuleType("cuda"))
+    monkeypatch.setattr(sys.modules["cuda"], "nvrtc", old_style, raising=False)
+    assert toolchain.load_nvrtc() is old_style
+
+
+def test_no_nvrtc_module_at_all(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.nvrtc", None)
+    monkeypatch.setitem(sys.modules, "cuda.nvrtc", None)
+    assert toolchain.load_nvrtc() is None

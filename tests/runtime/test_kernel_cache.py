@@ -182,3 +182,17 @@ def test_cache_location_comes_from_the_environment(tmp_path, monkeypatch):
 def test_bad_key_is_refused(tmp_path):
     with pytest.raises(ValueError, match="64 lowercase hex digits"):
         KernelCache(tmp_path).path_for("../../etc/passwd")
+
+
+def test_stale_temp_files_of_dead_writers_are_pruned(tmp_path):
+    cache = KernelCache(tmp_path)
+    key = cache.key("pruned", {}, "fake", [])
+    folder = cache.path_for(key).parent
+    folder.mkdir(parents=True)
+    stale, live = folder / ".tmp-dead.entry", folder / ".tmp-live.entry"
+    stale.write_bytes(b"half an entry")
+    live.write_bytes(b"being written")
+    old = time.time() - 2 * 3600
+    os.utime(stale, (old, old))
+    cache.store(key, b"\x7fELF", {"resources": {}})
+    assert not stale.exists() and live.exists()

@@ -42,6 +42,13 @@ __device__ __forceinline__ void cluster_wait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+/// This CTA's rank within its cluster (%cluster_ctarank), for multicast masks and remote arrives.
+__device__ __forceinline__ u32 cluster_cta_rank() {
+  u32 rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
 /// True in exactly one active lane of the warp (elect.sync over all 32 lanes).
 __device__ __forceinline__ bool elect_one_sync() {
   u32 elected;

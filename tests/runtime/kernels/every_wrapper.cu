@@ -106,7 +106,7 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
     named_barrier_arrive<1, 256>();
     named_barrier_sync<2, 256>();
     mbarrier_arrive(bar + 8);
-    mbarrier_arrive_remote(bar + 8, 1);
+    mbarrier_arrive_remote(bar + 8, cluster_cta_rank() ^ 1);
     float sum = 0.0f;
 #pragma unroll
     for (int i = 0; i < 32; ++i) sum += acc64[i];
