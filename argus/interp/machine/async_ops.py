@@ -1,8 +1,10 @@
 """Asynchronous operations that land later, at a time the scheduler picks.
 
 - TmaLoad: a box of a global tensor (out-of-bounds elements zero-filled) is written into
-  a shared-memory region through the async proxy, then complete_tx(full box bytes) on its
-  mbarrier. Boxes are given in NumPy axis order (last axis fastest, = TMA dim 0).
+  a shared-memory region through the async proxy, then complete_tx(its bytes) on its
+  mbarrier; one TMA instruction is issued as a few such pieces (bands of rows), so the
+  full box bytes count once every piece has landed. Boxes are given in NumPy axis order
+  (last axis fastest, = TMA dim 0).
 - BulkStore (TMA store): a shared-memory region is read through the async proxy and
   written to a global box (out-of-bounds elements are dropped); retired by
   cp.async.bulk.commit_group / wait_group.

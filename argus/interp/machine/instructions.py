@@ -109,15 +109,23 @@ class TryWaitParity(Instruction):
 # -- TMA and bulk stores -------------------------------------------------------------
 @dataclass
 class TmaLoadIssue(Instruction):
+    """Issues a TMA load as `machine.tma_pieces` bands of rows, each landing on its own."""
+
     src: GlobalTensor
     coords: tuple
     dst: Region
     bar: Mbarrier
 
     def execute(self, machine, agent):
-        owner = machine.async_owner(agent, f"TMA load {self.src.name}{list(self.coords)} "
-                                           f"-> {self.dst.describe()} by {agent.name}")
-        machine.launch(TmaLoad(agent.name, owner, self.src, self.coords, self.dst, self.bar))
+        rows = self.dst.shape[0]
+        pieces = max(1, min(machine.tma_pieces, rows))
+        bounds = [rows * i // pieces for i in range(pieces + 1)]
+        for start, stop in zip(bounds, bounds[1:]):
+            band = self.dst if pieces == 1 else self.dst.rows(start, stop)
+            coords = (self.coords[0] + start, *self.coords[1:])
+            owner = machine.async_owner(agent, f"TMA load {self.src.name}{list(coords)} "
+                                               f"-> {band.describe()} by {agent.name}")
+            machine.launch(TmaLoad(agent.name, owner, self.src, coords, band, self.bar))
 
 
 @dataclass

@@ -31,8 +31,9 @@ from .scheduler import Agent, Scheduler
 
 class Machine:
     def __init__(self, seed: int = 0, detect_races: bool = True, step_budget: int = 200_000,
-                 smem_bytes: int = 228 * 1024, strict_tx: bool = True):
+                 smem_bytes: int = 228 * 1024, strict_tx: bool = True, tma_pieces: int = 2):
         self.seed = seed
+        self.tma_pieces = tma_pieces  # a TMA load lands in this many bands of rows
         self.detect_races = detect_races
         self.step_budget = step_budget
         self.strict_tx = strict_tx

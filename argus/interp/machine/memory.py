@@ -26,25 +26,33 @@ ALIGNMENT = 1024
 
 @dataclass(frozen=True)
 class Region:
-    """A contiguous byte range of one buffer (a stage, or the whole buffer), typed."""
+    """A contiguous byte range of one buffer (a stage, a band of rows, the whole), typed."""
 
     buffer: "SharedBuffer"
     stage: int | None
     lo: int
     hi: int
+    shape: tuple[int, ...]
+    first_row: int | None = None  # set for a band of rows cut out of a stage or buffer
 
     @property
     def dtype(self) -> ElementType:
         return self.buffer.dtype
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self.buffer.tile_shape if self.stage is not None or not self.buffer.stages \
-            else (self.buffer.stages, *self.buffer.tile_shape)
-
-    @property
     def nbytes(self) -> int:
         return self.hi - self.lo
+
+    def rows(self, start: int, stop: int) -> "Region":
+        """Rows [start, stop) along the leading axis: still contiguous bytes."""
+        if not 0 <= start < stop <= self.shape[0]:
+            raise MemoryModelError(
+                f"rows {start}..{stop} out of range for {self.describe()} with "
+                f"{self.shape[0]} rows")
+        row_bytes = self.nbytes // self.shape[0]
+        base = self.first_row or 0
+        return Region(self.buffer, self.stage, self.lo + start * row_bytes,
+                      self.lo + stop * row_bytes, (stop - start, *self.shape[1:]), base + start)
 
     def codes(self) -> np.ndarray:
         """The raw storage view (no tracking: the machine's instructions do the tracking)."""
@@ -53,6 +61,8 @@ class Region:
 
     def describe(self) -> str:
         where = f"[stage {self.stage}]" if self.stage is not None else ""
+        if self.first_row is not None:
+            where += f"[rows {self.first_row}..{self.first_row + self.shape[0]}]"
         return f"{self.buffer.name}{where} bytes {self.lo}..{self.hi}"
 
 
@@ -81,10 +91,11 @@ class SharedBuffer:
                 f"stage {s} out of range for buffer {self.name!r} with {self.stages} stages; "
                 f"compute the stage as k % {self.stages}")
         lo = self.offset + s * self.stage_bytes
-        return Region(self, s, lo, lo + self.stage_bytes)
+        return Region(self, s, lo, lo + self.stage_bytes, self.tile_shape)
 
     def whole(self) -> Region:
-        return Region(self, None, self.offset, self.offset + self.nbytes)
+        shape = (self.stages, *self.tile_shape) if self.stages else self.tile_shape
+        return Region(self, None, self.offset, self.offset + self.nbytes, shape)
 
 
 @dataclass

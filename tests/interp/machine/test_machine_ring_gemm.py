@@ -95,7 +95,7 @@ def test_parity_bug_with_three_stages_reads_stale_tiles(problem):
 
 
 def test_reading_the_accumulator_before_the_wait_is_a_fault():
-    from argus.interp.machine import GlobalTensor, Machine
+    from argus.interp.machine import Machine
     m = Machine(seed=0)
     acc = m.fragment("acc", (64, 8))
     sa = m.smem.alloc("a", "bf16", (64, 16))
