@@ -15,6 +15,11 @@ def test_buffers_are_aligned_staged_and_typed():
     s1 = a.stage(1)
     assert (s1.lo, s1.hi, s1.shape) == (2048, 4096, (64, 16))
     assert s1.codes().dtype == np.uint16 and b.whole().codes().dtype == np.float32
+    band = s1.rows(16, 48)
+    assert (band.lo, band.hi, band.shape) == (2048 + 16 * 32, 2048 + 48 * 32, (32, 16))
+    assert "rows 16..48" in band.describe() and band.rows(0, 8).describe().count("16..24")
+    with pytest.raises(MemoryModelError, match="rows 0..65 out of range"):
+        s1.rows(0, 65)
     with pytest.raises(MemoryModelError, match="stage 3 out of range.*3 stages"):
         a.stage(3)
     with pytest.raises(MemoryModelError, match="allocated twice"):
