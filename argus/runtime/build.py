@@ -141,15 +141,84 @@ _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s()]+)\((?P<line>\d+)\): (?P<what>(?:cat
 
 def source_excerpt(source: str, log: str, context: int = 2) -> str:
     """The source lines the log's errors point at, each with `context` lines around and a marker."""
-    lines = source.splitlines()
     wanted = sorted({int(m["line"]) for m in _DIAGNOSTIC.finditer(log)
                      if Path(m["file"]).name == SOURCE_NAME and "error" in m["what"]})
+    return excerpt_at(source, wanted, context)
+
+
+_PTXAS_ERROR = re.compile(r"^ptxas [^\n]*?, line (\d+); error", re.M)
+_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', re.M)
+_PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+\d+)?")
+
+
+def ptx_error_source_lines(ptx: str, log: str) -> list[int]:
+    """The source lines behind ptxas's 'line N; error' (PTX lines), through the PTX's .loc info."""
+    files = {int(n): Path(name).name for n, name in _PTX_FILE.findall(ptx)}
+    ptx_lines = ptx.splitlines()
+    found = []
+    for number in sorted({int(n) for n in _PTXAS_ERROR.findall(log)}):
+        for text in reversed(ptx_lines[:number]):
+            m = _PTX_LOC.match(text)
+            if m is None:
+                continue
+            if files.get(int(m[1])) == SOURCE_NAME:
+                found.append(int(m[2]))
+            elif m[3] and files.get(int(m[3])) == SOURCE_NAME:
+                found.append(int(m[4]))  # inside a header wrapper inlined at this source line
+            break
+    return sorted(set(found))
+
+
+def excerpt_at(source: str, line_numbers, context: int = 2) -> str:
+    lines = source.splitlines()
     blocks = []
-    for n in wanted[:5]:
+    for n in list(line_numbers)[:5]:
         lo, hi = max(1, n - context), min(len(lines), n + context)
-        block = [f"{'>' if i == n else ' '} {i:5d} | {lines[i - 1]}" for i in range(lo, hi + 1)]
-        blocks.append("\n".join(block))
+        blocks.append("\n".join(f"{'>' if i == n else ' '} {i:5d} | {lines[i - 1]}" for i in range(lo, hi + 1)))
     return "\n  ...\n".join(blocks)
+
+
+def _ptx_for_error(source: str, options: BuildOptions, compiler: Compiler) -> str:
+    """The PTX of `source` (with line info), to map ptxas's errors back; '' if it cannot be made."""
+    ptx_options = BuildOptions(**{**options.__dict__, "line_info": True})
+    virtual = "compute_" + options.arch[len("sm_"):]
+    try:
+        if compiler.kind == "nvrtc":
+            nvrtc = toolchain.load_nvrtc()
+            (prog,) = _check(nvrtc, nvrtc.nvrtcCreateProgram(source.encode(), SOURCE_NAME.encode(), 0, [], []),
+                             "program creation")
+            try:
+                opts = [o for o in nvrtc_options(ptx_options) if not o.startswith(("--gpu-architecture", "--ptxas"))]
+                opts.append(f"--gpu-architecture={virtual}")
+                if int(nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])[0]) != 0:
+                    return ""
+                (size,) = _check(nvrtc, nvrtc.nvrtcGetPTXSize(prog), "PTX size")
+                buf = b" " * size
+                _check(nvrtc, nvrtc.nvrtcGetPTX(prog, buf), "PTX read")
+                return buf.rstrip(b"\0").decode(errors="replace")
+            finally:
+                nvrtc.nvrtcDestroyProgram(prog)
+        with tempfile.TemporaryDirectory(prefix="argus-ptx-") as tmp:
+            (Path(tmp) / SOURCE_NAME).write_text(source)
+            cmd = nvcc_command(compiler.path, ptx_options, SOURCE_NAME, "kernel.ptx")
+            cmd = [c for c in cmd if c not in ("-cubin", "-Xptxas", "-v") and not c.startswith("-gencode")]
+            cmd[1:1] = ["-ptx", f"-arch={virtual}"]
+            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
+            out = Path(tmp) / "kernel.ptx"  # nvcc checks the PTX with ptxas, after writing it
+            return out.read_text() if out.is_file() else ""
+    except (BuildError, OSError, subprocess.SubprocessError):
+        return ""
+
+
+def failure(message: str, source: str, log: str, options: BuildOptions, compiler: Compiler) -> BuildError:
+    """A BuildError showing the source lines at fault: from the C++ front end's diagnostics, or,
+    for an assembler (ptxas) error, found through the PTX's line info."""
+    excerpt = source_excerpt(source, log)
+    if not excerpt and _PTXAS_ERROR.search(log):
+        lines = ptx_error_source_lines(_ptx_for_error(source, options, compiler), log)
+        if lines:
+            excerpt = "(ptxas error, traced through the PTX's line info)\n" + excerpt_at(source, lines)
+    return BuildError(message, log, excerpt, compiler.identity)
 
 
 def _check(nvrtc, result, what: str):
@@ -159,7 +228,8 @@ def _check(nvrtc, result, what: str):
     return result[1:]
 
 
-def compile_with_nvrtc(source: str, options: BuildOptions, identity: str) -> CompiledBinary:
+def compile_with_nvrtc(source: str, options: BuildOptions, compiler: Compiler) -> CompiledBinary:
+    identity = compiler.identity
     nvrtc = toolchain.load_nvrtc()
     (prog,) = _check(nvrtc, nvrtc.nvrtcCreateProgram(source.encode(), SOURCE_NAME.encode(), 0, [], []),
                      "program creation")
@@ -171,8 +241,7 @@ def compile_with_nvrtc(source: str, options: BuildOptions, identity: str) -> Com
         _check(nvrtc, nvrtc.nvrtcGetProgramLog(prog, buf), "log read")
         log = buf.rstrip(b"\0").decode(errors="replace")
         if int(status) != 0:
-            raise BuildError(f"NVRTC could not compile the kernel ({status!r})", log,
-                             source_excerpt(source, log), identity)
+            raise failure(f"NVRTC could not compile the kernel ({status!r})", source, log, options, compiler)
         (size,) = _check(nvrtc, nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
         if size == 0:
             raise BuildError(f"NVRTC produced no cubin for {options.arch} (is it a real sm_ target?)",
@@ -184,7 +253,8 @@ def compile_with_nvrtc(source: str, options: BuildOptions, identity: str) -> Com
     return CompiledBinary(cubin, log, identity, ["nvrtc", *opts])
 
 
-def compile_with_nvcc(source: str, options: BuildOptions, nvcc: str, identity: str) -> CompiledBinary:
+def compile_with_nvcc(source: str, options: BuildOptions, compiler: Compiler) -> CompiledBinary:
+    nvcc, identity = compiler.path, compiler.identity
     with tempfile.TemporaryDirectory(prefix="argus-nvcc-") as tmp:
         src, out = Path(tmp) / SOURCE_NAME, Path(tmp) / "kernel.cubin"
         src.write_text(source)
@@ -192,8 +262,8 @@ def compile_with_nvcc(source: str, options: BuildOptions, nvcc: str, identity: s
         proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
         log = (proc.stdout + proc.stderr).replace(tmp + "/", "")
         if proc.returncode != 0 or not out.is_file():
-            raise BuildError(f"nvcc could not compile the kernel (exit {proc.returncode})", log,
-                             source_excerpt(source, log), identity)
+            raise failure(f"nvcc could not compile the kernel (exit {proc.returncode})", source, log, options,
+                          compiler)
         return CompiledBinary(out.read_bytes(), log, identity, cmd)
 
 
@@ -201,8 +271,8 @@ def compile_cubin(source: str, options: BuildOptions = BuildOptions()) -> Compil
     """Compile `source` to a cubin now, without the cache."""
     compiler = select_compiler(options)
     if compiler.kind == "nvrtc":
-        return compile_with_nvrtc(source, options, compiler.identity)
-    return compile_with_nvcc(source, options, compiler.path, compiler.identity)
+        return compile_with_nvrtc(source, options, compiler)
+    return compile_with_nvcc(source, options, compiler)
 
 
 def build_kernel(source: str, options: BuildOptions = BuildOptions(), cache=None):

@@ -114,3 +114,30 @@ def test_no_nvrtc_module_at_all(monkeypatch):
     monkeypatch.setitem(sys.modules, "cuda.bindings.nvrtc", None)
     monkeypatch.setitem(sys.modules, "cuda.nvrtc", None)
     assert toolchain.load_nvrtc() is None
+
+
+BAD_ASM = """\
+#include "bad_wrapper.cuh"
+extern "C" __global__ void k(float* o) {
+  o[1] = 2.0f;
+  asm volatile("mbarrier.bogus.b64 [%0];" :: "r"(0));
+  o[0] = 1.0f;
+  bad_wrapper();
+}
+"""
+
+
+@pytest.mark.parametrize("compiler", [pytest.param("nvcc", marks=requires_nvcc),
+                                      pytest.param("nvrtc", marks=requires_nvrtc)])
+def test_ptxas_error_is_traced_to_the_source_line(compiler, tmp_path):
+    """An assembler error names a PTX line; the excerpt shows the C++ line, also through an
+    inlined header wrapper (the line that called it)."""
+    (tmp_path / "bad_wrapper.cuh").write_text(
+        '__device__ __forceinline__ void bad_wrapper() { asm volatile("fence.bogus;"); }\n')
+    with pytest.raises(BuildError) as info:
+        compile_cubin(BAD_ASM, BuildOptions(compiler=compiler, include_dirs=(str(tmp_path),)))
+    err = info.value
+    assert "Unknown modifier '.bogus'" in err.log
+    assert "traced through the PTX's line info" in err.excerpt
+    assert ">     4 |   asm volatile(\"mbarrier.bogus.b64" in err.excerpt
+    assert ">     6 |   bad_wrapper();" in err.excerpt
