@@ -270,6 +270,7 @@ class BarSync(Instruction):
                                                    agent.owner.event().clock)
             if self.barrier.generation == self._generation:
                 return STAY
+        self._generation = None  # the same instruction object may be yielded again
         agent.owner.clock.join(self.barrier.released_clock)
 
     def waiting_for(self, machine, agent):

@@ -115,6 +115,23 @@ def test_named_barrier_releases_only_when_all_threads_arrived():
     assert all(e.endswith("arrives") for e in order[:3]) and len(order) == 6
 
 
+def test_a_bar_sync_instruction_can_be_yielded_again_in_a_loop():
+    m = Machine(seed=1)
+    rounds = []
+
+    def role(name):
+        sync = m.bar_sync(4, 256)
+        for r in range(3):
+            yield sync
+            rounds.append((r, name))
+
+    m.spawn("a", role("a"))
+    m.spawn("b", role("b"))
+    assert isinstance(m.run(), Completed)
+    assert [r for r, _ in rounds] == [0, 0, 1, 1, 2, 2]
+    assert m.named[4].generation == 3
+
+
 def test_named_barrier_short_of_threads_deadlocks():
     m = Machine()
 
