@@ -1,0 +1,28 @@
+import pytest
+
+from argus.layout import Layout
+from argus.layout.hopper import TVLayout, TVLayoutError
+
+
+def test_owner_table_names_a_doubly_held_element():
+    # value stride 0: both values of a thread land on one element
+    tv = TVLayout("broken", Layout((4, 2), (1, 0)), (4, 2), 4, 2)
+    with pytest.raises(TVLayoutError, match=r"element \(0, 0\) is held by both T0 V0 and T0 V1"):
+        tv.owner_table()
+
+
+def test_owner_table_names_an_element_out_of_the_tile():
+    tv = TVLayout("wide", Layout((4, 2), (1, 8)), (4, 2), 4, 2)
+    with pytest.raises(TVLayoutError, match="outside the 4x2 tile"):
+        tv.owner_table()
+
+
+def test_owner_table_names_an_unowned_element():
+    tv = TVLayout("short", Layout((2, 2), (1, 4)), (4, 2), 2, 2)
+    with pytest.raises(TVLayoutError, match="no owner"):
+        tv.owner_table()
+
+
+def test_declared_sizes_must_match_the_layout():
+    with pytest.raises(TVLayoutError, match="declared"):
+        TVLayout("bad", Layout((4, 2)), (4, 2), 8, 1)
