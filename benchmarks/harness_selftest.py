@@ -132,6 +132,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="small shapes (quick look)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per case")
+    parser.add_argument("--only", default="", help="run only cases whose candidate name "
+                        "contains this text")
     args = parser.parse_args(argv)
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
@@ -141,6 +143,8 @@ def main(argv=None) -> int:
     now = dt.datetime.now(dt.timezone.utc)
     summary, failures = [], 0
     for label, fn, shape, expect in cases(args.small, cuda):
+        if args.only not in fn:
+            continue
         job = {"problem": {"factory": "argus.bench.problems:matmul", "args": shape},
                "candidate": f"{THIS}:{fn}", "device": device, "checks": 4, "seed": 7,
                "timing": timing}
