@@ -14,24 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from argus.runtime import toolchain
+from argus.runtime.errors import (
+    SOURCE_NAME,
+    PTXAS_ERROR,
+    BuildError,
+    excerpt_at,
+    ptx_error_source_lines,
+    source_excerpt,
+)
 
-SOURCE_NAME = "argus_kernel.cu"
 COMPILERS = ("auto", "nvrtc", "nvcc")
-
-
-class BuildError(RuntimeError):
-    """A compile failed; carries the compiler's log and the failing lines of the source."""
-
-    def __init__(self, message: str, log: str = "", excerpt: str = "", compiler: str = ""):
-        self.log = log
-        self.excerpt = excerpt
-        self.compiler = compiler
-        parts = [message]
-        if excerpt:
-            parts.append("at:\n" + excerpt)
-        if log:
-            parts.append("compiler log:\n" + log.rstrip())
-        super().__init__("\n".join(parts))
 
 
 @dataclass(frozen=True)
@@ -136,48 +128,6 @@ def nvrtc_options(options: BuildOptions) -> list[str]:
     return opts + list(options.extra_flags)
 
 
-_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s()]+)\((?P<line>\d+)\): (?P<what>(?:catastrophic )?error|warning)", re.M)
-
-
-def source_excerpt(source: str, log: str, context: int = 2) -> str:
-    """The source lines the log's errors point at, each with `context` lines around and a marker."""
-    wanted = sorted({int(m["line"]) for m in _DIAGNOSTIC.finditer(log)
-                     if Path(m["file"]).name == SOURCE_NAME and "error" in m["what"]})
-    return excerpt_at(source, wanted, context)
-
-
-_PTXAS_ERROR = re.compile(r"^ptxas [^\n]*?, line (\d+); error", re.M)
-_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', re.M)
-_PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+\d+)?")
-
-
-def ptx_error_source_lines(ptx: str, log: str) -> list[int]:
-    """The source lines behind ptxas's 'line N; error' (PTX lines), through the PTX's .loc info."""
-    files = {int(n): Path(name).name for n, name in _PTX_FILE.findall(ptx)}
-    ptx_lines = ptx.splitlines()
-    found = []
-    for number in sorted({int(n) for n in _PTXAS_ERROR.findall(log)}):
-        for text in reversed(ptx_lines[:number]):
-            m = _PTX_LOC.match(text)
-            if m is None:
-                continue
-            if files.get(int(m[1])) == SOURCE_NAME:
-                found.append(int(m[2]))
-            elif m[3] and files.get(int(m[3])) == SOURCE_NAME:
-                found.append(int(m[4]))  # inside a header wrapper inlined at this source line
-            break
-    return sorted(set(found))
-
-
-def excerpt_at(source: str, line_numbers, context: int = 2) -> str:
-    lines = source.splitlines()
-    blocks = []
-    for n in list(line_numbers)[:5]:
-        lo, hi = max(1, n - context), min(len(lines), n + context)
-        blocks.append("\n".join(f"{'>' if i == n else ' '} {i:5d} | {lines[i - 1]}" for i in range(lo, hi + 1)))
-    return "\n  ...\n".join(blocks)
-
-
 def _ptx_for_error(source: str, options: BuildOptions, compiler: Compiler) -> str:
     """The PTX of `source` (with line info), to map ptxas's errors back; '' if it cannot be made."""
     ptx_options = BuildOptions(**{**options.__dict__, "line_info": True})
@@ -203,7 +153,7 @@ def _ptx_for_error(source: str, options: BuildOptions, compiler: Compiler) -> st
             cmd = nvcc_command(compiler.path, ptx_options, SOURCE_NAME, "kernel.ptx")
             cmd = [c for c in cmd if c not in ("-cubin", "-Xptxas", "-v") and not c.startswith("-gencode")]
             cmd[1:1] = ["-ptx", f"-arch={virtual}"]
-            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
+            subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
             out = Path(tmp) / "kernel.ptx"  # nvcc checks the PTX with ptxas, after writing it
             return out.read_text() if out.is_file() else ""
     except (BuildError, OSError, subprocess.SubprocessError):
@@ -214,7 +164,7 @@ def failure(message: str, source: str, log: str, options: BuildOptions, compiler
     """A BuildError showing the source lines at fault: from the C++ front end's diagnostics, or,
     for an assembler (ptxas) error, found through the PTX's line info."""
     excerpt = source_excerpt(source, log)
-    if not excerpt and _PTXAS_ERROR.search(log):
+    if not excerpt and PTXAS_ERROR.search(log):
         lines = ptx_error_source_lines(_ptx_for_error(source, options, compiler), log)
         if lines:
             excerpt = "(ptxas error, traced through the PTX's line info)\n" + excerpt_at(source, lines)
