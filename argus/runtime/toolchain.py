@@ -11,6 +11,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ARGUS_HEADER_DIR = Path(__file__).resolve().parent.parent / "codegen" / "include"
@@ -86,13 +87,9 @@ def nvrtc_identity() -> str | None:
         return None
     if int(result[0]) != 0:
         return None
-    try:
-        from importlib.metadata import version
-
-        bindings = version("cuda-bindings")
-    except Exception:
-        bindings = "unknown"
-    return f"nvrtc {result[1]}.{result[2]} (cuda-bindings {bindings})"
+    package = sys.modules.get(nvrtc.__name__.rsplit(".", 1)[0])
+    bindings = getattr(package, "__version__", "unknown")
+    return f"nvrtc {result[1]}.{result[2]} (cuda-python {bindings})"
 
 
 @functools.lru_cache(maxsize=None)
