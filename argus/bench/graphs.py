@@ -12,13 +12,13 @@ import torch
 
 
 def rotation_count(bytes_per_set: float, l2_bytes: int, min_calls: int, max_bytes: int) -> int:
-    """How many input/output copies exceed 2x L2 (at least `min_calls`, within
-    `max_bytes` of memory)."""
+    """How many input/output copies exceed 2x L2: always enough for that, and up to
+    `min_calls` (so a replay is long enough to time) as far as `max_bytes` allows."""
     if bytes_per_set <= 0:
         raise ValueError("a problem must move a positive number of bytes")
     need = math.ceil(2 * l2_bytes / bytes_per_set) + 1
     cap = max(1, int(max_bytes // bytes_per_set))
-    return max(min_calls, min(need, cap))
+    return max(need, min(min_calls, cap))
 
 
 def capture(fn, sets: list, warmup_stream_calls: int = 3):

@@ -77,7 +77,9 @@ def test_rotation_count_exceeds_twice_l2():
     l2 = 60 * 2 ** 20
     n = rotation_count(1 * 2 ** 20, l2, min_calls=20, max_bytes=4 * 2 ** 30)
     assert n * 2 ** 20 > 2 * l2
-    assert rotation_count(1e9, l2, min_calls=20, max_bytes=4 * 2 ** 30) == 20
+    big = rotation_count(1e9, l2, min_calls=20, max_bytes=4 * 2 ** 30)
+    assert big == 4  # memory-capped, yet two copies would already exceed 2x L2
+    assert rotation_count(1e9, l2, min_calls=20, max_bytes=1) == 2
 
 
 def test_timing_config_rejects_bad_values():
