@@ -1,0 +1,11 @@
+"""The typed Argus IR: types, op nodes, the op table, the printer and the checker."""
+
+from .check import IRError, Problem, check_kernel, problems
+from .nodes import Block, Kernel, Launch, Loc, Op, Role, Schedule, Value, walk
+from .ops import OPS, OpSpec, spec_of
+from .printer import format_kernel, format_op
+from .types import DType
+
+__all__ = ["Block", "DType", "IRError", "Kernel", "Launch", "Loc", "OPS", "Op", "OpSpec", "Problem",
+           "Role", "Schedule", "Value", "check_kernel", "format_kernel", "format_op", "problems",
+           "spec_of", "walk"]

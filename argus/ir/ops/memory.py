@@ -1,0 +1,28 @@
+"""Memory objects and plain data movement: global tiles, smem buffers, fragments,
+vector loads/stores, gathers, index vectors, atomics."""
+
+from .spec import FRAG, GTILE, SCALAR, STILE, arg, op
+
+SPECS = [
+    op("tile", "memory", arg("tensor", "GlobalTensorType"), arg("coords", *SCALAR, variadic=True),
+       results=1, doc="the box attrs.box of a tensor at tile coordinates"),
+    op("smem.alloc", "memory", results=1),
+    op("smem.stage", "memory", arg("buffer", "SmemBufferType"), arg("stage", *SCALAR), results=1),
+    op("smem.tile", "memory", arg("view", *STILE), arg("coords", *SCALAR, variadic=True),
+       results=1),
+    op("frag.alloc", "memory", results=1, doc="attrs: shape, dtype, layout, init"),
+    op("frag.assign", "memory", arg("dst", *FRAG), arg("src", *FRAG, "imm"), writes=("dst",)),
+    op("load", "memory", arg("src", *GTILE, *STILE), results=1, reads=("src",)),
+    op("store", "memory", arg("dst", *GTILE, *STILE), arg("src", *FRAG), writes=("dst",),
+       reads=("src",)),
+    op("indices.load", "memory", arg("src", *GTILE), results=1, reads=("src",)),
+    op("gather.load", "memory", arg("src", "GlobalTensorType"), arg("rows", "IndexVectorType"),
+       arg("col", *SCALAR), results=1, reads=("src",), doc="rows[i] of src, a box of attrs.cols "
+       "columns at column tile col"),
+    op("gather.tma", "memory", arg("dst", *STILE), arg("src", "GlobalTensorType"),
+       arg("rows", "IndexVectorType"), arg("col", *SCALAR), arg("bar", "BarrierType"),
+       writes=("dst",), asynchronous=True),
+    op("scatter.store", "memory", arg("dst", "GlobalTensorType"), arg("rows", "IndexVectorType"),
+       arg("col", *SCALAR), arg("src", *FRAG), writes=("dst",)),
+    op("atomic.add", "memory", arg("dst", *GTILE), arg("src", *FRAG), writes=("dst",)),
+]

@@ -1,0 +1,20 @@
+"""Structure: ids, loops, conditionals, roles, elect-one, persistent schedules, assume."""
+
+from .spec import SCALAR, arg, op
+
+SPECS = [
+    op("block_id", "structure", results=1, doc="attrs: axis (x|y|z)"),
+    op("cluster_rank", "structure", results=1, doc="this block's rank in its cluster"),
+    op("warpgroup_index", "structure", results=1,
+       doc="index of the executing warpgroup within its role (0-based)"),
+    op("for", "structure", arg("start", *SCALAR), arg("stop", *SCALAR), arg("step", *SCALAR),
+       regions=1, region_args=1),
+    op("if", "structure", arg("cond", *SCALAR), regions=2),
+    op("role", "structure", regions=1, doc="attrs: name, warpgroups, regs"),
+    op("elect_one", "structure", regions=1, doc="the body runs on one thread of the warp"),
+    op("schedule", "structure", arg("extents", *SCALAR, variadic=True), regions=1,
+       region_args=-1, doc="region args: local iteration, then one coordinate per extent; "
+       "attrs: order, group"),
+    op("assume", "structure", arg("cond", *SCALAR),
+       doc="a precondition on the launch, e.g. K % 64 == 0"),
+]

@@ -1,0 +1,13 @@
+"""Tags: user fields added to the tag of every element, and tag assertions."""
+
+from .spec import arg, op
+
+ANY = ("FragmentType", "SmemTileType", "GlobalTileType", "ScalarType", "imm")
+
+SPECS = [
+    op("tag.add", "tag", arg("x", "FragmentType", "SmemTileType"),
+       arg("fields", "ScalarType", "FragmentType", "imm", variadic=True), results=1,
+       doc="attrs: names; the result holds x's data with extra tag fields"),
+    op("tag.assert", "tag", arg("values", *ANY, variadic=True),
+       doc="attrs: pred (a TagExpr over values), text"),
+]

@@ -1,0 +1,64 @@
+"""Tag-assertion predicates: a small expression tree over the tags and coordinates of the
+values an assertion names. Operand i refers to the i-th operand of the tag.assert op."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+
+@dataclass(frozen=True)
+class TagField:
+    """Field `field` of the tag of each element of operand `operand` (e.g. row, k, token)."""
+    operand: int
+    field: str
+
+    def __str__(self) -> str:
+        return f"tag(${self.operand}).{self.field}"
+
+
+@dataclass(frozen=True)
+class CoordOf:
+    """Coordinate `axis` of each element of operand `operand` (a destination's position)."""
+    operand: int
+    axis: int
+
+    def __str__(self) -> str:
+        return f"coord(${self.operand})[{self.axis}]"
+
+
+@dataclass(frozen=True)
+class ScalarRef:
+    operand: int
+
+    def __str__(self) -> str:
+        return f"${self.operand}"
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class BinExpr:
+    op: str      # + - * // % == != < <= > >= and or
+    lhs: "TagExpr"
+    rhs: "TagExpr"
+
+    def __str__(self) -> str:
+        return f"({self.lhs} {self.op} {self.rhs})"
+
+
+TagExpr = Union[TagField, CoordOf, ScalarRef, Const, BinExpr]
+
+
+def operands_of(expr: TagExpr) -> set[int]:
+    if isinstance(expr, (TagField, CoordOf, ScalarRef)):
+        return {expr.operand}
+    if isinstance(expr, BinExpr):
+        return operands_of(expr.lhs) | operands_of(expr.rhs)
+    return set()
