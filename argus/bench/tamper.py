@@ -41,7 +41,9 @@ def snapshot() -> dict:
     snap = {}
     for label, obj in _watched():
         try:
-            names = list(vars(obj))
+            # Classes: every name resolved through the MRO, so a patch that shadows an
+            # inherited method shows as a replacement. Modules: their own attributes.
+            names = dir(obj) if inspect.isclass(obj) else list(vars(obj))
         except TypeError:
             continue
         for name in names:
