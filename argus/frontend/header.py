@@ -1,0 +1,158 @@
+"""The kernel header: decorator launch arguments and parameter annotations."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from argus.ir.nodes import Value
+from argus.ir.types import DTYPES, INDEX, GlobalTensorType, ScalarType
+
+DTYPE_NAMES = tuple(n for n in DTYPES if n not in ("index", "pred"))
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` as text, or None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def surface_name(node: ast.AST) -> str | None:
+    """`wgmma`, `argus.wgmma`, `argus.lang.wgmma` -> "wgmma"."""
+    name = dotted(node)
+    if name is None:
+        return None
+    for prefix in ("argus.lang.", "argus.", "lang."):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def kernel_decorator(fn: ast.FunctionDef) -> ast.expr | None:
+    for dec in fn.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if surface_name(target) == "kernel":
+            return dec
+    return None
+
+
+class Header:
+    """Reads parameters and launch arguments; `fx` is the visitor (errors, constants)."""
+
+    def __init__(self, fx):
+        self.fx = fx
+
+    def dtype(self, node: ast.AST):
+        name = surface_name(node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            name = node.value
+        if name not in DTYPE_NAMES:
+            raise self.fx.error(node, f"unknown dtype {ast.unparse(node)!r}",
+                                f"one of {', '.join(DTYPE_NAMES)}")
+        return DTYPES[name]
+
+    def params(self, fn: ast.FunctionDef) -> tuple[list[Value], dict[str, Value], dict[str, Any]]:
+        args = fn.args
+        if args.vararg or args.kwarg or args.posonlyargs:
+            raise self.fx.error(fn, "kernels take named parameters only (no *args/**kwargs)")
+        positional = args.args + args.kwonlyargs
+        defaults = dict(zip([a.arg for a in args.args[len(args.args) - len(args.defaults):]],
+                            args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d})
+        params: list[Value] = []
+        symbols: dict[str, Value] = {}
+        constants: dict[str, Any] = {}
+        for a in positional:
+            ann = a.annotation
+            if ann is None:
+                raise self.fx.error(a, f"parameter {a.arg} has no annotation",
+                                    'annotate: Tensor["M", "K", bf16], Scalar[int32] or const')
+            if surface_name(ann) == "const":
+                if a.arg not in defaults:
+                    raise self.fx.error(a, f"constant {a.arg} needs a value", f"{a.arg}: const = 64")
+                constants[a.arg] = self.fx.static(defaults[a.arg], what=f"constant {a.arg}")
+                self.fx.constants[a.arg] = constants[a.arg]
+                continue
+            if not isinstance(ann, ast.Subscript) or surface_name(ann.value) not in ("Tensor",
+                                                                                     "Scalar"):
+                raise self.fx.error(ann, f"unsupported annotation {ast.unparse(ann)!r} for "
+                                    f"{a.arg}", 'use Tensor["M", "K", bf16], Scalar[int32] '
+                                    "or const")
+            items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            if surface_name(ann.value) == "Scalar":
+                params.append(Value(a.arg, ScalarType(self.dtype(items[0]))))
+                continue
+            if len(items) < 2:
+                raise self.fx.error(ann, f"Tensor for {a.arg} needs dims and a dtype",
+                                    'Tensor["M", "K", bf16]')
+            dims = []
+            for d in items[:-1]:
+                if isinstance(d, ast.Constant) and isinstance(d.value, str):
+                    if not d.value.isidentifier():
+                        raise self.fx.error(d, f"symbolic dim {d.value!r} is not a name")
+                    symbols.setdefault(d.value, Value(d.value, INDEX))
+                    dims.append(d.value)
+                else:
+                    size = self.fx.static(d, what="a tensor dimension")
+                    if not isinstance(size, int) or size <= 0:
+                        raise self.fx.error(d, f"dimension {size!r} is not a positive int")
+                    dims.append(size)
+            params.append(Value(a.arg, GlobalTensorType(tuple(dims), self.dtype(items[-1]))))
+        return params, symbols, constants
+
+    def launch(self, dec: ast.expr | None, symbols: dict[str, Value]) -> dict[str, Any]:
+        launch = {"grid": ("1",), "block": 128, "cluster": (1, 1, 1)}
+        if not isinstance(dec, ast.Call):
+            return launch
+        if dec.args:
+            raise self.fx.error(dec, "kernel(...) takes keyword arguments",
+                                "@kernel(grid=(132,), block=384, cluster=(1, 1, 1))")
+        for kw in dec.keywords:
+            if kw.arg == "grid":
+                items = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
+                launch["grid"] = tuple(self.grid_dim(i, symbols) for i in items)
+            elif kw.arg == "block":
+                block = self.fx.static(kw.value, what="block")
+                if not isinstance(block, int) or block <= 0 or block % 128:
+                    raise self.fx.error(kw.value, f"block={block!r} is not a positive multiple of "
+                                        "128 threads", "a block is whole warpgroups: 128, 256, 384")
+                launch["block"] = block
+            elif kw.arg == "cluster":
+                cluster = self.fx.static(kw.value, what="cluster")
+                cluster = cluster if isinstance(cluster, tuple) else (cluster,)
+                cluster = tuple(cluster) + (1,) * (3 - len(cluster))
+                if len(cluster) != 3 or not all(isinstance(c, int) and c > 0 for c in cluster):
+                    raise self.fx.error(kw.value, f"cluster={cluster!r} is not up to 3 positive ints")
+                launch["cluster"] = cluster
+            else:
+                raise self.fx.error(kw, f"unknown kernel argument {kw.arg!r}",
+                                    "kernel(grid=..., block=..., cluster=...)")
+        return launch
+
+    def grid_dim(self, node: ast.expr, symbols: dict[str, Value]) -> str:
+        """An int, or a string expression over shape symbols and constants, folded to text."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                expr = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                raise self.fx.error(node, f"grid expression {node.value!r} is not valid Python")
+            fx = self.fx
+
+            class Fold(ast.NodeTransformer):
+                def visit_Name(self, n):
+                    if n.id in fx.constants:
+                        return ast.Constant(fx.constants[n.id])
+                    if n.id in symbols or n.id == "cdiv":
+                        return n
+                    raise fx.error(node, f"unknown name {n.id!r} in grid expression",
+                                   "grid expressions may use shape symbols and constants")
+            return ast.unparse(Fold().visit(expr))
+        value = self.fx.static(node, what="a grid dimension")
+        if not isinstance(value, int) or value <= 0:
+            raise self.fx.error(node, f"grid dimension {value!r} is not a positive int",
+                                'or a string over shape symbols, e.g. "M // BM"')
+        return str(value)

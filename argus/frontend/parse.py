@@ -1,0 +1,102 @@
+"""Entry points: kernel source -> checked IR. The module is parsed, never imported, so
+parsing a file runs none of its code."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+from typing import Any
+
+from argus.ir.check import check_kernel
+from argus.ir.nodes import Kernel, Loc
+
+from .barrier_checks import check_barriers
+from .errors import DSLError
+from .header import kernel_decorator
+from .visitor import KernelVisitor
+
+
+def _module_constants(tree: ast.Module, filename: str) -> dict[str, Any]:
+    """Top-level `NAME = literal` (or a fold of earlier constants) bindings."""
+    consts: dict[str, Any] = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        try:
+            expr = ast.Expression(_Substitute(consts).visit(stmt.value))
+            value = ast.literal_eval(expr.body)
+        except (ValueError, SyntaxError, TypeError, KeyError, RecursionError):
+            continue
+        if isinstance(value, (int, float, str, tuple)):
+            consts[stmt.targets[0].id] = value
+    return consts
+
+
+class _Substitute(ast.NodeTransformer):
+    """Replaces known constant names and folds + - * // on literals, for literal_eval."""
+
+    def __init__(self, consts):
+        self.consts = consts
+
+    def visit_Name(self, node):
+        if node.id in self.consts:
+            return ast.Constant(self.consts[node.id])
+        raise KeyError(node.id)
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
+            ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+                   ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b}
+            if type(node.op) in ops:
+                return ast.Constant(ops[type(node.op)](node.left.value, node.right.value))
+        return node
+
+
+def parse_source(source: str, filename: str = "<string>") -> dict[str, Kernel]:
+    """Every @kernel function in `source`, as checked IR, by name."""
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as e:
+        raise DSLError(f"syntax error: {e.msg}", Loc(filename, e.lineno or 1, e.offset or 1),
+                       "fix the Python syntax", (e.text or "")) from None
+    lines = source.splitlines()
+    consts = _module_constants(tree, filename)
+    kernels: dict[str, Kernel] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and kernel_decorator(node) is not None:
+            kernels[node.name] = compile_function(node, filename, lines, consts)
+    return kernels
+
+
+def compile_function(fn: ast.FunctionDef, filename: str, lines: list[str],
+                     consts: dict[str, Any]) -> Kernel:
+    try:
+        kernel = KernelVisitor(fn, filename, lines, consts).kernel()
+    except RecursionError:
+        raise DSLError("expression nested too deeply", Loc(filename, fn.lineno, 1),
+                       "split it into named steps", lines[fn.lineno - 1]) from None
+    check_barriers(kernel, lines)
+    return check_kernel(kernel)
+
+
+def parse_file(path: str | Path) -> dict[str, Kernel]:
+    path = Path(path)
+    return parse_source(path.read_text(), str(path))
+
+
+def parse_kernel(path: str | Path, name: str) -> Kernel:
+    kernels = parse_file(path)
+    if name not in kernels:
+        known = ", ".join(kernels) or "none"
+        raise DSLError(f"no kernel named {name!r} in {path}", Loc(str(path), 1, 1),
+                       f"kernels defined there: {known}")
+    return kernels[name]
+
+
+def parse_kernel_function(fn) -> Kernel:
+    """The IR of a function decorated with @kernel, parsed from its file's source."""
+    path = inspect.getsourcefile(fn)
+    return parse_kernel(path, fn.__name__)

@@ -1,0 +1,149 @@
+"""Rules for elementwise math, reductions, scans, conversions and coordinate intrinsics."""
+
+from __future__ import annotations
+
+from argus.ir.nodes import Value
+from argus.ir.types import DType, FragmentType, IndexVectorType, ScalarType
+
+from .base import Args, describe, rule
+from .memory import check_layout
+
+
+def _is_frag(x) -> bool:
+    return isinstance(x, Value) and isinstance(x.type, FragmentType)
+
+
+def broadcast(fx, node, op: str, x, y) -> FragmentType:
+    """The result type of an elementwise op: same shapes, a row vector (shape (rows,)) against
+    a 2-D fragment, or a scalar against anything."""
+    frags = [v for v in (x, y) if _is_frag(v)]
+    for v in (x, y):
+        ok = _is_frag(v) or (isinstance(v, (int, float)) and not isinstance(v, bool)) or (
+            isinstance(v, Value) and isinstance(v.type, ScalarType))
+        if not ok:
+            raise fx.error(node, f"{op}: cannot combine {describe(v)} elementwise",
+                           "elementwise math works on register fragments and scalars; "
+                           "load() or ldmatrix() a tile first")
+    full = max(frags, key=lambda v: len(v.type.shape)).type
+    for v in frags:
+        s = v.type.shape
+        if s != full.shape and not (len(s) == 1 and s[0] == full.shape[0]):
+            raise fx.error(node, f"wrong shapes for {op}: {frags[0].type.shape} and "
+                           f"{frags[-1].type.shape}",
+                           "operands must have equal shapes, or one be a row vector "
+                           "(e.g. row_max(x)) of the other's rows")
+    dtypes = {v.type.dtype for v in frags}
+    if len(dtypes) > 1:
+        raise fx.error(node, f"dtype mismatch for {op}: {' and '.join(sorted(map(str, dtypes)))}",
+                       "cast() one side first")
+    return full
+
+
+def elementwise(fx, node, op: str, x, y, pred: bool = False):
+    t = broadcast(fx, node, op, x, y)
+    if pred:
+        t = FragmentType(t.shape, DType.pred, t.layout)
+        return fx.emit("math.cmp", (x, y), node, t, {"pred": op})
+    return fx.emit(f"math.{op}", (x, y), node, t)
+
+
+def _frag(a: Args, name: str = "x") -> Value:
+    return a.value(name, FragmentType, what="a register fragment")
+
+
+@rule("maximum")
+def maximum(fx, a: Args):
+    return _min_max(fx, a, "max")
+
+
+@rule("minimum")
+def minimum(fx, a: Args):
+    return _min_max(fx, a, "min")
+
+
+def _min_max(fx, a: Args, op: str):
+    x, y = a.get("a"), a.get("b")
+    if not (_is_frag(x) or _is_frag(y)):
+        return fx.binop(op, a.scalar("a"), a.scalar("b"), a.call)
+    return elementwise(fx, a.call, op, x, y)
+
+
+@rule("exp2")
+def exp2(fx, a: Args):
+    x = _frag(a)
+    if not x.type.dtype.is_float:
+        a.fail("x", f"exp2 of {x.type.dtype}", "cast to fp32 first")
+    return fx.emit("math.exp2", (x,), a.call, x.type)
+
+
+@rule("cast")
+def cast(fx, a: Args):
+    x = _frag(a)
+    dtype = a.dtype("dtype")
+    return fx.emit("math.cast", (x,), a.call, FragmentType(x.type.shape, dtype, x.type.layout),
+                   {"dtype": str(dtype)})
+
+
+@rule("select")
+def select(fx, a: Args):
+    cond = _frag(a, "cond")
+    if cond.type.dtype != DType.pred:
+        a.fail("cond", f"select needs a predicate fragment, got {cond.type}",
+               "compare: select(col_of(s) <= row_of(s), s, -inf)")
+    t = broadcast(fx, a.call, "select", a.get("a"), a.get("b")) if (
+        _is_frag(a.get("a")) or _is_frag(a.get("b"))) else cond.type
+    if t.shape != cond.type.shape:
+        a.fail("cond", f"wrong shapes: condition {cond.type.shape}, values {t.shape}")
+    return fx.emit("math.select", (cond, a.get("a"), a.get("b")), a.call,
+                   FragmentType(t.shape, t.dtype if t.dtype != DType.pred else DType.fp32,
+                                cond.type.layout))
+
+
+def _row_reduce(fx, a: Args, kind: str):
+    x = _frag(a)
+    if len(x.type.shape) != 2:
+        a.fail("x", f"row reductions take a 2-D fragment, got shape {x.type.shape}")
+    t = FragmentType((x.type.shape[0],), x.type.dtype, f"rows({x.type.layout})")
+    return fx.emit("reduce.row", (x,), a.call, t, {"kind": kind})
+
+
+@rule("row_max")
+def row_max(fx, a: Args):
+    return _row_reduce(fx, a, "max")
+
+
+@rule("row_sum")
+def row_sum(fx, a: Args):
+    return _row_reduce(fx, a, "sum")
+
+
+@rule("prefix_sum")
+def prefix_sum(fx, a: Args):
+    x = a.value("x", FragmentType, IndexVectorType, what="an index vector or 1-D fragment")
+    if isinstance(x.type, FragmentType) and len(x.type.shape) != 1:
+        a.fail("x", f"prefix_sum takes a 1-D fragment, got shape {x.type.shape}")
+    return fx.emit("scan.prefix_sum", (x,), a.call, x.type)
+
+
+@rule("convert_layout")
+def convert_layout(fx, a: Args):
+    x = _frag(a)
+    layout = check_layout(a, "layout", a.get("layout"), x.type.shape)
+    return fx.emit("frag.convert", (x,), a.call, FragmentType(x.type.shape, x.type.dtype,
+                   layout), {"layout": layout})
+
+
+def _coord(fx, a: Args, axis: int):
+    x = _frag(a)
+    return fx.emit("frag.coord", (x,), a.call, FragmentType(x.type.shape, DType.int32,
+                   x.type.layout), {"axis": axis})
+
+
+@rule("row_of")
+def row_of(fx, a: Args):
+    return _coord(fx, a, 0)
+
+
+@rule("col_of")
+def col_of(fx, a: Args):
+    return _coord(fx, a, 1)

@@ -1,0 +1,179 @@
+"""Rules for global tiles, shared-memory buffers, fragments and vector memory ops."""
+
+from __future__ import annotations
+
+from argus.ir.types import (INDEX, DType, FragmentType, GlobalTensorType, GlobalTileType,
+                            IndexVectorType, SmemBufferType, SmemTileType)
+
+from . import layouts
+from .base import Args, describe, rule
+
+SWIZZLE_BYTES = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
+
+
+def _shape_text(shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+@rule("tile")
+def tile(fx, a: Args):
+    x = a.get("x")
+    box = a.static_shape("box")
+    coords = a.scalars("coords")
+    if not hasattr(x, "type") or not isinstance(x.type, (GlobalTensorType, SmemTileType)):
+        a.fail("x", f"can tile a global tensor or a shared-memory tile, not {describe(x)}")
+    shape = x.type.shape
+    if len(box) != len(shape) or len(coords) != len(shape):
+        a.fail("box", f"{x.name} has rank {len(shape)}; box {_shape_text(box)} and "
+               f"{len(coords)} coordinate(s) must have the same rank")
+    for axis, (b, d) in enumerate(zip(box, shape)):
+        if isinstance(d, int) and b > d:
+            a.fail("box", f"tile {_shape_text(box)} is larger than {x.name} "
+                   f"{_shape_text(shape)} in dimension {axis} ({b} > {d})",
+                   "make the box at most the tensor's extent, or pad the tensor")
+    if isinstance(x.type, GlobalTensorType):
+        return fx.emit("tile", (x, *coords), a.call, GlobalTileType(x.name, box, x.type.dtype),
+                       {"box": box})
+    for axis, (b, d) in enumerate(zip(box, shape)):
+        if d % b:
+            a.fail("box", f"box {_shape_text(box)} does not divide the smem tile "
+                   f"{_shape_text(shape)} in dimension {axis}")
+    t = x.type
+    return fx.emit("smem.tile", (x, *coords), a.call,
+                   SmemTileType(t.buffer, box, t.dtype, t.swizzle), {"box": box})
+
+
+@rule("smem")
+def smem(fx, a: Args):
+    dtype = a.dtype("dtype")
+    shape = a.static_shape("shape")
+    stages = a.static_int("stages", minimum=1)
+    swizzle = a.static_str("swizzle", tuple(SWIZZLE_BYTES))
+    span = SWIZZLE_BYTES[swizzle]
+    row_bytes = shape[-1] * dtype.bits // 8
+    if span and row_bytes % span:
+        a.fail("swizzle", f"a {swizzle} swizzle needs rows of a multiple of {span} bytes; "
+               f"the inner dimension {shape[-1]} x {dtype} is {row_bytes} bytes",
+               f"use {span * 8 // dtype.bits} elements per row or a narrower swizzle")
+    return fx.emit("smem.alloc", (), a.call, SmemBufferType(stages, shape, dtype, swizzle),
+                   {"stages": stages, "shape": shape, "dtype": str(dtype), "swizzle": swizzle})
+
+
+def check_layout(a: Args, name: str, layout, shape) -> str:
+    if not isinstance(layout, str) or not layouts.known(layout):
+        a.fail(name, f"unknown fragment layout {layout!r}", f"known: {layouts.known_names()}")
+    problem = layouts.shape_problem(layout, shape)
+    if problem:
+        a.fail(name, problem)
+    return layout
+
+
+@rule("fragment")
+def fragment(fx, a: Args):
+    dtype = a.dtype("dtype")
+    shape = a.static_shape("shape")
+    layout = check_layout(a, "layout", a.get("layout"), shape)
+    attrs = {"shape": shape, "dtype": str(dtype), "layout": layout}
+    init = a.get("init")
+    if init is not None:
+        if not isinstance(init, (int, float)):
+            a.fail("init", f"init must be a compile-time number, got {describe(init)}")
+        attrs["init"] = init
+    return fx.emit("frag.alloc", (), a.call, FragmentType(shape, dtype, layout), attrs)
+
+
+def same_shape(a: Args, dst_name: str, dst, src_name: str, src):
+    if tuple(dst.type.shape) != tuple(src.type.shape):
+        a.fail(src_name, f"shape mismatch: {dst_name} is {_shape_text(dst.type.shape)}, "
+               f"{src_name} is {_shape_text(src.type.shape)}",
+               "tile both sides with the same box")
+
+
+def same_dtype(a: Args, dst_name: str, dst, src_name: str, src):
+    if dst.type.dtype != src.type.dtype:
+        a.fail(src_name, f"dtype mismatch: {dst_name} is {dst.type.dtype}, {src_name} is "
+               f"{src.type.dtype}", f"convert with cast({src_name}, {dst.type.dtype})")
+
+
+@rule("assign")
+def assign(fx, a: Args):
+    dst = a.value("dst", FragmentType, what="a fragment")
+    src = a.get("src")
+    if isinstance(src, (int, float)) and not isinstance(src, bool):
+        return fx.emit("frag.assign", (dst, src), a.call)
+    src = a.value("src", FragmentType, what="a fragment or a number")
+    same_shape(a, "dst", dst, "src", src)
+    same_dtype(a, "dst", dst, "src", src)
+    if src.type.layout != dst.type.layout:
+        a.fail("src", f"layout mismatch: dst is {dst.type.layout}, src is {src.type.layout}",
+               f"convert_layout(src, \"{dst.type.layout}\") first")
+    return fx.emit("frag.assign", (dst, src), a.call)
+
+
+@rule("load")
+def load(fx, a: Args):
+    src = a.value("src", GlobalTileType, SmemTileType, what="a global or smem tile")
+    layout = check_layout(a, "layout", a.get("layout"), src.type.shape)
+    return fx.emit("load", (src,), a.call, FragmentType(src.type.shape, src.type.dtype, layout),
+                   {"layout": layout})
+
+
+@rule("store")
+def store(fx, a: Args):
+    dst = a.value("dst", GlobalTileType, SmemTileType, what="a global or smem tile")
+    src = a.value("src", FragmentType, what="a fragment")
+    same_shape(a, "dst", dst, "src", src)
+    same_dtype(a, "dst", dst, "src", src)
+    return fx.emit("store", (dst, src), a.call)
+
+
+@rule("load_indices")
+def load_indices(fx, a: Args):
+    src = a.value("src", GlobalTileType, what="a 1-D int32 global tile")
+    if src.type.dtype != DType.int32 or len(src.type.shape) != 1:
+        a.fail("src", f"index vectors come from 1-D int32 tiles, got {src.type}")
+    return fx.emit("indices.load", (src,), a.call, IndexVectorType(src.type.shape[0]))
+
+
+@rule("gather")
+def gather(fx, a: Args):
+    src = a.value("src", GlobalTensorType, what="a global tensor")
+    rows = a.value("rows", IndexVectorType, what="an index vector (load_indices)")
+    col = a.scalar("col")
+    cols = a.static_int("cols", minimum=1)
+    shape = (rows.type.length, cols)
+    layout = check_layout(a, "layout", a.get("layout"), shape)
+    return fx.emit("gather.load", (src, rows, col), a.call,
+                   FragmentType(shape, src.type.dtype, layout), {"cols": cols, "layout": layout})
+
+
+@rule("gather_tma")
+def gather_tma(fx, a: Args):
+    from argus.ir.types import BarrierType
+    dst = a.value("dst", SmemTileType, what="a shared-memory tile")
+    src = a.value("src", GlobalTensorType, what="a global tensor")
+    rows = a.value("rows", IndexVectorType, what="an index vector")
+    col = a.scalar("col")
+    bar = a.value("bar", BarrierType, what="one mbarrier (bars[s])")
+    if dst.type.shape[0] != rows.type.length:
+        a.fail("rows", f"{rows.type.length} rows gathered into a tile of {dst.type.shape[0]} rows")
+    return fx.emit("gather.tma", (dst, src, rows, col, bar), a.call)
+
+
+@rule("scatter")
+def scatter(fx, a: Args):
+    dst = a.value("dst", GlobalTensorType, what="a global tensor")
+    rows = a.value("rows", IndexVectorType, what="an index vector")
+    col = a.scalar("col")
+    src = a.value("src", FragmentType, what="a fragment")
+    if src.type.shape[0] != rows.type.length:
+        a.fail("src", f"{src.type.shape[0]} fragment rows scattered to {rows.type.length} rows")
+    return fx.emit("scatter.store", (dst, rows, col, src), a.call)
+
+
+@rule("atomic_add")
+def atomic_add(fx, a: Args):
+    dst = a.value("dst", GlobalTileType, what="a global tile")
+    src = a.value("src", FragmentType, what="a fragment")
+    same_shape(a, "dst", dst, "src", src)
+    return fx.emit("atomic.add", (dst, src), a.call)

@@ -1,0 +1,81 @@
+"""Translate the predicate of `tag_assert(...)` into a TagExpr over the op's operands.
+
+Inside the predicate, `tag(x).field` is the tag field of each element of x, `coord(x)[i]`
+each element's coordinate i, and other names are uniform scalars (loop variables, ids)."""
+
+from __future__ import annotations
+
+import ast
+
+from argus.ir.nodes import Value
+from argus.ir import tagexpr as T
+
+OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
+       ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+class PredicateTranslator:
+    def __init__(self, fx):
+        self.fx = fx
+        self.operands: list = []
+
+    def _operand(self, value) -> int:
+        for i, v in enumerate(self.operands):
+            if v is value:
+                return i
+        self.operands.append(value)
+        return len(self.operands) - 1
+
+    def _storage(self, node: ast.AST) -> Value:
+        value = self.fx.expr(node)
+        if not isinstance(value, Value) or not hasattr(value.type, "shape"):
+            raise self.fx.error(node, "tag() and coord() take a fragment or a tile",
+                                "e.g. tag(out).row == coord(dst)[0]")
+        return value
+
+    def _call_name(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return node.func.id
+        return None
+
+    def translate(self, node: ast.AST) -> T.TagExpr:
+        if isinstance(node, ast.BoolOp):
+            op = "and" if isinstance(node.op, ast.And) else "or"
+            parts = [self.translate(v) for v in node.values]
+            out = parts[0]
+            for p in parts[1:]:
+                out = T.BinExpr(op, out, p)
+            return out
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1:
+                raise self.fx.error(node, "chained comparisons are not supported in tag_assert",
+                                    "split into `a < b and b < c`")
+            return T.BinExpr(OPS[type(node.ops[0])], self.translate(node.left),
+                             self.translate(node.comparators[0]))
+        if isinstance(node, ast.BinOp) and type(node.op) in OPS:
+            return T.BinExpr(OPS[type(node.op)], self.translate(node.left),
+                             self.translate(node.right))
+        if isinstance(node, ast.Attribute) and self._call_name(node.value) == "tag":
+            call = node.value
+            if len(call.args) != 1:
+                raise self.fx.error(call, "tag() takes one argument")
+            return T.TagField(self._operand(self._storage(call.args[0])), node.attr)
+        if isinstance(node, ast.Subscript) and self._call_name(node.value) == "coord":
+            call = node.value
+            if len(call.args) != 1:
+                raise self.fx.error(call, "coord() takes one argument")
+            axis = self.fx.expr(node.slice)
+            storage = self._storage(call.args[0])
+            if not isinstance(axis, int) or not 0 <= axis < len(storage.type.shape):
+                raise self.fx.error(node.slice, f"coord axis must be a constant in "
+                                    f"0..{len(storage.type.shape) - 1}")
+            return T.CoordOf(self._operand(storage), axis)
+        if self._call_name(node) in ("tag", "coord"):
+            raise self.fx.error(node, f"use {self._call_name(node)}(x) with a field or index",
+                                "tag(x).row, coord(x)[0]")
+        value = self.fx.expr(node)
+        if isinstance(value, bool) or not isinstance(value, (int, Value)):
+            raise self.fx.error(node, f"tag_assert cannot use {value!r}")
+        if isinstance(value, int):
+            return T.Const(value)
+        return T.ScalarRef(self._operand(value))

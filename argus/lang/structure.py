@@ -1,0 +1,53 @@
+"""Structure and policies: ids, roles, elect-one, persistent schedules, preconditions."""
+
+from ._stub import surface
+
+
+@surface
+def block_id(axis="x"):
+    """This block's index along grid axis x, y or z."""
+
+
+@surface
+def cluster_rank():
+    """This block's rank inside its thread-block cluster."""
+
+
+@surface
+def warpgroup_index():
+    """Inside `with role(...)`: which of the role's warpgroups runs (0-based)."""
+
+
+@surface
+def role(name, warpgroups, regs):
+    """`with role("producer", warpgroups=(0,), regs=40):` the body runs only on those
+    warpgroups, which set their register budget to `regs` (setmaxnreg)."""
+
+
+@surface
+def elect_one(scope="warpgroup"):
+    """`with elect_one():` the body runs on one thread of each warpgroup that reaches it
+    (scope="warp": of each warp; scope="block": of the whole block)."""
+
+
+@surface
+def schedule(*extents, order="row_major", group=1):
+    """`for i, tm, tn in schedule(M // BM, N // BN, order="grouped", group=8):` a persistent
+    tile loop: this block visits tiles of the grid of `extents` in `order` (row_major,
+    grouped, swizzled); i counts this block's tiles from 0."""
+
+
+@surface
+def assume(cond):
+    """A precondition of the launch (e.g. K % BK == 0); checked on the host, used by the
+    verifier."""
+
+
+@surface
+def cdiv(a, b):
+    """Ceiling division."""
+
+
+@surface
+def nbytes(x):
+    """Static byte size of a shared-memory tile (e.g. for expect_tx)."""

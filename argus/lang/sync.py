@@ -1,0 +1,28 @@
+"""Fences and barriers."""
+
+from ._stub import surface
+
+
+@surface
+def fence_proxy_async():
+    """Make this thread's generic smem writes visible to the async proxy (TMA, wgmma)."""
+
+
+@surface
+def fence_mbarrier_init():
+    """Make mbarrier inits visible to the cluster before anyone arrives remotely."""
+
+
+@surface
+def sync_block():
+    """__syncthreads()."""
+
+
+@surface
+def named_barrier(id, threads):
+    """bar.sync id, threads: synchronise a subset of warps."""
+
+
+@surface
+def cluster_sync():
+    """barrier.cluster arrive + wait."""
