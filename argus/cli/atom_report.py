@@ -1,20 +1,28 @@
 """The per-atom checks that `argus demo` reports, one row per Hopper atom.
 
-- own formula: every (thread, value) the atom names lands on a distinct element of its
-  tile, every element is reached, and `owner_table()` agrees with `coord(t, v)`;
-- hardware: the owner table equals the one dumped from a real H200 (the probe file),
-  or "skipped" when the probe file is not found or does not hold the atom.
+Three independent descriptions of each atom must agree:
+- its shape:stride layout (`coord(t, v)`), which must be a bijection onto the tile;
+- the PTX ISA formula, as transcribed in tests/layout/hopper/ptx_oracles.py;
+- the hardware: tables dumped from a real H200 (tests/layout/data/hopper_probe.json).
+The last two live in the source checkout; where they are not found (an installed wheel),
+the column says "skipped".
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 PROBE_RELPATH = Path("tests") / "layout" / "data" / "hopper_probe.json"
+ORACLES_RELPATH = Path("tests") / "layout" / "hopper" / "ptx_oracles.py"
+
+SKIPPED = "skipped"
+_MATRIX_ATOM = re.compile(r"^(ldmatrix|stmatrix)_(x[124](?:_trans)?)$")
 
 
 @dataclass(frozen=True)
@@ -23,63 +31,129 @@ class AtomRow:
     tile: tuple[int, int]
     threads: int
     values: int
-    formula: str  # "ok" or what went wrong
-    hardware: str  # "ok", "skipped", or what went wrong
-    drawing: str  # path written, or "-"
+    bijective: str  # "ok" or what went wrong
+    formula: str  # "ok", "skipped" or the first disagreement
+    hardware: str  # "ok", "skipped" or the first disagreement
+    drawing: str  # the path written, or "-"
 
     @property
     def failed(self) -> bool:
-        return self.formula != "ok" or self.hardware not in ("ok", "skipped")
+        return (self.bijective != "ok" or
+                any(v not in ("ok", SKIPPED) for v in (self.formula, self.hardware)))
 
 
-def find_probe() -> Path | None:
-    """The hardware dump next to the source tree, if this is a checkout (not a wheel)."""
+def checkout_file(relpath: Path) -> Path | None:
+    """A file of the source checkout this package runs from, or None (e.g. a wheel install)."""
     import argus
 
-    candidate = Path(argus.__file__).resolve().parents[1] / PROBE_RELPATH
+    candidate = Path(argus.__file__).resolve().parents[1] / relpath
     return candidate if candidate.is_file() else None
 
 
-def check_own_formula(tv) -> tuple[str, int, int]:
-    """("ok" or a description of the first failure, thread count, value count)."""
-    threads, values = tv.owner_table()
-    rows, cols = threads.shape
-    n_threads, n_values = int(threads.max()) + 1, int(values.max()) + 1
-    hits = np.zeros((rows, cols), dtype=np.int64)
-    for t in range(n_threads):
-        for v in range(n_values):
-            m, n = (int(x) for x in tv.coord(t, v))
-            if not (0 <= m < rows and 0 <= n < cols):
-                return f"T{t} V{v} -> ({m}, {n}) is outside the {rows}x{cols} tile", n_threads, n_values
-            if (threads[m, n], values[m, n]) != (t, v):
-                return (f"coord(T{t}, V{v}) = ({m}, {n}) but the owner table says "
-                        f"T{threads[m, n]} V{values[m, n]}"), n_threads, n_values
-            hits[m, n] += 1
-    if (hits != 1).any():
-        m, n = (int(x) for x in np.argwhere(hits != 1)[0])
-        return f"element ({m}, {n}) is held {hits[m, n]} times", n_threads, n_values
-    return "ok", n_threads, n_values
+def load_probe(path: Path | None) -> dict | None:
+    return None if path is None else json.loads(path.read_text())
 
 
-def check_hardware(tv, probe: dict | None) -> str:
-    """Compare the owner table with the hardware dump of the same atom."""
-    if probe is None or tv.name not in probe:
-        return "skipped"
-    threads, values = tv.owner_table()
-    dumped_threads = np.asarray(probe[tv.name]["thread"])
-    dumped_values = np.asarray(probe[tv.name]["value"])
-    if dumped_threads.shape != threads.shape:
-        return f"tile {dumped_threads.shape} on hardware, {threads.shape} here"
-    wrong = np.argwhere((dumped_threads != threads) | (dumped_values != values))
-    if len(wrong):
-        m, n = (int(x) for x in wrong[0])
-        return (f"{len(wrong)} elements differ, first ({m}, {n}): hardware "
-                f"T{dumped_threads[m, n]} V{dumped_values[m, n]}, "
-                f"here T{threads[m, n]} V{values[m, n]}")
+def load_oracles(path: Path | None):
+    """The PTX-formula module of the test suite, loaded by path (it is not part of the package)."""
+    if path is None:
+        return None
+    spec = importlib.util.spec_from_file_location("argus_ptx_oracles", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def owner_tables(tv):
+    """(thread[M,N], value[M,N], None), or (None, None, why) when `tv` is not a bijection.
+
+    TVLayout.owner_table() evaluates coord(t, v) for every (t, v) and refuses a layout
+    that misses or doubles an element; everything else here reads this one table.
+    """
+    try:
+        threads, values = tv.owner_table()
+    except ValueError as err:
+        return None, None, str(err).removeprefix(f"{tv.name}: ")
+    return threads, values, None
+
+
+def formula_of(tv, oracles):
+    """(t, v) -> (row, col) from the PTX formula for this atom, or None when there is none."""
+    if oracles is None:
+        return None
+    if tv.name.startswith("wgmma_acc_m64n"):
+        return getattr(oracles, "wgmma_accumulator", None)
+    if tv.name in ("wgmma_a_rs_16bit", "wgmma_a_rs_8bit"):
+        return getattr(oracles, tv.name.replace("_rs", ""), None)
+    match = _MATRIX_ATOM.match(tv.name)
+    element = getattr(oracles, "ldmatrix_element", None)
+    if match and element is not None:
+        trans = match.group(2).endswith("_trans")
+
+        def stacked(lane, v):  # matrix i is rows 8i..8i+7 of the stacked tile
+            matrix, row, col = element(lane, v, trans)
+            return 8 * matrix + row, col
+        return stacked
+    return None
+
+
+def probe_table(tv, probe: dict | None):
+    """[t][v] -> (row, col) measured on hardware for this atom, or None when not dumped."""
+    if probe is None:
+        return None
+    name = tv.name
+    if name.startswith("wgmma_acc_m64n"):
+        table = probe.get("wgmma_accumulator", {}).get(name.removeprefix("wgmma_acc_m64n"))
+    elif name == "wgmma_a_rs_16bit":
+        table = probe.get("wgmma_a_register_16bit")
+    elif name == "wgmma_a_rs_8bit":
+        table = probe.get("wgmma_a_register_8bit")
+    elif match := _MATRIX_ATOM.match(name):
+        stacked = probe.get(match.group(1), {}).get(match.group(2))
+        table = None if stacked is None else [
+            [(8 * m + r, c) for m, r, c in per_lane] for per_lane in stacked]
+    else:
+        table = None
+    return table
+
+
+def compare(tv, threads, values, expected, source: str) -> str:
+    """"ok", or the first (t, v) whose element in the owner table differs from `expected`.
+
+    `expected` is a function (t, v) -> (row, col) or a table [t][v] -> (row, col).
+    """
+    if expected is None:
+        return SKIPPED
+    rows, cols = np.indices(threads.shape)
+    where = np.empty((tv.threads, tv.values, 2), dtype=np.int64)
+    where[threads, values, 0], where[threads, values, 1] = rows, cols
+    if not callable(expected) and (len(expected) != tv.threads or
+                                   any(len(per_t) != tv.values for per_t in expected)):
+        return f"{source} has another shape than {tv.threads} threads x {tv.values} values"
+    for t in range(tv.threads):
+        for v in range(tv.values):
+            want = tuple(int(x) for x in (expected(t, v) if callable(expected) else expected[t][v]))
+            got = (int(where[t, v, 0]), int(where[t, v, 1]))
+            if got != want:
+                return f"T{t} V{v}: layout {got}, {source} {want}"
     return "ok"
 
 
-def load_probe(path: Path | None) -> dict | None:
-    if path is None:
-        return None
-    return json.loads(path.read_text())
+class TabledAtom:
+    """An atom with its owner table computed once, for drawing without recomputing it."""
+
+    def __init__(self, tv, threads, values):
+        self.name, self._tables = tv.name, (threads, values)
+
+    def owner_table(self):
+        return self._tables
+
+
+def check_atom(tv, oracles, probe):
+    """((bijective, PTX formula, hardware) verdicts, TabledAtom or None) for one atom."""
+    threads, values, problem = owner_tables(tv)
+    if problem is not None:
+        return (problem, "-", "-"), None
+    verdicts = ("ok", compare(tv, threads, values, formula_of(tv, oracles), "PTX"),
+                compare(tv, threads, values, probe_table(tv, probe), "hardware"))
+    return verdicts, TabledAtom(tv, threads, values)

@@ -1,17 +1,19 @@
 """`argus demo`: the main job on any machine, GPU or not.
 
-Checks every Hopper atom against its own formula and the hardware dump, draws each atom
-to OUT/<atom>.svg, prints one summary row per atom, and says whether a CUDA GPU is here.
-Exit status 1 when any check fails.
+Checks every Hopper atom (its shape:stride layout) against the PTX ISA formula and the
+hardware dump, draws each atom to OUT/<atom>.svg, prints one summary row per atom, and
+says whether a CUDA GPU is here. Exit status 1 when any check fails.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import platform
 import time
 from pathlib import Path
 
 from argus.cli import atom_report
+from argus.cli.errors import UsageError
 
 
 def register(subparsers) -> None:
@@ -21,6 +23,9 @@ def register(subparsers) -> None:
     parser.add_argument("--out", default="out/layouts", metavar="DIR",
                         help="where the drawings go (default: out/layouts)")
     parser.add_argument("--no-draw", action="store_true", help="check only, draw nothing")
+    parser.add_argument("--atom", action="append", metavar="PATTERN",
+                        help="only the atoms matching PATTERN (shell-style, repeatable), "
+                             "e.g. 'ldmatrix_*'")
     parser.set_defaults(run=run_demo)
 
 
@@ -31,23 +36,24 @@ def run_demo(args) -> int:
     started = time.perf_counter()
     print(f"argus demo on Python {platform.python_version()}, {platform.machine()}")
     print(gpu_line())
-    probe_path = atom_report.find_probe()
+    oracles_path = atom_report.checkout_file(atom_report.ORACLES_RELPATH)
+    probe_path = atom_report.checkout_file(atom_report.PROBE_RELPATH)
+    print(_source_line("PTX formulas", oracles_path, atom_report.ORACLES_RELPATH))
+    print(_source_line("hardware dump", probe_path, atom_report.PROBE_RELPATH))
+    oracles = atom_report.load_oracles(oracles_path)
     probe = atom_report.load_probe(probe_path)
-    if probe_path is None:
-        print(f"hardware dump {atom_report.PROBE_RELPATH} not found: hardware checks skipped")
-    else:
-        print(f"hardware dump: {probe_path}")
 
+    names = select_atoms(atom_names(), args.atom)
     out_dir = Path(args.out)
     rows = []
-    for name in atom_names():
+    for name in names:
         tv = get_atom(name)
-        formula, n_threads, n_values = atom_report.check_own_formula(tv)
-        hardware = atom_report.check_hardware(tv, probe)
-        drawing = "-" if args.no_draw else str(draw_tv(tv, out_dir / f"{_file_name(name)}.svg"))
-        tile = tuple(tv.owner_table()[0].shape)
-        rows.append(atom_report.AtomRow(name, tile, n_threads, n_values, formula, hardware,
-                                        drawing))
+        (bijective, formula, hardware), tabled = atom_report.check_atom(tv, oracles, probe)
+        drawing = "-"
+        if not args.no_draw and tabled is not None:
+            drawing = str(draw_tv(tabled, out_dir / f"{_file_name(name)}.svg"))
+        rows.append(atom_report.AtomRow(name, tuple(tv.tile), tv.threads, tv.values,
+                                        bijective, formula, hardware, drawing))
     print()
     print(format_table(rows))
     failed = [row.name for row in rows if row.failed]
@@ -56,8 +62,25 @@ def run_demo(args) -> int:
     if failed:
         print(f"{len(failed)} of {len(rows)} atoms FAILED: {', '.join(failed)} ({elapsed:.1f} s)")
         return 1
-    print(f"all {len(rows)} atoms hold ({elapsed:.1f} s)")
+    print(f"all {len(rows)} atoms agree with every source found ({elapsed:.1f} s)")
     return 0
+
+
+def select_atoms(names, patterns) -> list[str]:
+    """The names matching any pattern (all when none is given); a pattern matching none errs."""
+    if not patterns:
+        return list(names)
+    unmatched = [p for p in patterns if not fnmatch.filter(names, p)]
+    if unmatched:
+        raise UsageError(f"no atom matches {', '.join(repr(p) for p in unmatched)}; "
+                         "run `argus layout list` for the atom names")
+    return [n for n in names if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
+
+
+def _source_line(what: str, path, relpath) -> str:
+    if path is None:
+        return f"{what}: {relpath} not found (not a source checkout?): those checks skipped"
+    return f"{what}: {path}"
 
 
 def gpu_line() -> str:
@@ -76,9 +99,10 @@ def gpu_line() -> str:
 
 
 def format_table(rows) -> str:
-    header = ("atom", "tile", "threads x values", "own formula", "hardware", "drawing")
-    body = [(r.name, f"{r.tile[0]}x{r.tile[1]}", f"{r.threads} x {r.values}", r.formula,
-             r.hardware, r.drawing) for r in rows]
+    header = ("atom", "tile", "threads x values", "bijective", "PTX formula", "hardware",
+              "drawing")
+    body = [(r.name, f"{r.tile[0]}x{r.tile[1]}", f"{r.threads} x {r.values}", r.bijective,
+             r.formula, r.hardware, r.drawing) for r in rows]
     widths = [max(len(str(line[k])) for line in [header, *body]) for k in range(len(header))]
     lines = ["  ".join(str(cell).ljust(w) for cell, w in zip(line, widths)).rstrip()
              for line in [header, *body]]

@@ -58,8 +58,9 @@ def run_list(args) -> int:
     from argus.layout.hopper import atom_names, get_atom
 
     for name in atom_names():
-        rows, cols = get_atom(name).owner_table()[0].shape
-        print(f"{name:<40} {rows}x{cols}")
+        atom = get_atom(name)
+        rows, cols = atom.tile
+        print(f"{name:<20} {rows}x{cols} tile, {atom.threads} threads x {atom.values} values")
     return 0
 
 

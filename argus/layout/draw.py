@@ -16,6 +16,7 @@ The output format follows the suffix of `path`: `.svg` or `.png`.
 from __future__ import annotations
 
 import colorsys
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -99,6 +100,7 @@ class Geometry:
 # Colours
 
 
+@functools.lru_cache(maxsize=None)
 def thread_colour(thread: int) -> str:
     """A stable light colour for a thread: the warp picks a hue band, the lane a shade.
 
