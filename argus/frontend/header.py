@@ -133,6 +133,16 @@ class Header:
                                     "kernel(grid=..., block=..., cluster=...)")
         return launch
 
+    def fold_text(self, node: ast.expr) -> str:
+        """The source of `node` with compile-time constants substituted (for the launch
+        summary); names that are not constants are kept as written."""
+        fx = self.fx
+
+        class Fold(ast.NodeTransformer):
+            def visit_Name(self, n):
+                return ast.Constant(fx.constants[n.id]) if n.id in fx.constants else n
+        return ast.unparse(Fold().visit(ast.parse(ast.unparse(node), mode="eval").body))
+
     def grid_dim(self, node: ast.expr, symbols: dict[str, Value]) -> str:
         """An int, or a string expression over shape symbols and constants, folded to text."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str):

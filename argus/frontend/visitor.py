@@ -280,7 +280,7 @@ class KernelVisitor:
         block = self._body(Block([], args), node.body, {n.id: a for n, a in zip(names, args)})
         self.emit("schedule", tuple(extents), node, attrs={"order": order, "group": group},
                   regions=(block,))
-        schedule = Schedule(tuple(str(e) if isinstance(e, int) else ast.unparse(a)
+        schedule = Schedule(tuple(str(e) if isinstance(e, int) else self.header.fold_text(a)
                                              for e, a in zip(extents, it.args)),
                             order, group, self.loc(node))
         if not any((s.tiles, s.order, s.group) == (schedule.tiles, order, group)

@@ -1,0 +1,163 @@
+"""Every required diagnostic: the exact file:line:col and the hint."""
+
+import pytest
+
+from argus.frontend import DSLError, parse_source
+
+
+def test_unknown_name(dsl_error):
+    err = dsl_error("""
+        x = tile(A, (64, 64), (0, 0))
+        y = tile(Q, (64, 64), (0, 0))
+    """)
+    assert (err.loc.file, err.body_line, err.loc.col) == ("kern.py", 2, 14)
+    assert "unknown name 'Q'" in err.message
+    assert "define it" in err.hint
+
+
+def test_unknown_name_suggests_close_match(dsl_error):
+    err = dsl_error("""
+        a_s = smem(bf16, (64, 64), stages=2)
+        v = a_ss[0]
+    """)
+    assert err.body_line == 2 and err.hint == "did you mean 'a_s'?"
+
+
+@pytest.mark.parametrize("stmt,kind,hint", [
+    ("while True:\n    pass", "while statement", "for i in range"),
+    ("try:\n    pass\nexcept Exception:\n    pass", "try statement", "assume"),
+    ("return 1", "return statement", "store"),
+    ("assert 1 == 1", "assert statement", "tag_assert"),
+    ("x = 1\nx += 1", "augassign statement", "single-assignment"),
+])
+def test_unsupported_statements(dsl_error, stmt, kind, hint):
+    err = dsl_error(stmt)
+    assert kind in err.message and hint in err.hint
+    assert err.body_line == stmt.count("\n") + 1 if kind == "augassign statement" else 1
+
+
+@pytest.mark.parametrize("expr,kind,hint", [
+    ("f = lambda x: x", "Lambda expression", "inline"),
+    ("xs = [i for i in range(4)]", "ListComp expression", "comprehensions"),
+    ("y = 1 if True else 2", "IfExp expression", "select"),
+])
+def test_unsupported_expressions(dsl_error, expr, kind, hint):
+    err = dsl_error("z = 0\n" + expr)
+    assert err.body_line == 2 and kind in err.message and hint in err.hint
+
+
+def test_call_to_unknown_function(dsl_error):
+    err = dsl_error("x = 1\nnp.zeros(4)")
+    assert err.body_line == 2 and "unknown name 'np'" in err.message
+
+
+def test_call_to_unknown_plain_function(dsl_error):
+    err = dsl_error("wgmma_fenc()")
+    assert "unknown function 'wgmma_fenc'" in err.message
+    assert err.hint.startswith("did you mean wgmma_fence(...)?")
+
+
+def test_attribute_on_known_value(dsl_error):
+    err = dsl_error("x = A.shape")
+    assert err.body_line == 1 and "attribute access 'A.shape'" in err.message
+
+
+def test_recursion(dsl_error):
+    err = dsl_error("x = 1\nk(A, B, C)")
+    assert err.body_line == 2 and "recursion" in err.message
+
+
+def test_reassignment_is_rejected(dsl_error):
+    err = dsl_error("x = 1\nx = 2")
+    assert err.body_line == 2 and "single-assignment" in err.message
+    assert "assign(" in err.hint
+
+
+def test_tile_larger_than_tensor(dsl_error):
+    err = dsl_error("""
+        t = tile(X, (64, 64), (0, 0))
+        u = tile(X, (64, 256), (0, 0))
+    """, params='X: Tensor[128, 128, fp32]')
+    assert (err.body_line, err.loc.col) == (2, 17)   # points at the box argument
+    assert "larger than X (128, 128) in dimension 1 (256 > 128)" in err.message
+    assert "at most the tensor's extent" in err.hint
+
+
+def test_symbolic_tensor_tile_is_not_flagged(compile_body):
+    compile_body("t = tile(A, (4096, 64), (0, 0))")
+
+
+def test_wrong_shapes_wgmma_k(dsl_error):
+    err = dsl_error("""
+        a_s = smem(bf16, (64, 64))
+        b_s = smem(bf16, (256, 32))
+        acc = fragment(fp32, (64, 256), "wgmma_acc_m64n256")
+        wgmma(acc, a_s[0], b_s[0])
+    """)
+    assert err.body_line == 4 and "wrong shapes: a is 64x64, b is 256x32" in err.message
+    assert "same BK" in err.hint
+
+
+def test_wrong_shapes_store(dsl_error):
+    err = dsl_error("""
+        x = load(tile(C, (64, 64), (0, 0)), "blocked")
+        store(tile(C, (64, 128), (0, 0)), x)
+    """)
+    assert err.body_line == 2 and "shape mismatch: dst is (64, 128), src is (64, 64)" in err.message
+
+
+def test_wrong_shapes_elementwise(dsl_error):
+    err = dsl_error("""
+        x = load(tile(C, (64, 64), (0, 0)), "blocked")
+        y = load(tile(C, (64, 32), (0, 0)), "blocked")
+        z = x + y
+    """)
+    assert err.body_line == 3 and "wrong shapes for add" in err.message
+
+
+def test_barrier_waited_but_never_armed(dsl_error):
+    err = dsl_error("""
+        full = mbarrier(2)
+        with elect_one("block"):
+            mbarrier_init(full[0], 1)
+        for k in range(8):
+            wait(full[k % 2], (k // 2) & 1)
+    """)
+    assert (err.loc.file, err.body_line, err.loc.col) == ("kern.py", 5, 9)
+    assert "barrier full is waited on but never armed" in err.message
+    assert "arrive on full[s]" in err.hint
+
+
+def test_barrier_armed_by_tma_is_fine(compile_body):
+    compile_body("""
+        full = mbarrier(1)
+        a_s = smem(bf16, (64, 64))
+        with elect_one("block"):
+            mbarrier_init(full[0], 1)
+        expect_tx(full[0], nbytes(a_s[0]))
+        tma_load(a_s[0], tile(A, (64, 64), (0, 0)), full[0])
+        wait(full[0], 0)
+    """)
+
+
+def test_barrier_never_initialised(dsl_error):
+    err = dsl_error("""
+        bar = mbarrier(1)
+        arrive(bar[0])
+        wait(bar[0], 0)
+    """)
+    assert err.body_line == 3 and "never initialised" in err.message
+
+
+def test_syntax_error_has_location():
+    with pytest.raises(DSLError) as info:
+        parse_source("x = (\n", "bad.py")
+    assert info.value.loc.file == "bad.py" and "syntax error" in info.value.message
+
+
+def test_error_text_shows_source_line_and_caret(dsl_error):
+    err = dsl_error("y = tile(Q, (64, 64), (0, 0))")
+    text = str(err)
+    assert text.startswith("kern.py:5:14: error: unknown name 'Q'")
+    assert "    y = tile(Q, (64, 64), (0, 0))" in text
+    assert text.splitlines()[2].index("^") == 4 + 13
