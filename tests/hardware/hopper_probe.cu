@@ -427,6 +427,7 @@ int main(int argc, char** argv) {
   j.raw("{");
   probe_ss<8>(j);
   j.raw("},\n");
+  std::fprintf(stderr, "probe: wgmma SS accumulators done\n");
 
   j.key("wgmma_rs_bf16");
   j.raw("{\"t_plus_1\": ");
@@ -451,6 +452,7 @@ int main(int argc, char** argv) {
   j.list(run_into<float>(128 * 16, kGlobalPoison,
                          [](float* d) { wgmma_rs_e4m3_kernel<<<1, 128>>>(d, 3); }), 16);
   j.raw("],\n");
+  std::fprintf(stderr, "probe: wgmma RS bf16 and e4m3 done\n");
 
   j.key("ldmatrix");
   j.raw("{");
@@ -471,6 +473,7 @@ int main(int argc, char** argv) {
   probe_stsm<2, true>(j, "x2_trans", false);
   probe_stsm<4, true>(j, "x4_trans", true);
   j.raw("},\n");
+  std::fprintf(stderr, "probe: ldmatrix and stmatrix done\n");
 
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found;

@@ -21,7 +21,17 @@ def _shuffled(items, rng):
     return items
 
 
+_FAKES = {}
+
+
 def fake_raw(seed=0):
+    """A fresh copy of a raw dump made from random (thread, v) <-> element maps."""
+    if seed not in _FAKES:
+        _FAKES[seed] = _make_fake_raw(seed)
+    return copy.deepcopy(_FAKES[seed])
+
+
+def _make_fake_raw(seed):
     """A raw dump as the probe would write it for random (thread, v) <-> element maps."""
     rng = random.Random(seed)
     truth = {"acc": {}, "lds": {}, "sts": {}, "tma": {}}
