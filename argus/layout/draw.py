@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Iterable
 from xml.sax.saxutils import escape, quoteattr
 
+from .int_tuple import product
+from .notation import format_layout
+
 HIGHLIGHT_COLOUR = "#e00000"
 UNOWNED_COLOUR = "#eeeeee"
 SUFFIXES = (".svg", ".png")
@@ -150,7 +153,10 @@ def tv_grid(tv, highlight_cells: Iterable[tuple[int, int]] = (),
     n_threads = len({int(t) for t in threads.flat if t >= 0})
     n_values = int(values.max()) + 1 if values.size else 0
     default = f"{tv.name}: {rows}x{cols} tile, {n_threads} threads x {n_values} values"
-    notes = () if highlight_thread is None else (f"outlined: thread {highlight_thread}",)
+    notes = ()
+    if highlight_thread is not None:
+        warp, lane = divmod(highlight_thread, 32)
+        notes = (f"outlined: thread {highlight_thread} (warp {warp}, lane {lane})",)
     return Grid(rows, cols, tuple(cells), title or default, notes, frozenset(marked))
 
 
@@ -161,8 +167,6 @@ def layout_grid(layout, title: str | None = None,
     Because a flat index is colexicographic, i + M*j is exactly coordinate (i, j) of the
     (mode 0, rest) view, whatever the nesting of the modes.
     """
-    from argus.layout.int_tuple import product  # the algebra's own size rule
-
     shape = layout.shape
     modes = shape if isinstance(shape, tuple) else (shape,)
     size = int(layout.size())
@@ -185,7 +189,6 @@ def layout_grid(layout, title: str | None = None,
             cells.append(Cell(i, j, str(value), value_colour(value),
                               (("data-value", str(value)),)))
     if title is None:
-        from argus.layout.notation import format_layout
         title = format_layout(layout)
     marked = frozenset(_checked_cells(highlight_cells, rows, cols))
     return Grid(rows, cols, tuple(cells), title, notes, marked)
