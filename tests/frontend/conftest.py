@@ -35,8 +35,9 @@ def body_ops():
     def run(body, params=PARAMS, block=384):
         kernel = parse_source(source(body, params, block), FILE)["k"]
         lines = format_kernel(kernel).splitlines()[1:-1]
-        return [l.strip() for l in lines if not l.strip().startswith(
-            ("symbols", "const", "launch", "role ", "schedule tiles"))]
+        header = ("symbols ", "const ", "launch ", "schedule tiles=")
+        return [l.strip() for l in lines if not l.strip().startswith(header)
+                and not (l.strip().startswith("role ") and " warpgroups=(" in l.split("{")[0])]
     return run
 
 
