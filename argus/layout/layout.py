@@ -249,8 +249,28 @@ def composition(a: Layout, b) -> Layout:
     _require_static(a, "composition")
     _require_static(b, "composition")
     if it.is_tuple(b.shape):
+        _check_modes_disjoint(a, b)
         return make_layout(*(composition(a, mode) for mode in b.modes()))
     return _compose_leaf(a, b.shape, b.stride, b)
+
+
+def _check_modes_disjoint(a: Layout, b: Layout):
+    """A o B is built mode by mode of B, which is exact only if A adds up across B's modes.
+
+    It does when B's (non-broadcast) modes cover disjoint stride ranges, or when all of
+    B's image lies where A is linear (A's first coalesced mode, or A has only one mode).
+    """
+    pairs = _flat_pairs(coalesce(a))
+    if len(pairs) == 1 or b.cosize() <= pairs[0][0]:
+        return
+    modes = sorted((d, s, k) for k, (s, d) in enumerate(_flat_pairs(b)) if s != 1 and d != 0)
+    for (d0, s0, k0), (d1, s1, k1) in zip(modes, modes[1:]):
+        if d1 < d0 * s0:
+            raise LayoutError(
+                f"composition {a} o {b}: leaf modes {k0} ({s0}:{d0}) and {k1} ({s1}:{d1}) of B "
+                f"overlap (the first spans strides up to {d0 * s0} > {d1}), so A may carry "
+                "between them and A o B is not A composed mode by mode; use a B whose modes "
+                "cover disjoint stride ranges")
 
 
 def _compose_leaf(a: Layout, size: int, stride: int, b: Layout) -> Layout:
