@@ -64,6 +64,7 @@ def run_isolated(job: dict, *, timeout_s: float = 300.0, startup_timeout_s: floa
     except BrokenPipeError:
         pass
     deadline, phase, buffer, result = started + startup_timeout_s, "starting", b"", None
+    ready_at = None
     with os.fdopen(read_fd, "rb", buffering=0) as pipe:
         while result is None:
             left = deadline - time.monotonic()
@@ -72,7 +73,8 @@ def run_isolated(job: dict, *, timeout_s: float = 300.0, startup_timeout_s: floa
                 return {"status": "timeout", "phase": phase,
                         "reasons": [f"no result within {timeout_s if phase == 'ready' else startup_timeout_s:g} s "
                                     f"({'running' if phase == 'ready' else 'starting'}); the child was killed"],
-                        "stderr_tail": _tail(err_path), "wall_s": time.monotonic() - started}
+                        "stderr_tail": _tail(err_path), "wall_s": time.monotonic() - started,
+                        "since_ready_s": None if ready_at is None else time.monotonic() - ready_at}
             ready, _, _ = select.select([pipe], [], [], min(left, 0.5))
             if not ready:
                 continue
@@ -87,7 +89,8 @@ def run_isolated(job: dict, *, timeout_s: float = 300.0, startup_timeout_s: floa
                 except json.JSONDecodeError:
                     continue
                 if message.get("phase") == "ready" and phase == "starting":
-                    phase, deadline = "ready", time.monotonic() + timeout_s
+                    phase, ready_at = "ready", time.monotonic()
+                    deadline = ready_at + timeout_s
                 elif message.get("phase") == "result":
                     result = message.get("result")
     try:
