@@ -49,7 +49,8 @@ class _Substitute(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
             ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-                   ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b}
+                   ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
+                   ast.Div: lambda a, b: a / b}
             if type(node.op) in ops:
                 return ast.Constant(ops[type(node.op)](node.left.value, node.right.value))
         return node

@@ -385,10 +385,10 @@ class KernelVisitor:
         x, y = self.expr(node.left), self.expr(node.right)
         frag = any(isinstance(v, Value) and isinstance(v.type, FragmentType) for v in (x, y))
         if frag:
-            ops = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul"}
+            ops = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
             if type(node.op) not in ops:
                 raise self.error(node, f"operator {type(node.op).__name__} is not defined on "
-                                 "fragments", "fragments support + - *, maximum, exp2, cast")
+                                 "fragments", "fragments support + - * /, maximum, exp2, cast")
             return elementwise(self, node, ops[type(node.op)], x, y)
         if isinstance(node.op, ast.Div):
             if isinstance(x, (int, float)) and isinstance(y, (int, float)) and y:

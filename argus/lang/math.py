@@ -1,5 +1,5 @@
 """Elementwise math, reductions, scans, layout conversion, coordinate intrinsics.
-Python operators + - * on fragments are elementwise add, sub, mul."""
+Python operators + - * / on fragments are elementwise add, sub, mul, div."""
 
 from ._stub import surface
 

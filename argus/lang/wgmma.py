@@ -9,10 +9,10 @@ def wgmma_fence():
 
 
 @surface
-def wgmma(acc, a, b):
+def wgmma(acc, a, b, b_major="k"):
     """acc[m, n] += sum_k a[m, k] * b[n, k]. a: smem tile or register fragment (64 x K),
-    b: smem tile (N x K, K-major), acc: fp32 fragment (64 x N) with the accumulator layout.
-    Contract: A.k == B.k."""
+    b: smem tile, N x K when b_major="k" (K-major), K x N when b_major="mn" (e.g. V in
+    P @ V); acc: fp32 fragment (64 x N) with the accumulator layout. Contract: A.k == B.k."""
 
 
 @surface

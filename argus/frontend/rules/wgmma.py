@@ -17,12 +17,18 @@ def wgmma(fx, a: Args):
     for name, x in (("a", A), ("b", B)):
         if len(x.type.shape) != 2:
             a.fail(name, f"operand {name} must be 2-D, got shape {x.type.shape}")
+    major = a.static_str("b_major", ("k", "mn"))
     (m, ka), (n, kb) = A.type.shape, B.type.shape
+    if major == "mn":
+        kb, n = n, kb
+        if B.type.dtype.bits != 16:
+            a.fail("b_major", f"an MN-major b needs 16-bit operands, got {B.type.dtype}")
     if m != 64:
         a.fail("a", f"operand a has {m} rows; one wgmma covers 64 rows (m64)",
                "tile a by warpgroup: tile(a_s[s], (64, BK), (wg, 0))")
     if ka != kb:
-        a.fail("b", f"wrong shapes: a is {m}x{ka}, b is {n}x{kb}; their K differ",
+        b_text = f"{n}x{kb}" if major == "k" else f"{kb}x{n} (MN-major)"
+        a.fail("b", f"wrong shapes: a is {m}x{ka}, b is {b_text}; their K differ",
                "a is M x K and b is N x K (K-major); tile both with the same BK")
     if acc.type.shape != (m, n):
         a.fail("acc", f"wrong shapes: accumulator is {acc.type.shape}, a x b^T is ({m}, {n})",
@@ -42,7 +48,8 @@ def wgmma(fx, a: Args):
     if isinstance(A.type, FragmentType) and not A.type.layout.startswith("wgmma_a_rs"):
         a.fail("a", f"a register operand a needs a wgmma_a_rs_* layout, got {A.type.layout}",
                "convert_layout(p, \"wgmma_a_rs_16bit\")")
-    return fx.emit("wgmma.mma", (acc, A, B), a.call, attrs={"m": m, "n": n, "k": ka})
+    return fx.emit("wgmma.mma", (acc, A, B), a.call, attrs={"m": m, "n": n, "k": ka,
+                                                                "b_major": major})
 
 
 @rule("wgmma_fence")

@@ -2,7 +2,7 @@
 
 from .spec import FRAG, SCALAR, arg, op
 
-BINARY = ("add", "sub", "mul", "max", "min")
+BINARY = ("add", "sub", "mul", "div", "max", "min")
 UNARY = ("exp2", "neg")
 VAL = (*FRAG, *SCALAR)
 

@@ -11,7 +11,7 @@ SPECS = [
        regions=1, region_args=1),
     op("if", "structure", arg("cond", *SCALAR), regions=2),
     op("role", "structure", regions=1, doc="attrs: name, warpgroups, regs"),
-    op("elect_one", "structure", regions=1, doc="the body runs on one thread of the warp"),
+    op("elect_one", "structure", regions=1, doc="the body runs on one thread per attrs.scope (block|warpgroup|warp)"),
     op("schedule", "structure", arg("extents", *SCALAR, variadic=True), regions=1,
        region_args=-1, doc="region args: local iteration, then one coordinate per extent; "
        "attrs: order, group"),
