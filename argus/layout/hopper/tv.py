@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import symbolic as sym
+from ..int_tuple import flatten
 from ..layout import Layout, LayoutError
 
 
@@ -51,14 +52,29 @@ class TVLayout:
         rows = self.tile[0]
         return sym.umod(idx, rows), sym.udiv(idx, rows)
 
+    def index_table(self) -> np.ndarray:
+        """index[t, v] for every thread and value: the same shape:stride sum, on numpy arrays."""
+        flat = np.arange(self.threads * self.values, dtype=np.int64)
+        index = np.zeros_like(flat)
+        for extent, stride in zip(flatten(self.layout.shape), flatten(self.layout.stride)):
+            index += (flat % extent) * stride  # colexicographic: first mode fastest
+            flat //= extent
+        return index.reshape(self.values, self.threads).T
+
+    def coord_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """(row[t, v], col[t, v]) for every thread and value."""
+        index = self.index_table()
+        return index % self.tile[0], index // self.tile[0]
+
     def owner_table(self) -> tuple[np.ndarray, np.ndarray]:
         """(thread[M,N], value[M,N]); raises unless every element has exactly one owner."""
         rows, cols = self.tile
         thread = np.full((rows, cols), -1, dtype=np.int64)
         value = np.full((rows, cols), -1, dtype=np.int64)
+        row_of, col_of = self.coord_table()
         for t in range(self.threads):
             for v in range(self.values):
-                m, n = self.coord(t, v)
+                m, n = int(row_of[t, v]), int(col_of[t, v])
                 if not (0 <= m < rows and 0 <= n < cols):
                     raise TVLayoutError(f"{self.name}: T{t} V{v} -> ({m}, {n}) falls outside "
                                         f"the {rows}x{cols} tile")

@@ -65,15 +65,14 @@ def accumulator_slice_is_register_a(element_bytes: int, n: int = 256) -> bool:
     k = a.tile[1]
     if n % k:
         raise TVLayoutError(f"N={n} is not a multiple of the A operand's K={k}")
-    acc = wgmma_accumulator(n)
-    acc_coords = {}
-    for t in range(acc.threads):
-        for v in range(acc.values):
-            row, col = acc.coord(t, v)
-            acc_coords.setdefault((t, col // k), []).append((row, col % k))
-    for t in range(a.threads):
-        mine = [a.coord(t, v) for v in range(a.values)]
-        for j in range(n // k):
-            if acc_coords[(t, j)] != mine:
+    acc_rows, acc_cols = wgmma_accumulator(n).coord_table()
+    a_rows, a_cols = a.coord_table()
+    blocks = n // k
+    # registers of thread t in column block j, in register order, as (row, col - j*K)
+    for j in range(blocks):
+        in_block = (acc_cols // k) == j
+        for t in range(a.threads):
+            rows, cols = acc_rows[t][in_block[t]], acc_cols[t][in_block[t]] - j * k
+            if len(rows) != a.values or (rows != a_rows[t]).any() or (cols != a_cols[t]).any():
                 return False
     return True

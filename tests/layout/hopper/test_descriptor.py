@@ -78,7 +78,10 @@ def test_advance_k_needs_its_operand():
 def test_hardware_read_equals_layout_for_every_element_and_k_slice(eb, major, sw):
     """The address wgmma reads through the descriptor == the operand layout's address."""
     kk = instruction_k(eb)
-    op = smem_operand(128, 4 * (128 // eb), eb, major, sw, base=0x8000)
+    # K-major: two 8-row groups (SBO) and two 128-byte spans of k (crosses SW128 atoms);
+    # MN-major: two 128-byte spans of mn (LBO between atoms) and two k16 slices
+    mn, k = (16, 256 // eb) if major == "K" else (128, 32)
+    op = smem_operand(mn, k, eb, major, sw, base=0x8000)
     desc, k0 = descriptor_for(op), 0
     while True:
         reads = read_layout(MatrixDescriptor.decode(desc.encode()), eb, major, op.mn)

@@ -1,7 +1,7 @@
 import pytest
 
 from argus.layout import Layout
-from argus.layout.hopper import TVLayout, TVLayoutError
+from argus.layout.hopper import TVLayout, TVLayoutError, atom_names, get_atom
 
 
 def test_owner_table_names_a_doubly_held_element():
@@ -26,3 +26,13 @@ def test_owner_table_names_an_unowned_element():
 def test_declared_sizes_must_match_the_layout():
     with pytest.raises(TVLayoutError, match="declared"):
         TVLayout("bad", Layout((4, 2)), (4, 2), 8, 1)
+
+
+@pytest.mark.parametrize("name", [n for n in atom_names() if not n.startswith("wgmma_acc")]
+                         + ["wgmma_acc_m64n8", "wgmma_acc_m64n40"])
+def test_coord_table_agrees_with_coord(name):
+    atom = get_atom(name)
+    rows, cols = atom.coord_table()
+    for t in range(atom.threads):
+        for v in range(atom.values):
+            assert atom.coord(t, v) == (rows[t, v], cols[t, v])
