@@ -20,7 +20,7 @@ def test_wgmma_from_smem(body_ops):
         "%3 = smem.stage %a_s, 0 : stile<bf16>[128, 64, swizzle=128B] of a_s",
         "%4 = smem.tile %3, 1, 0 {box=(64, 64)} : stile<bf16>[64, 64, swizzle=128B] of a_s",
         "%5 = smem.stage %b_s, 0 : stile<bf16>[256, 64, swizzle=128B] of b_s",
-        "wgmma.mma %acc, %4, %5 {k=64, m=64, n=256}",
+        "wgmma.mma %acc, %4, %5 {b_major=k, k=64, m=64, n=256}",
         "wgmma.commit",
         "wgmma.wait {pending=1}",
     ]
@@ -33,7 +33,7 @@ def test_wgmma_from_registers(body_ops):
         acc = fragment(fp32, (64, 64), "wgmma_acc_m64n64")
         wgmma(acc, p, b_s[0])
     """)
-    assert ops[-1] == "wgmma.mma %acc, %p, %4 {k=64, m=64, n=64}"
+    assert ops[-1] == "wgmma.mma %acc, %p, %4 {b_major=k, k=64, m=64, n=64}"
 
 
 def test_wgmma_register_operand_needs_rs_layout(dsl_error):

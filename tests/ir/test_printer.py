@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
 
 
-@pytest.mark.parametrize("example,kernel", [("copy", "copy"), ("gemm", "gemm")])
+@pytest.mark.parametrize("example,kernel", [("copy", "copy"), ("gemm", "gemm"),
+                                            ("flash_attention", "flash_fwd")])
 def test_golden(example, kernel):
     text = format_kernel(parse_file(ROOT / "examples" / f"{example}.py")[kernel])
     golden = GOLDEN / f"{example}.ir"
