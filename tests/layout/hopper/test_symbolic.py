@@ -48,18 +48,3 @@ def test_the_proof_finds_a_collision_in_a_broken_accumulator():
     broken = TVLayout("broken", Layout((t_shape, v_shape), (t_stride, (64, 64, 512))),
                       good.tile, good.threads, good.values)  # row-8 register step lost
     assert _collision(broken) is not None
-
-
-@pytest.mark.parametrize("swizzle", ["none", "64B", "128B"])
-def test_smem_operand_and_tma_image_on_z3_terms(swizzle):
-    from argus.layout.hopper import TmaBox, smem_operand
-    op = smem_operand(16, 64, 2, "K", swizzle, base=2048)
-    image = TmaBox(2, (64, 16), (2, 128), (64, 16), swizzle, smem_address=2048).smem_image()
-    mn, k = sym_var("mn", 16), sym_var("k", 64)
-    op_term, image_term = op.byte_offset(mn, k), image((k, mn))
-    for m in range(16):
-        for kk in range(0, 64, 3):
-            subs = [(mn, z3.BitVecVal(m, mn.size())), (k, z3.BitVecVal(kk, k.size()))]
-            assert z3.simplify(z3.substitute(op_term, *subs)).as_long() == op.byte_offset(m, kk)
-            assert (z3.simplify(z3.substitute(image_term, *subs)).as_long()
-                    == image((kk, m)))
