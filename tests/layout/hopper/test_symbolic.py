@@ -48,3 +48,23 @@ def test_the_proof_finds_a_collision_in_a_broken_accumulator():
     broken = TVLayout("broken", Layout((t_shape, v_shape), (t_stride, (64, 64, 512))),
                       good.tile, good.threads, good.values)  # row-8 register step lost
     assert _collision(broken) is not None
+
+
+@pytest.mark.parametrize("swizzle", ["none", "64B", "128B"])
+def test_smem_operand_and_tma_image_on_z3_terms(swizzle):
+    from argus.layout.hopper import TmaBox, smem_operand
+    op = smem_operand(16, 64, 2, "K", swizzle, base=2048)
+    inner = 32 if swizzle == "64B" else 64
+    image = TmaBox(2, (inner, 16), (2, 2 * inner), (inner, 16), swizzle,
+                   smem_address=2048).smem_image()
+    mn, k = sym_var("mn", 16), sym_var("k", 64)
+    op_term = op.byte_offset(mn, k)
+    c0 = sym_var("c0", inner)
+    image_term = image((c0, mn))
+    for m in range(16):
+        for kk in range(0, 64, 3):
+            subs = [(mn, z3.BitVecVal(m, mn.size())), (k, z3.BitVecVal(kk, k.size())),
+                    (c0, z3.BitVecVal(kk % inner, c0.size()))]
+            assert z3.simplify(z3.substitute(op_term, *subs)).as_long() == op.byte_offset(m, kk)
+            assert (z3.simplify(z3.substitute(image_term, *subs)).as_long()
+                    == image((kk % inner, m)))
