@@ -240,3 +240,32 @@ def test_evaluate_catches_a_pointer_keyed_cache_without_timing(fp32_problem):
     out = evaluate(fp32_problem, by_pointer, checks=2)
     assert out["status"] == "incorrect"
     assert not all(c["passed"] for c in out["checks"])
+
+
+def test_transposed_b_layout_and_half_precision_problems(bf16_problem):
+    from argus.bench.problems import matmul
+    nk = matmul(40, 24, 32, "bfloat16", b_layout="nk")
+    a, b = nk.make_inputs(Sampler(0))
+    assert b.shape == (24, 32)
+
+    def honest_nk(inputs, outputs):
+        torch.matmul(inputs[0], inputs[1].t(), out=outputs[0])
+
+    def forgot_the_transpose(inputs, outputs):  # reads N x K memory as if it were K x N
+        torch.matmul(inputs[0], inputs[1].reshape(32, 24), out=outputs[0])
+
+    assert all(r.passed for r in run_checks(nk, honest_nk, nk.peer, count=2))
+    assert not any(r.passed for r in run_checks(nk, forgot_the_transpose, nk.peer, count=2))
+    fp16 = matmul(16, 16, 4096, "float16")
+    reports = run_checks(fp16, fp16.peer, fp16.peer, count=2)  # wide inputs must not overflow
+    assert all(r.passed for r in reports), _reasons(reports)
+
+
+def test_bad_problem_arguments_are_clear_errors():
+    from argus.bench.problems import matmul
+    with pytest.raises(ValueError, match="b_layout"):
+        matmul(4, 4, 4, b_layout="tn")
+    with pytest.raises(ValueError, match="dtype"):
+        matmul(4, 4, 4, dtype="float8")
+    with pytest.raises(ValueError, match="positive"):
+        matmul(0, 4, 4)
