@@ -106,3 +106,11 @@ def test_register_a_rejects_tf32():
 def test_coord_rejects_out_of_range():
     with pytest.raises(TVLayoutError, match="outside"):
         wgmma_accumulator(8).coord(128, 0)
+
+
+def test_register_a_8bit_equals_pycute_cute_form():
+    """CuTe's register-source layout for 8-bit A (GMMA ALayout_64x32), evaluated by pycute."""
+    pycute = pytest.importorskip("pycute")
+    ref = pycute.Layout(((4, 8, 4), (4, 2, 2)), ((256, 1, 16), (64, 8, 1024)))
+    index = wgmma_a_registers(1).index_table()
+    assert all(index[t, v] == ref((t, v)) for t in range(128) for v in range(16))
