@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from argus.ir.nodes import Value
+from argus.ir.types import ScalarType
 from argus.ir import tagexpr as T
 
 OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
@@ -37,6 +38,12 @@ class PredicateTranslator:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             return node.func.id
         return None
+
+    def predicate(self, node: ast.AST) -> T.TagExpr:
+        if not isinstance(node, (ast.Compare, ast.BoolOp)):
+            raise self.fx.error(node, "tag_assert needs a comparison",
+                                "e.g. tag_assert(tag(out).row == coord(dst)[0])")
+        return self.translate(node)
 
     def translate(self, node: ast.AST) -> T.TagExpr:
         if isinstance(node, ast.BoolOp):
@@ -74,8 +81,11 @@ class PredicateTranslator:
             raise self.fx.error(node, f"use {self._call_name(node)}(x) with a field or index",
                                 "tag(x).row, coord(x)[0]")
         value = self.fx.expr(node)
-        if isinstance(value, bool) or not isinstance(value, (int, Value)):
-            raise self.fx.error(node, f"tag_assert cannot use {value!r}")
+        scalar = isinstance(value, Value) and isinstance(value.type, ScalarType)
+        if isinstance(value, bool) or not (isinstance(value, int) or scalar):
+            raise self.fx.error(node, f"tag_assert cannot use {ast.unparse(node)!r} here",
+                                "compare tag(x).field and coord(x)[axis] with integers "
+                                "and uniform scalars (loop variables, ids)")
         if isinstance(value, int):
             return T.Const(value)
         return T.ScalarRef(self._operand(value))

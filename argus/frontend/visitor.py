@@ -511,6 +511,6 @@ class KernelVisitor:
             raise self.error(node, "tag_assert takes one predicate",
                              "tag_assert(tag(out).row == coord(dst)[0])")
         tr = PredicateTranslator(self)
-        pred = tr.translate(node.args[0])
+        pred = tr.predicate(node.args[0])
         return self.emit("tag.assert", tuple(tr.operands), node,
                          attrs={"pred": pred, "text": ast.unparse(node.args[0])})
