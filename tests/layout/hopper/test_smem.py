@@ -10,7 +10,7 @@ MODES = ["none", "32B", "64B", "128B"]
 @pytest.mark.parametrize("swizzle", MODES)
 @pytest.mark.parametrize("element_bytes", [1, 2, 4])
 def test_k_major_matches_oracle(swizzle, element_bytes):
-    mn, k = 64, 256 // element_bytes
+    mn, k = 16, 256 // element_bytes  # two 8-row groups, k across atoms
     op = smem_operand(mn, k, element_bytes, "K", swizzle, base=3072)
     assert op.layout.unit == "byte"
     got = [op.byte_offset(m, kk) for m in range(mn) for kk in range(k)]
