@@ -204,9 +204,6 @@ class KernelVisitor:
             target, ast.Subscript) else "bind a plain name"
         raise self.error(target, f"cannot assign to {ast.unparse(target)!r}", hint)
 
-    def _region(self, args: tuple[Value, ...] = (), names: list[ast.Name] = ()) -> Block:
-        return Block([], tuple(args))
-
     def _body(self, block: Block, stmts, bindings: dict[str, Any] | None = None) -> Block:
         self.scopes.append(dict(bindings or {}))
         try:

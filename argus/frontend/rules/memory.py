@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from argus.ir.types import (INDEX, DType, FragmentType, GlobalTensorType, GlobalTileType,
+from argus.ir.types import (DType, FragmentType, GlobalTensorType, GlobalTileType,
                             IndexVectorType, SmemBufferType, SmemTileType)
 
 from . import layouts

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from argus.ir.types import INDEX, PRED, DType, ScalarType, SmemTileType
+from argus.ir.types import INDEX, PRED, SmemTileType
 from argus.ir.nodes import Value
 
 from .base import Args, describe, rule
