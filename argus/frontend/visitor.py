@@ -34,7 +34,7 @@ FOLD = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b
         "shr": lambda a, b: a >> b, "min": min, "max": max, "eq": lambda a, b: a == b,
         "ne": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
         "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
-SCHEDULE_ORDERS = ("row_major", "grouped", "swizzled")
+from argus.ir.schedule import ORDERS as SCHEDULE_ORDERS  # noqa: E402
 UNSUPPORTED_STMT = {
     ast.While: "use `for i in range(n)` with a compile-time or symbolic bound",
     ast.Try: "kernels cannot catch exceptions; state preconditions with assume(...)",
@@ -269,6 +269,9 @@ class KernelVisitor:
                     raise self.error(kw.value, f"group must be a positive int, got {group!r}")
             else:
                 raise self.error(kw, f"unknown schedule argument {kw.arg!r}", "order=, group=")
+        if order != "row_major" and len(extents) != 2:
+            raise self.error(it, f"a {order} schedule needs a 2-D tile grid, got "
+                             f"{len(extents)} extent(s)", "order=\"row_major\" for other ranks")
         if order == "row_major" and group != 1:
             raise self.error(it, "a row_major schedule has no group", "order=\"grouped\"")
         names = self._target_names(node.target, 1 + len(extents),

@@ -132,3 +132,8 @@ def test_tag_assert_and_add_tag(body_ops):
 def test_tag_outside_assert(dsl_error):
     err = dsl_error('x = load(tile(C, (64, 64), (0, 0)), "blocked")\nt = tag(x)')
     assert err.body_line == 2 and "inside tag_assert" in err.message
+
+
+def test_grouped_schedule_needs_2d(dsl_error):
+    err = dsl_error('for i, t in schedule(8, order="grouped", group=2):\n    pass')
+    assert err.body_line == 1 and "needs a 2-D tile grid" in err.message
