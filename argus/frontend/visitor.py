@@ -12,6 +12,7 @@ from typing import Any
 
 import argus.lang as lang
 from argus.ir.nodes import Block, Kernel, Launch, Loc, Role, Schedule, Value
+from argus.ir.schedule import ORDERS as SCHEDULE_ORDERS
 from argus.ir.types import (DTYPES, INDEX, PRED, BarrierArrayType, BarrierType, FragmentType,
                             ScalarType, SmemBufferType, SmemTileType)
 
@@ -34,7 +35,6 @@ FOLD = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b
         "shr": lambda a, b: a >> b, "min": min, "max": max, "eq": lambda a, b: a == b,
         "ne": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
         "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
-from argus.ir.schedule import ORDERS as SCHEDULE_ORDERS  # noqa: E402
 UNSUPPORTED_STMT = {
     ast.While: "use `for i in range(n)` with a compile-time or symbolic bound",
     ast.Try: "kernels cannot catch exceptions; state preconditions with assume(...)",
