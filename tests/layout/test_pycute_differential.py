@@ -18,7 +18,7 @@ from argus.layout import (Layout, LayoutError, Swizzle, coalesce, complement, co
                           zipped_product)
 from argus.layout.int_tuple import flatten
 
-from .test_layout_properties import (MIXED_EXTENTS, composable_pairs, divisible_pairs, image,
+from .test_layout_properties import (MIXED_EXTENTS, composable_pairs, divisible_pairs,
                                      injective_layouts, layouts)
 
 pc = pytest.importorskip("pycute", reason="pycute is not importable: install it with "
