@@ -222,9 +222,11 @@ class KernelVisitor:
             self._for_range(node, it)
         elif name == "schedule":
             self._for_schedule(node, it)
+        elif name == "pipeline":
+            self._for_pipeline(node, it)
         else:
             raise self.error(it, f"cannot loop over {ast.unparse(it)!r}",
-                             "loop over range(...) or schedule(...)")
+                             "loop over range(...), schedule(...) or pipeline(...)")
 
     def _target_names(self, target: ast.expr, count: int, usage: str) -> list[ast.Name]:
         names = target.elts if isinstance(target, ast.Tuple) else [target]
@@ -251,6 +253,23 @@ class KernelVisitor:
         arg = self.b.fresh(var.id, INDEX)
         block = self._body(Block([], (arg,)), node.body, {var.id: arg})
         self.emit("for", (start, stop, step), node, regions=(block,))
+
+    def _for_pipeline(self, node: ast.For, it: ast.Call) -> None:
+        """Expands to `for k in range(n)` with g = start + k, s = g % S, phase = (g // S) & 1."""
+        a = Args(self, it, "pipeline", self.bind_call(it, "pipeline"))
+        n, start = a.scalar("n"), a.scalar("start")
+        stages = a.static_int("stages", minimum=1)
+        k, s, phase = self._target_names(node.target, 3,
+                                         "for k, s, phase in pipeline(KT, stages=S):")
+        arg = self.b.fresh(k.id, INDEX)
+        block = Block([], (arg,))
+        with self.b.region(block):
+            g = self.binop("add", start, arg, it) if start != 0 else arg
+            stage = self.b.rename(self.binop("mod", g, stages, it), s.id)
+            parity = self.b.rename(self.binop("and", self.binop("floordiv", g, stages, it), 1,
+                                              it), phase.id)
+        self._body(block, node.body, {k.id: arg, s.id: stage, phase.id: parity})
+        self.emit("for", (0, n, 1), node, regions=(block,))
 
     def _for_schedule(self, node: ast.For, it: ast.Call) -> None:
         extents = [self.expr(a) for a in it.args]

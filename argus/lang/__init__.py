@@ -8,8 +8,8 @@ from .math import (cast, col_of, convert_layout, exp2, maximum, minimum, prefix_
                    row_of, row_sum, select)
 from .memory import (assign, atomic_add, fragment, gather, gather_tma, load, load_indices,
                      scatter, smem, store, tile)
-from .structure import (assume, block_id, cdiv, cluster_rank, elect_one, nbytes, role,
-                        schedule, warpgroup_index)
+from .structure import (assume, block_id, cdiv, cluster_rank, elect_one, nbytes, pipeline,
+                        role, schedule, warpgroup_index)
 from .sync import cluster_sync, fence_mbarrier_init, fence_proxy_async, named_barrier, sync_block
 from .tags import add_tag, coord, tag, tag_assert
 from .tma import tma_load, tma_store, tma_store_commit, tma_store_wait

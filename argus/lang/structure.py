@@ -38,6 +38,14 @@ def schedule(*extents, order="row_major", group=1):
 
 
 @surface
+def pipeline(n, stages, start=0):
+    """`for k, s, phase in pipeline(KT, stages=S, start=i * KT):` k runs over range(n);
+    with g = start + k, the stage is s = g % stages and the parity phase = (g // stages) & 1.
+    A convenience: it expands to the same IR as writing those lines by hand, and is
+    verified like them."""
+
+
+@surface
 def assume(cond):
     """A precondition of the launch (e.g. K % BK == 0); checked on the host, used by the
     verifier."""

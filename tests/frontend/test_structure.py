@@ -137,3 +137,29 @@ def test_tag_outside_assert(dsl_error):
 def test_grouped_schedule_needs_2d(dsl_error):
     err = dsl_error('for i, t in schedule(8, order="grouped", group=2):\n    pass')
     assert err.body_line == 1 and "needs a 2-D tile grid" in err.message
+
+
+def test_pipeline_helper_expands_to_stage_and_phase(body_ops):
+    ops = body_ops("""
+        for i in range(3):
+            for k, s, ph in pipeline(K // 64, stages=4, start=i * 7):
+                named_barrier(1, 128)
+    """)
+    assert ops == [
+        "for 0, 3, 1 (%i: index) {",
+        "%0 = arith.floordiv %K, 64 : index",
+        "%1 = arith.mul %i, 7 : index",
+        "for 0, %0, 1 (%k: index) {",
+        "%2 = arith.add %1, %k : index",
+        "%s = arith.mod %2, 4 : index",
+        "%4 = arith.floordiv %2, 4 : index",
+        "%ph = arith.and %4, 1 : index",
+        "barrier.named {id=1, threads=128}",
+        "}",
+        "}",
+    ]
+
+
+def test_pipeline_binds_three_names(dsl_error):
+    err = dsl_error("for k, s in pipeline(8, stages=2):\n    pass")
+    assert "binds 3 name(s)" in err.message

@@ -63,5 +63,6 @@ def _context_only(name: str, usage: str):
 _context_only("role", 'with role("producer", warpgroups=(0,), regs=40):')
 _context_only("elect_one", "with elect_one():")
 _context_only("schedule", "for i, tm, tn in schedule(M // BM, N // BN, order=...):")
+_context_only("pipeline", "for k, s, phase in pipeline(KT, stages=S, start=i * KT):")
 _context_only("tag", "tag(x).field inside tag_assert(...)")
 _context_only("coord", "coord(x)[axis] inside tag_assert(...)")
