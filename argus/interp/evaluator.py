@@ -1,0 +1,202 @@
+"""The IR evaluator: runs a kernel's IR on the machine model, block by block.
+
+Each block of the grid gets its own `Machine` (blocks share only global memory, and
+clusters of one block are all the examples use). Every warpgroup of the block is one
+agent: it walks the kernel body, enters a `role` region only when it is one of the role's
+warpgroups, and yields the machine instructions the op rules produce. Shared-memory
+buffers and mbarriers are created once per block before the agents start. How each
+opcode runs is in `argus.interp.ops.<family>`; this module only walks regions.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from argus.ir.nodes import Block, Kernel, Op, Value
+from argus.ir.types import GlobalTensorType
+
+from .errors import InterpretError
+from .exprs import eval_extent
+from .machine import GlobalTensor, Machine, RunResult
+from .ops import RULES
+from .values import machine_dtype
+
+WARPGROUP = 128
+
+
+@dataclass
+class BlockState:
+    """What the agents of one block share: the machine, tensors, buffers and barriers."""
+    kernel: Kernel
+    machine: Machine
+    tensors: dict[str, GlobalTensor]
+    symbols: dict[str, int]
+    block_index: int
+    grid: tuple[int, ...]
+    threads: int
+    allocs: dict[int, Any] = field(default_factory=dict)   # id(op) -> buffer / barriers
+
+    @property
+    def num_blocks(self) -> int:
+        return int(np.prod(self.grid))
+
+    def block_id(self, axis: str) -> int:
+        rest = self.block_index
+        for name, extent in zip("xyz", self.grid):
+            if name == axis:
+                return rest % extent
+            rest //= extent
+        return 0
+
+
+class Agent:
+    """One warpgroup walking the kernel body; `env` maps SSA values to Python objects."""
+
+    def __init__(self, block: BlockState, warpgroup: int):
+        self.block = block
+        self.warpgroup = warpgroup
+        self.name = f"wg{warpgroup}"
+        self.role_index: int | None = None  # warpgroup_index inside the current role
+        self.env: dict[Value, Any] = {}
+
+    @property
+    def machine(self) -> Machine:
+        return self.block.machine
+
+    def value(self, operand):
+        if isinstance(operand, Value):
+            try:
+                return self.env[operand]
+            except KeyError:
+                raise InterpretError(f"value %{operand.name} used before it is defined") from None
+        return operand
+
+    def run_block(self, block: Block, bindings=()):
+        for arg, val in zip(block.args, bindings):
+            self.env[arg] = val
+        for op in block.ops:
+            yield from self.run_op(op)
+
+    def run_op(self, op: Op):
+        rule = RULES.get(op.opcode)
+        if rule is None:
+            raise InterpretError(f"{op.loc}: the interpreter has no rule for {op.opcode!r}")
+        args = [self.value(o) for o in op.operands]
+        try:
+            out = yield from rule(self, op, args)
+        except InterpretError:
+            raise
+        except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as e:
+            raise InterpretError(f"{op.loc}: {op.opcode}: {e}") from e
+        if op.results:
+            outs = out if len(op.results) > 1 else (out,)
+            for res, val in zip(op.results, outs):
+                self.env[res] = val
+
+
+@dataclass
+class InterpretResult:
+    """Final global tensors (decoded to fp32/int32 values) and each block's machine run."""
+    outputs: dict[str, np.ndarray]
+    runs: dict[int, RunResult]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.runs.values())
+
+    def failures(self) -> list[str]:
+        return [f"block {b}: {r}" for b, r in self.runs.items() if not r.ok]
+
+
+def bind_symbols(kernel: Kernel, inputs: dict[str, np.ndarray]) -> dict[str, int]:
+    """Shape symbols from the input arrays' shapes; a conflict names both tensors."""
+    symbols: dict[str, int] = {}
+    where: dict[str, str] = {}
+    for p in kernel.params:
+        if not isinstance(p.type, GlobalTensorType):
+            continue
+        shape = np.shape(inputs[p.name])
+        if len(shape) != len(p.type.shape):
+            raise InterpretError(f"input {p.name} has rank {len(shape)}, the kernel declares "
+                                 f"{p.name}{list(p.type.shape)}; pass an array of that rank")
+        for dim, n in zip(p.type.shape, shape):
+            if isinstance(dim, int):
+                if dim != n:
+                    raise InterpretError(f"input {p.name} has extent {n} where the kernel "
+                                         f"declares {dim}; pass shape {p.type.shape}")
+            elif dim in symbols and symbols[dim] != n:
+                raise InterpretError(f"symbol {dim} is {symbols[dim]} from {where[dim]} but "
+                                     f"{n} from {p.name}; make the shapes agree")
+            else:
+                symbols[dim], where[dim] = n, p.name
+    return symbols
+
+
+def _tensors(kernel: Kernel, inputs) -> dict[str, GlobalTensor]:
+    names = [p.name for p in kernel.params if isinstance(p.type, GlobalTensorType)]
+    missing = [n for n in names if n not in inputs]
+    if missing:
+        raise InterpretError(f"missing inputs {missing} for kernel {kernel.name}; pass every "
+                             f"tensor parameter (outputs too: they are written in place)")
+    extra = sorted(set(inputs) - set(names))
+    if extra:
+        raise InterpretError(f"unknown inputs {extra}; kernel {kernel.name} takes {names}")
+    return {p.name: GlobalTensor.from_values(p.name, inputs[p.name], machine_dtype(p.type.dtype))
+            for p in kernel.params if isinstance(p.type, GlobalTensorType)}
+
+
+def _allocate(state: BlockState) -> None:
+    """Create every smem buffer and mbarrier array of the kernel (uninitialised barriers)."""
+    m = state.machine
+    for op in state.kernel.walk():
+        if op.opcode == "smem.alloc":
+            a = op.attrs
+            state.allocs[id(op)] = m.smem.alloc(op.result.name, machine_dtype(a["dtype"]),
+                                                tuple(a["shape"]), stages=a["stages"])
+        elif op.opcode == "mbarrier.alloc":
+            state.allocs[id(op)] = m.mbarriers(op.result.name, op.attrs["count"])
+
+
+def interpret(kernel: Kernel, inputs: dict[str, np.ndarray], seed: int = 0,
+              blocks=None, **machine_options) -> InterpretResult:
+    """Run `kernel` on `inputs` (every tensor parameter, by name); `blocks` bounds the grid
+    to those linear block indices (default: all). Each block's machine seed derives from
+    `seed` and the block index, so one seed replays the whole launch."""
+    tensors = _tensors(kernel, inputs)
+    symbols = bind_symbols(kernel, inputs)
+    for op in kernel.assumptions:
+        pass  # checked when each agent reaches them (they may use values defined before)
+    grid = tuple(eval_extent(g, symbols, kernel.constants) for g in kernel.launch.grid)
+    total = int(np.prod(grid))
+    indices = range(total) if blocks is None else list(blocks)
+    threads = kernel.launch.block
+    if threads % WARPGROUP:
+        raise InterpretError(f"block={threads} is not a multiple of {WARPGROUP} threads; the "
+                             f"interpreter runs one agent per warpgroup")
+    runs: dict[int, RunResult] = {}
+    for b in indices:
+        if not 0 <= b < total:
+            raise InterpretError(f"block {b} is outside the grid of {total} blocks")
+        block_seed = zlib.crc32(f"{seed}:{b}".encode())
+        m = Machine(seed=block_seed, **machine_options)
+        state = BlockState(kernel, m, tensors, symbols, b, grid, threads)
+        _allocate(state)
+        for wg in range(threads // WARPGROUP):
+            agent = Agent(state, wg)
+            m.spawn(agent.name, _program(agent, kernel))
+        runs[b] = m.run()
+    outputs = {name: t.values() for name, t in tensors.items()}
+    return InterpretResult(outputs, runs)
+
+
+def _program(agent: Agent, kernel: Kernel):
+    for p in kernel.symbols:
+        agent.env[p] = agent.block.symbols[p.name]
+    for p in kernel.params:
+        if p.name in agent.block.tensors:
+            agent.env[p] = agent.block.tensors[p.name]
+    yield from agent.run_block(kernel.body)

@@ -1,0 +1,24 @@
+"""Interpreter rules, one module per op family: opcode -> rule(agent, op, args).
+
+A rule is a generator: it yields machine instructions (scheduling points) and returns
+the op's result. `KNOWN_MISSING` lists opcodes of the op table with no rule yet, so a
+test can fail when a new opcode appears without either.
+"""
+
+from __future__ import annotations
+
+from . import arith, math, matrix, mbarrier, memory, structure, sync, tag, tma, wgmma
+
+FAMILIES = (arith, structure, memory, mbarrier, tma, wgmma, matrix, sync, math, tag)
+
+RULES: dict = {}
+for _family in FAMILIES:
+    for _opcode, _rule in _family.RULES.items():
+        assert _opcode not in RULES, _opcode
+        RULES[_opcode] = _rule
+
+KNOWN_MISSING = frozenset({
+    "cluster_rank",                      # clusters of more than one block: not modelled
+    "indices.load", "gather.load", "gather.tma", "scatter.store", "atomic.add",
+    "scan.prefix_sum", "ldmatrix", "stmatrix", "barrier.cluster",
+})

@@ -1,0 +1,102 @@
+"""Elementwise math, casts, selects, compares, row reductions and coordinate intrinsics on
+fragments, computed in fp32 and rounded to the result's dtype (as registers hold it)."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from argus.ir.types import FragmentType
+
+from ..values import round_to
+from ._rule import pure, values
+
+_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+           "max": np.maximum, "min": np.minimum}
+_UNARY = {"exp2": np.exp2, "neg": np.negative}
+_CMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+        "eq": operator.eq, "ne": operator.ne}
+
+
+def _result(op, data):
+    t = op.result.type
+    if isinstance(t, FragmentType):
+        data = np.broadcast_to(np.asarray(data, dtype=np.float32), t.shape)
+        return round_to(data, t.dtype)
+    return data
+
+
+def _f32(x):
+    v = values(x)
+    return np.asarray(v, dtype=np.float32) if isinstance(v, np.ndarray) else np.float32(v)
+
+
+def _binary(fn):
+    @pure
+    def rule(agent, op, args):
+        with np.errstate(all="ignore"):
+            return _result(op, fn(_f32(args[0]), _f32(args[1])))
+    return rule
+
+
+def _unary(fn):
+    @pure
+    def rule(agent, op, args):
+        with np.errstate(all="ignore"):
+            return _result(op, fn(_f32(args[0])))
+    return rule
+
+
+@pure
+def _cast(agent, op, args):
+    return _result(op, _f32(args[0]))
+
+
+@pure
+def _select(agent, op, args):
+    cond, a, b = (values(x) for x in args)
+    return _result(op, np.where(np.asarray(cond, dtype=bool), a, b))
+
+
+@pure
+def _cmp(agent, op, args):
+    pred = op.attrs["pred"]
+    if pred not in _CMP:
+        raise ValueError(f"unknown comparison {pred!r}; one of {sorted(_CMP)}")
+    out = _CMP[pred](_f32(args[0]), _f32(args[1]))
+    t = op.result.type
+    return np.broadcast_to(out, t.shape).astype(np.float32) if isinstance(t, FragmentType) else out
+
+
+@pure
+def _reduce_row(agent, op, args):
+    x = _f32(args[0])
+    kind = op.attrs["kind"]
+    if kind == "max":
+        r = x.max(axis=-1)
+    elif kind == "sum":
+        r = x.sum(axis=-1, dtype=np.float32)
+    else:
+        raise ValueError(f"unknown row reduction {kind!r}; use max or sum")
+    t = op.result.type
+    return _result(op, r.reshape(t.shape) if isinstance(t, FragmentType) else r)
+
+
+@pure
+def _convert(agent, op, args):
+    # value mode: a layout conversion keeps every logical element where it is
+    return _result(op, _f32(args[0]))
+
+
+@pure
+def _coord(agent, op, args):
+    shape = np.shape(values(args[0]))
+    axis = int(op.attrs["axis"])
+    return _result(op, np.indices(shape)[axis].astype(np.float32))
+
+
+RULES = {f"math.{n}": _binary(f) for n, f in _BINARY.items()}
+RULES.update({f"math.{n}": _unary(f) for n, f in _UNARY.items()})
+RULES.update({"math.cast": _cast, "math.select": _select, "math.cmp": _cmp,
+              "reduce.row": _reduce_row, "frag.convert": _convert, "frag.coord": _coord})

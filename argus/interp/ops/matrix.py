@@ -1,0 +1,3 @@
+"""ldmatrix / stmatrix: no rules yet (listed in KNOWN_MISSING)."""
+
+RULES: dict = {}

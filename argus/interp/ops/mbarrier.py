@@ -1,0 +1,43 @@
+"""mbarrier ops as machine instructions (the PTX state machine lives in the machine)."""
+
+from __future__ import annotations
+
+from ..errors import InterpretError
+from ._rule import pure
+
+
+@pure
+def _alloc(agent, op, args):
+    return agent.block.allocs[id(op)]
+
+
+@pure
+def _at(agent, op, args):
+    array, index = args
+    if not 0 <= index < len(array):
+        raise InterpretError(f"{op.loc}: mbarrier index {index} out of range for an array "
+                             f"of {len(array)}; compute it modulo the stage count")
+    return array[index]
+
+
+def _init(agent, op, args):
+    yield agent.machine.mbarrier_init(args[0], op.attrs["arrivals"])
+
+
+def _arrive(agent, op, args):
+    if len(args) > 1 and args[1] not in (None, 0):
+        raise InterpretError(f"{op.loc}: remote arrive on block {args[1]} of a cluster is "
+                             f"not modelled (one block per machine)")
+    yield agent.machine.arrive(args[0])
+
+
+def _expect_tx(agent, op, args):
+    yield agent.machine.arrive(args[0], 1, expect_tx=int(args[1]))
+
+
+def _wait(agent, op, args):
+    yield agent.machine.wait(args[0], int(args[1]) & 1)
+
+
+RULES = {"mbarrier.alloc": _alloc, "mbarrier.at": _at, "mbarrier.init": _init,
+         "mbarrier.arrive": _arrive, "mbarrier.expect_tx": _expect_tx, "mbarrier.wait": _wait}

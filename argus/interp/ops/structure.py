@@ -1,0 +1,76 @@
+"""Ids, loops, conditionals, roles, elect-one and persistent schedules.
+
+A role region runs only on the agents (warpgroups) it names; elect-one with block scope
+runs on the block's first warpgroup, narrower scopes on the agent itself (an agent acts
+as one thread for its single-thread work).
+"""
+
+from __future__ import annotations
+
+from argus.ir.schedule import block_tiles
+
+from ..errors import InterpretError
+from ._rule import pure
+
+
+@pure
+def _block_id(agent, op, args):
+    return agent.block.block_id(op.attrs["axis"])
+
+
+@pure
+def _warpgroup_index(agent, op, args):
+    if agent.role_index is None:
+        raise InterpretError(f"{op.loc}: warpgroup_index outside a role; use it inside "
+                             f"`with role(...)`")
+    return agent.role_index
+
+
+def _for(agent, op, args):
+    start, stop, step = args
+    for i in range(start, stop, step):
+        yield from agent.run_block(op.regions[0], (i,))
+
+
+def _if(agent, op, args):
+    regions = op.regions
+    if args[0]:
+        yield from agent.run_block(regions[0])
+    elif len(regions) > 1:
+        yield from agent.run_block(regions[1])
+
+
+def _role(agent, op, args):
+    warpgroups = tuple(op.attrs["warpgroups"])
+    if agent.warpgroup not in warpgroups:
+        return
+    outer = agent.role_index
+    agent.role_index = warpgroups.index(agent.warpgroup)
+    try:
+        yield from agent.run_block(op.regions[0])
+    finally:
+        agent.role_index = outer
+
+
+def _elect_one(agent, op, args):
+    if op.attrs.get("scope") == "block" and agent.warpgroup != 0:
+        return
+    yield from agent.run_block(op.regions[0])
+
+
+def _schedule(agent, op, args):
+    extents = tuple(int(a) for a in args)
+    for tile in block_tiles(op.attrs["order"], op.attrs.get("group", 1), extents,
+                            agent.block.block_index, agent.block.num_blocks):
+        yield from agent.run_block(op.regions[0], tile)
+
+
+@pure
+def _assume(agent, op, args):
+    if not args[0]:
+        raise InterpretError(f"{op.loc}: assumption does not hold for these inputs "
+                             f"(symbols {agent.block.symbols}); pass shapes that satisfy it")
+
+
+RULES = {"block_id": _block_id, "warpgroup_index": _warpgroup_index, "for": _for, "if": _if,
+         "role": _role, "elect_one": _elect_one, "schedule": _schedule, "assume": _assume}

@@ -1,0 +1,19 @@
+"""Tags in the value interpreter: data passes through unchanged. Tag assertions are the
+verifier's job; this evaluator does not track tags (so it does not check them)."""
+
+from __future__ import annotations
+
+from ._rule import pure
+
+
+@pure
+def _add(agent, op, args):
+    return args[0]
+
+
+@pure
+def _assert(agent, op, args):
+    return None
+
+
+RULES = {"tag.add": _add, "tag.assert": _assert}
