@@ -32,11 +32,19 @@ def _f32(x):
     return np.asarray(v, dtype=np.float32) if isinstance(v, np.ndarray) else np.float32(v)
 
 
+def _rows(*xs):
+    """Operands aligned for broadcasting: a per-row vector (R,) against a tile (R, C)
+    applies to each row (not, as NumPy would, to each column)."""
+    ndim = max(np.ndim(x) for x in xs)
+    return [x.reshape(x.shape + (1,) * (ndim - x.ndim)) if isinstance(x, np.ndarray)
+            and 0 < x.ndim < ndim else x for x in xs]
+
+
 def _binary(fn):
     @pure
     def rule(agent, op, args):
         with np.errstate(all="ignore"):
-            return _result(op, fn(_f32(args[0]), _f32(args[1])))
+            return _result(op, fn(*_rows(_f32(args[0]), _f32(args[1]))))
     return rule
 
 
@@ -55,7 +63,7 @@ def _cast(agent, op, args):
 
 @pure
 def _select(agent, op, args):
-    cond, a, b = (values(x) for x in args)
+    cond, a, b = _rows(*(_f32(x) for x in args))
     return _result(op, np.where(np.asarray(cond, dtype=bool), a, b))
 
 
@@ -64,7 +72,7 @@ def _cmp(agent, op, args):
     pred = op.attrs["pred"]
     if pred not in _CMP:
         raise ValueError(f"unknown comparison {pred!r}; one of {sorted(_CMP)}")
-    out = _CMP[pred](_f32(args[0]), _f32(args[1]))
+    out = _CMP[pred](*_rows(_f32(args[0]), _f32(args[1])))
     t = op.result.type
     return np.broadcast_to(out, t.shape).astype(np.float32) if isinstance(t, FragmentType) else out
 
