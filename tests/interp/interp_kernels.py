@@ -1,0 +1,65 @@
+"""Small kernels for the evaluator's per-family tests, compiled from source text."""
+
+from argus.frontend.parse import parse_source
+
+HEADER = "from argus.lang import *\n\n"
+
+
+def compile_kernel(source: str, name: str = "k"):
+    return parse_source(HEADER + source, "interp_kernel.py")[name]
+
+
+MATH = '''
+@kernel(grid=("M // 64",), block=128)
+def k(X: Tensor["M", 64, fp32], Y: Tensor["M", 64, fp32], R: Tensor["M", 64, fp32],
+      C: Tensor["M", 64, bf16]):
+    bx = block_id("x")
+    x = load(tile(X, (64, 64), (bx, 0)), "blocked")
+    relu = select(x > 0.0, x, 0.0)
+    store(tile(Y, (64, 64), (bx, 0)), exp2(relu) - maximum(x, 0.0) * 2.0)
+    rows = row_max(x) + row_sum(x * 0.0 + 1.0)
+    store(tile(R, (64, 64), (bx, 0)), x * 0.0 + rows + cast(col_of(x) - row_of(x), fp32))
+    store(tile(C, (64, 64), (bx, 0)), cast(x, bf16))
+'''
+
+TMA_STORE = '''
+@kernel(grid=("M // 64",), block=128)
+def k(X: Tensor["M", 64, bf16], Y: Tensor["M", 64, bf16]):
+    bx = block_id("x")
+    buf = smem(bf16, (64, 64))
+    x = load(tile(X, (64, 64), (bx, 0)), "blocked")
+    store(buf[0], x)
+    fence_proxy_async()
+    tma_store(tile(Y, (64, 64), (bx, 0)), buf[0])
+    tma_store_commit()
+    tma_store_wait(0)
+'''
+
+SCHEDULE = '''
+@kernel(grid=(3,), block=128)
+def k(X: Tensor["M", "N", fp32], Y: Tensor["M", "N", fp32]):
+    for i, tm, tn in schedule(M // 64, N // 64, order="ORDER"GROUP):
+        x = load(tile(X, (64, 64), (tm, tn)), "blocked")
+        if (tm + tn) % 2 == 0:
+            store(tile(Y, (64, 64), (tm, tn)), x)
+        else:
+            store(tile(Y, (64, 64), (tm, tn)), x * -1.0)
+'''
+
+ROLES = '''
+@kernel(grid=(1,), block=256)
+def k(X: Tensor[64, 64, fp32], Y: Tensor[64, 64, fp32]):
+    buf = smem(fp32, (64, 64))
+    with role("writer", warpgroups=(0,), regs=40):
+        store(buf[0], load(tile(X, (64, 64), (0, 0)), "blocked"))
+        named_barrier(1, 256)
+    with role("reader", warpgroups=(1,), regs=232):
+        named_barrier(1, 256)
+        store(tile(Y, (64, 64), (0, 0)), load(buf[0], "blocked") + 1.0)
+'''
+
+CLUSTER_RANK = '''
+@kernel(grid=(1,), block=128)
+def k(X: Tensor[64, 64, fp32]):
+    r = cluster_rank()
+'''
