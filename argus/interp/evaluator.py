@@ -168,8 +168,6 @@ def interpret(kernel: Kernel, inputs: dict[str, np.ndarray], seed: int = 0,
     `seed` and the block index, so one seed replays the whole launch."""
     tensors = _tensors(kernel, inputs)
     symbols = bind_symbols(kernel, inputs)
-    for op in kernel.assumptions:
-        pass  # checked when each agent reaches them (they may use values defined before)
     grid = tuple(eval_extent(g, symbols, kernel.constants) for g in kernel.launch.grid)
     total = int(np.prod(grid))
     indices = range(total) if blocks is None else list(blocks)

@@ -58,8 +58,20 @@ def k(X: Tensor[64, 64, fp32], Y: Tensor[64, 64, fp32]):
         store(tile(Y, (64, 64), (0, 0)), load(buf[0], "blocked") + 1.0)
 '''
 
-CLUSTER_RANK = '''
+CLUSTER = '''
+@kernel(grid=(2,), block=256)
+def k(X: Tensor[128, 64, fp32], Y: Tensor[128, 64, fp32]):
+    bx = block_id("x") + cluster_rank()
+    buf = smem(fp32, (64, 64))
+    with role("writer", warpgroups=(0,), regs=40):
+        store(buf[0], load(tile(X, (64, 64), (bx, 0)), "blocked"))
+    cluster_sync()
+    with role("reader", warpgroups=(1,), regs=232):
+        store(tile(Y, (64, 64), (bx, 0)), load(buf[0], "blocked") * 2.0)
+'''
+
+ATOMIC_ADD = '''
 @kernel(grid=(1,), block=128)
 def k(X: Tensor[64, 64, fp32]):
-    r = cluster_rank()
+    atomic_add(tile(X, (64, 64), (0, 0)), load(tile(X, (64, 64), (0, 0)), "blocked"))
 '''

@@ -11,7 +11,7 @@ import pytest
 
 from argus.frontend.parse import parse_source
 from argus.interp.evaluator import interpret
-from argus.interp.machine import round_to_bf16
+from argus.interp.machine import Faulted, round_to_bf16
 
 PATH = Path(__file__).resolve().parents[2] / "examples" / "gemm.py"
 M, N, K = 128, 256, 64 * 12     # 12 k-steps wrap the 4-stage ring three times
@@ -62,3 +62,12 @@ def test_stage_reused_too_early_is_caught(old, new):
     # the race is reported on every seed, and at least one seed also computes a wrong C
     assert all(not r.ok for r, _ in outcomes), [str(r) for r, _ in outcomes]
     assert any(not right for _, right in outcomes)
+
+
+def test_missing_wgmma_wait_faults_on_the_accumulator_read():
+    kernel = _kernel("                wgmma_wait(0)\n", "")
+    a, b, _ = _inputs()
+    result = interpret(kernel, {"A": a, "B": b, "C": np.full((M, N), np.nan, np.float32)},
+                       seed=0, blocks=[0])
+    assert isinstance(result.runs[0], Faulted), result.runs[0]
+    assert "in flight" in str(result.runs[0].error)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from interp_kernels import (CLUSTER_RANK, MATH, ROLES, SCHEDULE, TMA_STORE,  # noqa: E402
+from interp_kernels import (CLUSTER, MATH, ROLES, SCHEDULE, TMA_STORE,  # noqa: E402
                             compile_kernel)
 
 from argus.interp.errors import InterpretError  # noqa: E402
@@ -88,3 +88,18 @@ def test_roles_without_the_barrier_race():
     out = interpret(kernel, {"X": x, "Y": _nan(x.shape)}, seed=0)
     assert not out.ok
     assert any(h.kind == "race" for r in out.runs.values() for h in r.hazards)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_single_block_cluster_rank_and_sync(seed):
+    x = np.random.default_rng(seed).standard_normal((128, 64)).astype(np.float32)
+    out = interpret(compile_kernel(CLUSTER), {"X": x, "Y": _nan(x.shape)}, seed=seed)
+    assert out.ok, out.failures()
+    np.testing.assert_array_equal(out.outputs["Y"], 2.0 * x)
+
+
+def test_cluster_of_two_blocks_is_refused():
+    kernel = compile_kernel(CLUSTER.replace("block=256)", "block=256, cluster=(2, 1, 1))"))
+    x = np.zeros((128, 64), np.float32)
+    with pytest.raises(InterpretError, match="clusters of one block only"):
+        interpret(kernel, {"X": x, "Y": x})

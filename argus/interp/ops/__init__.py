@@ -18,7 +18,6 @@ for _family in FAMILIES:
         RULES[_opcode] = _rule
 
 KNOWN_MISSING = frozenset({
-    "cluster_rank",                      # clusters of more than one block: not modelled
     "indices.load", "gather.load", "gather.tma", "scatter.store", "atomic.add",
-    "scan.prefix_sum", "ldmatrix", "stmatrix", "barrier.cluster",
+    "scan.prefix_sum", "ldmatrix", "stmatrix",
 })

@@ -18,6 +18,19 @@ def _block_id(agent, op, args):
     return agent.block.block_id(op.attrs["axis"])
 
 
+def single_block_cluster(agent, op) -> None:
+    if tuple(agent.block.kernel.launch.cluster) != (1, 1, 1):
+        raise InterpretError(f"{op.loc}: {op.opcode} in a cluster of "
+                             f"{agent.block.kernel.launch.cluster} blocks; the interpreter "
+                             f"runs one block per machine (clusters of one block only)")
+
+
+@pure
+def _cluster_rank(agent, op, args):
+    single_block_cluster(agent, op)
+    return 0
+
+
 @pure
 def _warpgroup_index(agent, op, args):
     if agent.role_index is None:
@@ -72,5 +85,5 @@ def _assume(agent, op, args):
                              f"(symbols {agent.block.symbols}); pass shapes that satisfy it")
 
 
-RULES = {"block_id": _block_id, "warpgroup_index": _warpgroup_index, "for": _for, "if": _if,
+RULES = {"block_id": _block_id, "cluster_rank": _cluster_rank, "warpgroup_index": _warpgroup_index, "for": _for, "if": _if,
          "role": _role, "elect_one": _elect_one, "schedule": _schedule, "assume": _assume}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .structure import single_block_cluster
+
 
 def _fence_proxy_async(agent, op, args):
     yield agent.machine.fence_proxy_async()
@@ -20,5 +22,10 @@ def _barrier_named(agent, op, args):
     yield agent.machine.bar_sync(int(op.attrs["id"]), int(op.attrs["threads"]))
 
 
-RULES = {"fence.proxy_async": _fence_proxy_async, "fence.mbarrier_init": _fence_mbarrier_init,
+def _barrier_cluster(agent, op, args):
+    single_block_cluster(agent, op)  # a cluster of one block: a block-wide barrier
+    yield agent.machine.bar_sync(0, agent.block.threads)
+
+
+RULES = {"barrier.cluster": _barrier_cluster, "fence.proxy_async": _fence_proxy_async, "fence.mbarrier_init": _fence_mbarrier_init,
          "barrier.block": _barrier_block, "barrier.named": _barrier_named}
