@@ -70,8 +70,32 @@ def k(X: Tensor[128, 64, fp32], Y: Tensor[128, 64, fp32]):
         store(tile(Y, (64, 64), (bx, 0)), load(buf[0], "blocked") * 2.0)
 '''
 
-ATOMIC_ADD = '''
+PREFIX_SUM = '''
 @kernel(grid=(1,), block=128)
-def k(X: Tensor[64, 64, fp32]):
-    atomic_add(tile(X, (64, 64), (0, 0)), load(tile(X, (64, 64), (0, 0)), "blocked"))
+def k(I: Tensor[64, int32]):
+    s = prefix_sum(load_indices(tile(I, (64,), (0,))))'''
+
+GATHER_SCATTER = '''
+@kernel(grid=("C // 64",), block=128)
+def k(X: Tensor["R", "C", fp32], I: Tensor[64, int32], Y: Tensor["R", "C", fp32],
+      Z: Tensor[64, "C", fp32]):
+    bc = block_id("x")
+    rows = load_indices(tile(I, (64,), (0,)))
+    g = gather(X, rows, bc, 64, "blocked")
+    scatter(Y, rows, bc, g * 2.0)
+    atomic_add(tile(Z, (64, 64), (0, bc)), g)
+    atomic_add(tile(Z, (64, 64), (0, bc)), g)'''
+
+GATHER_TMA = '''
+@kernel(grid=(1,), block=128)
+def k(X: Tensor["R", 64, bf16], I: Tensor[64, int32], Y: Tensor[64, 64, bf16]):
+    buf = smem(bf16, (64, 64))
+    bar = mbarrier(1)
+    mbarrier_init(bar[0], 1)
+    fence_mbarrier_init()
+    rows = load_indices(tile(I, (64,), (0,)))
+    expect_tx(bar[0], nbytes(buf[0]))
+    gather_tma(buf[0], X, rows, 0, bar[0])
+    wait(bar[0], 0)
+    store(tile(Y, (64, 64), (0, 0)), load(buf[0], "blocked"))
 '''

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from interp_kernels import ATOMIC_ADD, compile_kernel  # noqa: E402
+from interp_kernels import PREFIX_SUM, compile_kernel  # noqa: E402
 
 from argus.frontend.parse import parse_kernel  # noqa: E402
 from argus.interp.errors import InterpretError  # noqa: E402
@@ -56,6 +56,6 @@ def test_block_outside_grid(copy_kernel):
 
 
 def test_op_without_rule_names_opcode_and_line():
-    kernel = compile_kernel(ATOMIC_ADD)
-    with pytest.raises(InterpretError, match=r"interp_kernel.py:\d+:\d+: .*'atomic.add'"):
-        interpret(kernel, {"X": np.zeros((64, 64), np.float32)})
+    kernel = compile_kernel(PREFIX_SUM)
+    with pytest.raises(InterpretError, match=r"interp_kernel.py:\d+:\d+: .*'scan.prefix_sum'"):
+        interpret(kernel, {"I": np.zeros(64, np.int32)})
