@@ -11,7 +11,7 @@ import pytest
 
 from argus.frontend.parse import parse_source
 from argus.interp.evaluator import interpret
-from argus.interp.machine import Faulted, round_to_bf16
+from argus.interp.machine import Deadlock, Faulted, round_to_bf16
 
 PATH = Path(__file__).resolve().parents[2] / "examples" / "gemm.py"
 M, N, K = 128, 256, 64 * 12     # 12 k-steps wrap the 4-stage ring three times
@@ -71,3 +71,15 @@ def test_missing_wgmma_wait_faults_on_the_accumulator_read():
                        seed=0, blocks=[0])
     assert isinstance(result.runs[0], Faulted), result.runs[0]
     assert "in flight" in str(result.runs[0].error)
+
+
+def test_barrier_never_armed_is_a_deadlock_not_a_hang():
+    # the producer never issues the B load: full[s] never receives its expected bytes
+    kernel = _kernel("                    tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])\n",
+                     "")
+    a, b, _ = _inputs()
+    result = interpret(kernel, {"A": a, "B": b, "C": np.full((M, N), np.nan, np.float32)},
+                       seed=1, blocks=[0])
+    run = result.runs[0]
+    assert isinstance(run, Deadlock), run
+    assert any(blocked.barrier and blocked.barrier.startswith("full[") for blocked in run.blocked)
