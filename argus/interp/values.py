@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from argus.ir.types import DType
-
 from .machine import GlobalTensor, round_to_bf16, round_to_e4m3, round_to_fp16
 
 _MACHINE = {"bf16": "bf16", "fp16": "fp16", "fp32": "fp32", "fp8e4m3": "e4m3",

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
 from ..machine import RegisterFragment
 
 
