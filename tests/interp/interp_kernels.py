@@ -99,3 +99,10 @@ def k(X: Tensor["R", 64, bf16], I: Tensor[64, int32], Y: Tensor[64, 64, bf16]):
     wait(bar[0], 0)
     store(tile(Y, (64, 64), (0, 0)), load(buf[0], "blocked"))
 '''
+
+UNINITIALISED = '''
+@kernel(grid=(1,), block=128)
+def k(Y: Tensor[64, 64, fp32]):
+    acc = fragment(fp32, (64, 64), "wgmma_acc_m64n64")
+    store(tile(Y, (64, 64), (0, 0)), acc + 1.0)
+'''

@@ -66,3 +66,27 @@ def test_gemm_wrong_answer_is_caught():
     result = interpret(kernel, {"A": a, "B": b, "C": np.full((m, n), np.nan, np.float32)})
     wrong = _reference("gemm")(round_to_bf16(a), round_to_bf16(b)[::-1])
     assert not np.allclose(result.outputs["C"], wrong, rtol=2 ** -7, atol=1e-2)
+
+
+def test_gemm_persistent_block_walks_several_tiles():
+    """One block of the 132 runs (a bounded launch) over a grid of 144 tiles: it owns
+    tiles 0 and 132 of the grouped order, and the ring's phases carry across them."""
+    from argus.ir.schedule import tile_coords
+    m, n, k = 128 * 12, 256 * 12, 64 * 6
+    kernel = parse_kernel(EXAMPLES / "gemm.py", "gemm")
+    rng = np.random.default_rng(21)
+    a = round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
+    b = round_to_bf16(rng.standard_normal((n, k)).astype(np.float32))
+    result = interpret(kernel, {"A": a, "B": b, "C": np.full((m, n), np.nan, np.float32)},
+                       seed=4, blocks=[0])
+    assert result.ok, result.failures()
+    out = result.outputs["C"]
+    owned = np.zeros((m, n), bool)
+    for t in (0, 132):
+        tm, tn = tile_coords("grouped", 8, (12, 12), t)
+        rows, cols = slice(tm * 128, tm * 128 + 128), slice(tn * 256, tn * 256 + 256)
+        ref = a[rows] @ b[cols].T
+        np.testing.assert_allclose(out[rows, cols], ref, rtol=2 ** -7,
+                                   atol=2 ** -7 * np.abs(ref).max())
+        owned[rows, cols] = True
+    assert np.isnan(out[~owned]).all()  # the other blocks did not run

@@ -103,3 +103,10 @@ def test_cluster_of_two_blocks_is_refused():
     x = np.zeros((128, 64), np.float32)
     with pytest.raises(InterpretError, match="clusters of one block only"):
         interpret(kernel, {"X": x, "Y": x})
+
+
+def test_fragment_without_init_reads_as_nan():
+    from interp_kernels import UNINITIALISED
+    out = interpret(compile_kernel(UNINITIALISED), {"Y": np.zeros((64, 64), np.float32)})
+    assert out.ok, out.failures()
+    assert np.isnan(out.outputs["Y"]).all()

@@ -94,9 +94,10 @@ def _frag_alloc(agent, op, args):
     a = op.attrs
     frag = agent.machine.fragment(f"{agent.name}.{op.result.name}", tuple(a["shape"]),
                                   owner=agent.name)
+    # registers without an initialiser hold garbage on the GPU: NaN here, so reading
+    # them before an assign can never pass a comparison
     init = a.get("init")
-    if init is not None:
-        frag.write(np.full(frag.shape, init, dtype=np.float32))
+    frag.write(np.full(frag.shape, np.nan if init is None else init, dtype=np.float32))
     return frag
 
 
