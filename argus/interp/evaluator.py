@@ -61,7 +61,13 @@ class Agent:
         self.warpgroup = warpgroup
         self.name = f"wg{warpgroup}"
         self.role_index: int | None = None  # warpgroup_index inside the current role
+        self.elected = False  # inside elect_one: the agent acts as one thread
         self.env: dict[Value, Any] = {}
+
+    @property
+    def threads(self) -> int:
+        """How many threads execute the current op (arrivals count per thread)."""
+        return 1 if self.elected else WARPGROUP
 
     @property
     def machine(self) -> Machine:

@@ -91,11 +91,13 @@ GATHER_TMA = '''
 def k(X: Tensor["R", 64, bf16], I: Tensor[64, int32], Y: Tensor[64, 64, bf16]):
     buf = smem(bf16, (64, 64))
     bar = mbarrier(1)
-    mbarrier_init(bar[0], 1)
+    with elect_one("block"):
+        mbarrier_init(bar[0], 1)
     fence_mbarrier_init()
     rows = load_indices(tile(I, (64,), (0,)))
-    expect_tx(bar[0], nbytes(buf[0]))
-    gather_tma(buf[0], X, rows, 0, bar[0])
+    with elect_one():
+        expect_tx(bar[0], nbytes(buf[0]))
+        gather_tma(buf[0], X, rows, 0, bar[0])
     wait(bar[0], 0)
     store(tile(Y, (64, 64), (0, 0)), load(buf[0], "blocked"))
 '''

@@ -83,3 +83,14 @@ def test_barrier_never_armed_is_a_deadlock_not_a_hang():
     run = result.runs[0]
     assert isinstance(run, Deadlock), run
     assert any(blocked.barrier and blocked.barrier.startswith("full[") for blocked in run.blocked)
+
+
+def test_arrive_by_the_whole_warpgroup_overflows_the_count():
+    # without elect_one, 128 threads arrive on an empty barrier initialised for 2
+    kernel = _kernel("                with elect_one():\n                    arrive(empty[s])\n",
+                     "                arrive(empty[s])\n")
+    a, b, _ = _inputs()
+    result = interpret(kernel, {"A": a, "B": b, "C": np.full((M, N), np.nan, np.float32)},
+                       seed=0, blocks=[0])
+    assert isinstance(result.runs[0], Faulted), result.runs[0]
+    assert "empty" in str(result.runs[0].error)

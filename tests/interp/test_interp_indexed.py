@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from interp_kernels import GATHER_SCATTER, GATHER_TMA, compile_kernel  # noqa: E402
 
 from argus.interp.evaluator import interpret  # noqa: E402
-from argus.interp.machine import round_to_bf16  # noqa: E402
+from argus.interp.machine import Faulted, round_to_bf16  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -54,3 +54,15 @@ def test_gather_tma_read_without_wait_is_caught():
     results = [interpret(kernel, {"X": x, "I": idx, "Y": np.full((64, 64), np.nan, np.float32)},
                          seed=s) for s in range(4)]
     assert all(not r.ok for r in results)
+
+
+def test_expect_tx_by_every_thread_is_refused():
+    """Outside elect_one all 128 threads arrive on a barrier initialised for one."""
+    src = GATHER_TMA.replace("    with elect_one():\n        expect_tx(bar[0], nbytes(buf[0]))\n"
+                             "        gather_tma(", "    expect_tx(bar[0], nbytes(buf[0]))\n"
+                             "    gather_tma(")
+    assert src != GATHER_TMA
+    out = interpret(compile_kernel(src), {"X": np.ones((100, 64), np.float32),
+                                          "I": np.arange(64, dtype=np.int32),
+                                          "Y": np.full((64, 64), np.nan, np.float32)})
+    assert isinstance(out.runs[0], Faulted), out.runs[0]

@@ -1,4 +1,7 @@
-"""mbarrier ops as machine instructions (the PTX state machine lives in the machine)."""
+"""mbarrier ops as machine instructions (the PTX state machine lives in the machine).
+
+An arrive outside elect_one is executed by all 128 threads of the warpgroup, so it
+counts 128 arrivals, as on the GPU; inside elect_one it counts one."""
 
 from __future__ import annotations
 
@@ -28,11 +31,13 @@ def _arrive(agent, op, args):
     if len(args) > 1 and args[1] not in (None, 0):
         raise InterpretError(f"{op.loc}: remote arrive on block {args[1]} of a cluster is "
                              f"not modelled (one block per machine)")
-    yield agent.machine.arrive(args[0])
+    yield agent.machine.arrive(args[0], agent.threads)
 
 
 def _expect_tx(agent, op, args):
-    yield agent.machine.arrive(args[0], 1, expect_tx=int(args[1]))
+    # every executing thread arrives and adds its bytes (so do it inside elect_one)
+    n = agent.threads
+    yield agent.machine.arrive(args[0], n, expect_tx=n * int(args[1]))
 
 
 def _wait(agent, op, args):

@@ -68,7 +68,11 @@ def _role(agent, op, args):
 def _elect_one(agent, op, args):
     if op.attrs.get("scope") == "block" and agent.warpgroup != 0:
         return
-    yield from agent.run_block(op.regions[0])
+    outer, agent.elected = agent.elected, True
+    try:
+        yield from agent.run_block(op.regions[0])
+    finally:
+        agent.elected = outer
 
 
 def _schedule(agent, op, args):
