@@ -79,7 +79,7 @@ def select_atoms(names, patterns) -> list[str]:
 
 def _source_line(what: str, path, relpath) -> str:
     if path is None:
-        return f"{what}: {relpath} not found (not a source checkout?): those checks skipped"
+        return f"{what}: {relpath} not found here: those checks skipped"
     return f"{what}: {path}"
 
 
