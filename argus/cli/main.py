@@ -11,12 +11,12 @@ import argparse
 import sys
 
 from argus import __version__
-from argus.cli import demo, layout_cmd
+from argus.cli import check_cmd, compile_cmd, demo, layout_cmd, run_cmd
 from argus.cli.errors import UsageError
 from argus.layout.draw import DrawError
 
-# Subcommands, each a module with register(subparsers). Later: check, run, compile, bench.
-SUBCOMMANDS = (layout_cmd, demo)
+# Subcommands, each a module with register(subparsers). Later: bench.
+SUBCOMMANDS = (check_cmd, run_cmd, compile_cmd, layout_cmd, demo)
 
 EXIT_OK, EXIT_USAGE = 0, 2
 

@@ -1,0 +1,194 @@
+"""`argus run FILE.py::KERNEL --interpret [--shape M=256,N=256] [--seed N]`: run a kernel on
+fresh random inputs and compare with the file's NumPy `reference`.
+
+The reference is a function `reference(IN1, IN2, ...)` in the same file whose parameters
+are named after the kernel's input tensors; every tensor parameter it does not take is an
+output, and it returns that output (a tuple when there are several). Reference parameters
+with defaults that name a kernel constant (case-insensitive, e.g. causal <- CAUSAL) get
+the constant's value. Inputs are standard-normal values rounded to the tensor's dtype;
+outputs start as NaN, so an element the kernel never writes fails, and NaN never passes.
+
+Shape symbols come from --shape; missing ones take the default for the kernel:
+  copy:      M=128,N=128
+  gemm:      M=128,N=256,K=64
+  flash_fwd: T=256
+Exit status: 0 when every output matches, 1 on a mismatch or a machine failure (deadlock,
+fault), 2 on a usage or DSL error. Only --interpret exists: the GPU backend is not built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+from pathlib import Path
+
+import numpy as np
+
+from argus.cli.compile_cmd import load_kernel, split_target
+from argus.cli.errors import UsageError
+
+DEFAULT_SHAPES = {
+    "copy": {"M": 128, "N": 128},
+    "gemm": {"M": 128, "N": 256, "K": 64},
+    "flash_fwd": {"T": 256},
+}
+
+# Relative tolerance per output dtype: a few units in the last place of that format.
+TOLERANCE = {"fp32": 1e-5, "fp16": 2 ** -9, "bf16": 2 ** -6, "fp8e4m3": 2 ** -2, "int32": 0.0}
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run", help="run a kernel on random inputs and compare with its reference",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("target", metavar="FILE.py::KERNEL", help="the kernel to run")
+    parser.add_argument("--interpret", action="store_true",
+                        help="run on the CPU interpreter (the only backend built today)")
+    parser.add_argument("--shape", type=parse_shape, default={}, metavar="SYM=N,...",
+                        help="bind shape symbols, e.g. M=256,N=256,K=128")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the inputs and of the interpreter's scheduler")
+    parser.set_defaults(run=run_kernel)
+
+
+def parse_shape(text: str) -> dict[str, int]:
+    bindings = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip().isidentifier() or not value.strip().isdigit():
+            raise argparse.ArgumentTypeError(
+                f"'{part}' is not SYM=N; write e.g. --shape M=256,N=256")
+        bindings[name.strip()] = int(value)
+    return bindings
+
+
+def run_kernel(args) -> int:
+    if not args.interpret:
+        raise UsageError("the GPU backend is not built yet; add --interpret to run on the "
+                         "CPU interpreter")
+    from argus.interp.errors import InterpretError
+    from argus.interp.evaluator import interpret
+
+    kernel = load_kernel(args.target)
+    reference = load_reference(split_target(args.target)[0])
+    symbols = bind_shapes(kernel, args.shape)
+    inputs, outputs = split_params(kernel, reference)
+    rng = np.random.default_rng(args.seed)
+    arrays = {p.name: random_input(rng, p.type, symbols) for p in inputs}
+    arrays.update({p.name: np.full(_shape(p.type, symbols), np.nan, np.float32)
+                   for p in outputs})
+    expected = call_reference(reference, kernel, [arrays[p.name] for p in inputs], outputs)
+    shape_text = ",".join(f"{k}={v}" for k, v in symbols.items())
+    print(f"{kernel.name} [{shape_text}] seed={args.seed} on the interpreter")
+    try:
+        result = interpret(kernel, arrays, seed=args.seed)
+    except InterpretError as err:
+        print(f"FAIL: the interpreter stopped: {err}")
+        return 1
+    if not result.ok:
+        for line in result.failures():
+            print(f"FAIL: {line}")
+        return 1
+    passed = True
+    for p in outputs:
+        passed &= compare(p.name, str(p.type.dtype), result.outputs[p.name], expected[p.name])
+    print("PASS" if passed else "FAIL")
+    return 0 if passed else 1
+
+
+def bind_shapes(kernel, given: dict[str, int]) -> dict[str, int]:
+    """Every shape symbol of the kernel's tensors: --shape first, then the kernel's default."""
+    needed = []
+    for p in _tensor_params(kernel):
+        needed += [d for d in p.type.shape if isinstance(d, str) and d not in needed]
+    unknown = sorted(set(given) - set(needed))
+    if unknown:
+        raise UsageError(f"--shape binds {unknown}, which kernel {kernel.name} does not use; "
+                         f"its shape symbols are {needed}")
+    defaults = DEFAULT_SHAPES.get(kernel.name, {})
+    symbols = {s: given.get(s, defaults.get(s)) for s in needed}
+    missing = [s for s, v in symbols.items() if v is None]
+    if missing:
+        raise UsageError(f"no value for shape symbols {missing} of kernel {kernel.name}; "
+                         f"pass --shape " + ",".join(f"{s}=N" for s in missing))
+    return symbols
+
+
+def load_reference(path: Path):
+    spec = importlib.util.spec_from_file_location(f"argus_run_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # the user's module failed to import: say so, no traceback
+        raise UsageError(f"{path}: importing it failed: {type(err).__name__}: {err}") from None
+    reference = getattr(module, "reference", None)
+    if not callable(reference):
+        raise UsageError(f"{path} defines no reference(...); add a NumPy function taking the "
+                         f"kernel's input tensors by name and returning its output")
+    return reference
+
+
+def split_params(kernel, reference):
+    """(inputs, outputs): tensor parameters the reference takes, and those it does not."""
+    takes = set(inspect.signature(reference).parameters)
+    tensors = _tensor_params(kernel)
+    inputs = [p for p in tensors if p.name in takes]
+    outputs = [p for p in tensors if p.name not in takes]
+    if not outputs:
+        raise UsageError(f"reference takes every tensor of kernel {kernel.name}; leave the "
+                         f"output tensors out of its parameters")
+    return inputs, outputs
+
+
+def call_reference(reference, kernel, args, outputs) -> dict[str, np.ndarray]:
+    constants = {k.lower(): v for k, v in kernel.constants.items()}
+    keywords = {name: type(p.default)(constants[name.lower()]) if p.default is not None
+                else constants[name.lower()]
+                for name, p in inspect.signature(reference).parameters.items()
+                if p.default is not inspect.Parameter.empty and name.lower() in constants}
+    got = reference(*args, **keywords)
+    got = got if isinstance(got, tuple) else (got,)
+    if len(got) != len(outputs):
+        raise UsageError(f"reference returned {len(got)} arrays for the {len(outputs)} outputs "
+                         f"{[p.name for p in outputs]}")
+    return {p.name: np.asarray(g, np.float64) for p, g in zip(outputs, got)}
+
+
+def random_input(rng, tensor_type, symbols) -> np.ndarray:
+    from argus.interp.machine import round_to_bf16, round_to_e4m3, round_to_fp16
+
+    shape = _shape(tensor_type, symbols)
+    dtype = str(tensor_type.dtype)
+    if dtype == "int32":
+        return rng.integers(-100, 100, shape).astype(np.int32)
+    values = rng.standard_normal(shape).astype(np.float32)
+    rounding = {"bf16": round_to_bf16, "fp16": round_to_fp16, "fp8e4m3": round_to_e4m3}
+    return rounding[dtype](values) if dtype in rounding else values
+
+
+def compare(name: str, dtype: str, got: np.ndarray, want: np.ndarray) -> bool:
+    """Elementwise |got - want| <= tol * (|want| + max|want|); NaN in `got` always fails."""
+    got = np.asarray(got, np.float64)
+    if got.shape != want.shape:
+        print(f"  {name}: shape {got.shape}, reference {want.shape}")
+        return False
+    tol = TOLERANCE.get(dtype, 1e-5)
+    scale = float(np.abs(want).max()) if want.size else 0.0
+    error = np.abs(got - want)
+    bad = ~(error <= tol * (np.abs(want) + scale))   # NaN compares False, so it is bad
+    nans = int(np.isnan(got).sum())
+    worst = float(np.nanmax(error)) if nans < got.size else float("nan")
+    print(f"  {name} ({dtype}): max abs error {worst:.3g} (max |ref| {scale:.3g}, "
+          f"tolerance {tol:.3g} relative), {int(bad.sum())} of {got.size} elements off"
+          + (f", {nans} NaN (never written?)" if nans else ""))
+    return not bad.any()
+
+
+def _tensor_params(kernel):
+    from argus.ir.types import GlobalTensorType
+    return [p for p in kernel.params if isinstance(p.type, GlobalTensorType)]
+
+
+def _shape(tensor_type, symbols) -> tuple[int, ...]:
+    return tuple(d if isinstance(d, int) else symbols[d] for d in tensor_type.shape)
