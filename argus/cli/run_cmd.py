@@ -80,7 +80,8 @@ def run_kernel(args) -> int:
                    for p in outputs})
     expected = call_reference(reference, kernel, [arrays[p.name] for p in inputs], outputs)
     shape_text = ",".join(f"{k}={v}" for k, v in symbols.items())
-    print(f"{kernel.name} [{shape_text}] seed={args.seed} on the interpreter")
+    print(f"{kernel.name}{f' [{shape_text}]' if shape_text else ''} seed={args.seed} "
+          f"on the interpreter")
     try:
         result = interpret(kernel, arrays, seed=args.seed)
     except InterpretError as err:

@@ -31,6 +31,32 @@ def reference(X):
     return np.array(X, copy=True)
 '''
 
+# Initialised for two arrivals, one comes: the wait never returns.
+DEADLOCK = '''\
+import numpy as np
+
+from argus.lang import (Tensor, arrive, elect_one, fence_mbarrier_init, fp32, kernel, load,
+                        mbarrier, mbarrier_init, store, sync_block, tile, wait)
+
+
+@kernel(grid=(1,), block=128)
+def stuck(X: Tensor[64, 64, fp32], Y: Tensor[64, 64, fp32]):
+    bar = mbarrier(1)
+    with elect_one("block"):
+        mbarrier_init(bar[0], 2)
+    fence_mbarrier_init()
+    sync_block()
+    with elect_one("block"):
+        arrive(bar[0])
+    wait(bar[0], 0)
+    x = load(tile(X, (64, 64), (0, 0)), "blocked")
+    store(tile(Y, (64, 64), (0, 0)), x)
+
+
+def reference(X):
+    return np.array(X, copy=True)
+'''
+
 
 def _variant(tmp_path, src):
     path = tmp_path / "copy_variant.py"
@@ -96,3 +122,11 @@ def test_missing_reference_exits_2(tmp_path, capsys):
     path.write_text(COPY_VARIANT.format(src="(tm, tn)").split("def reference")[0])
     assert main(["run", f"{path}::copy", "--interpret", "--shape", "M=64,N=64"]) == 2
     assert "defines no reference" in capsys.readouterr().err
+
+
+def test_deadlock_is_a_failure_with_the_waiting_agent_named(tmp_path, capsys):
+    path = tmp_path / "stuck.py"
+    path.write_text(DEADLOCK)
+    assert main(["run", f"{path}::stuck", "--interpret"]) == 1
+    out = capsys.readouterr().out
+    assert "deadlock" in out and "bar[0]" in out and "PASS" not in out
