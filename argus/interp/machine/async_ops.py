@@ -53,7 +53,7 @@ class GlobalTensor:
         return self.dtype.decode(self.codes)
 
 
-def _box_slices(shape, coords, box):
+def box_slices(shape, coords, box):
     """Per axis: the in-bounds part of the box, as (global slice, box slice)."""
     if len(coords) != len(shape) or len(box) != len(shape):
         raise AsyncOpError(
@@ -100,11 +100,11 @@ class TmaLoad(PendingOp):
                 f"({dst.dtype.name}): element types differ; allocate the buffer with "
                 f"dtype {src.dtype.name!r}")
         self.src, self.coords, self.dst, self.bar = src, tuple(coords), dst, bar
-        _box_slices(src.codes.shape, self.coords, dst.shape)  # rank check at issue
+        box_slices(src.codes.shape, self.coords, dst.shape)  # rank check at issue
 
     def land(self, machine) -> None:
         box = np.zeros(self.dst.shape, dtype=self.src.dtype.storage)
-        parts = _box_slices(self.src.codes.shape, self.coords, self.dst.shape)
+        parts = box_slices(self.src.codes.shape, self.coords, self.dst.shape)
         if parts is not None:
             box[parts[1]] = self.src.codes[parts[0]]
         machine.record(self.dst, write=True, proxy="async", owner=self.owner,
@@ -123,12 +123,12 @@ class BulkStore(PendingOp):
                 f"TMA store from {src.describe()} ({src.dtype.name}) to {dst.name} "
                 f"({dst.dtype.name}): element types differ")
         self.src, self.dst, self.coords = src, dst, tuple(coords)
-        _box_slices(dst.codes.shape, self.coords, src.shape)
+        box_slices(dst.codes.shape, self.coords, src.shape)
 
     def land(self, machine) -> None:
         machine.record(self.src, write=False, proxy="async", owner=self.owner,
                        label=f"TMA store to {self.dst.name}{list(self.coords)}")
-        parts = _box_slices(self.dst.codes.shape, self.coords, self.src.shape)
+        parts = box_slices(self.dst.codes.shape, self.coords, self.src.shape)
         if parts is not None:
             self.dst.codes[parts[0]] = self.src.codes()[parts[1]]
 

@@ -15,6 +15,7 @@ from argus.ir.types import SmemTileType
 
 from ..errors import InterpretError
 from ..machine import GlobalTensor, Region, RegisterFragment
+from ..machine.async_ops import box_slices
 from ..machine.instructions import Instruction
 from ..values import GlobalTile, round_to
 from ._rule import pure, values
@@ -22,14 +23,7 @@ from ._rule import pure, values
 
 def _box_parts(tile: GlobalTile):
     """(tensor slices, box slices) of the in-bounds part of the box, or None."""
-    g, b = [], []
-    for extent, start, size in zip(tile.tensor.codes.shape, tile.origin, tile.box):
-        lo, hi = max(start, 0), min(start + size, extent)
-        if hi <= lo:
-            return None
-        g.append(slice(lo, hi))
-        b.append(slice(lo - start, hi - start))
-    return tuple(g), tuple(b)
+    return box_slices(tile.tensor.codes.shape, tile.origin, tile.box)
 
 
 @dataclass
