@@ -8,6 +8,7 @@ from .math import (cast, col_of, convert_layout, exp2, maximum, minimum, prefix_
                    row_of, row_sum, select)
 from .memory import (assign, atomic_add, fragment, gather, gather_tma, load, load_indices,
                      scatter, smem, store, tile)
+from .scan import element, round_up, segment
 from .structure import (assume, block_id, cdiv, cluster_rank, elect_one, nbytes, pipeline,
                         role, schedule, warpgroup_index)
 from .sync import cluster_sync, fence_mbarrier_init, fence_proxy_async, named_barrier, sync_block
@@ -16,7 +17,8 @@ from .tma import tma_load, tma_store, tma_store_commit, tma_store_wait
 from .types import Scalar, Tensor, bf16, const, fp8e4m3, fp16, fp32, int32
 from .wgmma import wgmma, wgmma_commit, wgmma_fence, wgmma_wait
 
-FAMILIES = ("structure", "memory", "mbarrier", "tma", "wgmma", "matrix", "sync", "math", "tags")
+FAMILIES = ("structure", "memory", "mbarrier", "tma", "wgmma", "matrix", "sync", "math", "scan",
+            "tags")
 
 
 def surface_functions() -> dict:

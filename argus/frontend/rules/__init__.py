@@ -3,7 +3,7 @@ arguments (shapes, dtypes, layouts, memory spaces) and emit IR through the visit
 
 from __future__ import annotations
 
-from . import mbarrier, memory, math, matrix, structure, sync, tags, tma, wgmma  # noqa: F401
+from . import mbarrier, memory, math, matrix, scan, structure, sync, tags, tma, wgmma  # noqa: F401
 from .base import RULES, Args
 
 __all__ = ["RULES", "Args"]

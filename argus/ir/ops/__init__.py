@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from . import arith, math, matrix, mbarrier, memory, structure, sync, tag, tma, wgmma
+from . import arith, math, matrix, mbarrier, memory, scan, structure, sync, tag, tma, wgmma
 from .spec import Contract, Operand, OpSpec
 
-FAMILIES = (arith, structure, memory, mbarrier, tma, wgmma, matrix, sync, math, tag)
+FAMILIES = (arith, structure, memory, mbarrier, tma, wgmma, matrix, sync, math, scan, tag)
 
 OPS: dict[str, OpSpec] = {}
 for _family in FAMILIES:
