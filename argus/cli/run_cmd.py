@@ -7,6 +7,8 @@ output, and it returns that output (a tuple when there are several). Reference p
 with defaults that name a kernel constant (case-insensitive, e.g. causal <- CAUSAL) get
 the constant's value. Inputs are standard-normal values rounded to the tensor's dtype;
 outputs start as NaN, so an element the kernel never writes fails, and NaN never passes.
+A file may define `inputs(rng, symbols)` returning some inputs by name (e.g. routing counts
+that must add up to the number of tokens); those replace the random ones.
 
 Shape symbols come from --shape; missing ones take the default for the kernel:
   copy:      M=128,N=128
@@ -32,6 +34,7 @@ DEFAULT_SHAPES = {
     "copy": {"M": 128, "N": 128},
     "gemm": {"M": 128, "N": 256, "K": 64},
     "flash_fwd": {"T": 256},
+    "moe_grouped": {"T": 300, "K": 128, "N": 256, "EN": 2048},
 }
 
 # Relative tolerance per output dtype: a few units in the last place of that format.
@@ -76,6 +79,7 @@ def run_kernel(args) -> int:
     inputs, outputs = split_params(kernel, reference)
     rng = np.random.default_rng(args.seed)
     arrays = {p.name: random_input(rng, p.type, symbols) for p in inputs}
+    arrays.update(example_inputs(reference, rng, symbols, inputs))
     arrays.update({p.name: np.full(_shape(p.type, symbols), np.nan, np.float32)
                    for p in outputs})
     expected = call_reference(reference, kernel, [arrays[p.name] for p in inputs], outputs)
@@ -128,6 +132,23 @@ def load_reference(path: Path):
         raise UsageError(f"{path} defines no reference(...); add a NumPy function taking the "
                          f"kernel's input tensors by name and returning its output")
     return reference
+
+
+def example_inputs(reference, rng, symbols, inputs) -> dict[str, np.ndarray]:
+    """The inputs the reference's file makes itself with `inputs(rng, symbols)`, by name."""
+    make = getattr(reference, "__globals__", {}).get("inputs")
+    if not callable(make):
+        return {}
+    made = make(rng, dict(symbols))
+    expected = {p.name: _shape(p.type, symbols) for p in inputs}
+    for name, value in made.items():
+        if name not in expected:
+            raise UsageError(f"inputs() made {name!r}, which is not an input tensor of the "
+                             f"kernel; it takes {sorted(expected)}")
+        if np.shape(value) != expected[name]:
+            raise UsageError(f"inputs() made {name} of shape {np.shape(value)}; the kernel "
+                             f"needs {expected[name]}")
+    return {name: np.asarray(value) for name, value in made.items()}
 
 
 def split_params(kernel, reference):
