@@ -1,0 +1,7 @@
+"""Lowering rules, one module per op family: `RULES[opcode](ctx, op)` emits C++ for one op."""
+
+from . import arith, mbarrier, memory, structure, sync, tma, wgmma
+
+RULES = {}
+for _module in (arith, mbarrier, memory, structure, sync, tma, wgmma):
+    RULES.update(_module.RULES)

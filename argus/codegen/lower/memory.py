@@ -1,0 +1,204 @@
+"""Global tiles, shared-memory buffers and views, register fragments, stores.
+
+A global tile is its tensor plus the element coordinates of its corner (tile coordinates
+times the box). Shared memory is one dynamic allocation; each buffer is placed at a fixed
+offset (1024-byte aligned when swizzled). Fragments are per-thread register arrays through
+their TV layout; a store writes each register to the (row, col) the layout gives it, with
+bounds checks against the tensor (out-of-bounds elements are dropped, as on the
+interpreter), two adjacent columns per 32-bit store when the layout pairs them.
+"""
+
+from __future__ import annotations
+
+from argus.ir.types import DType, GlobalTileType, SmemTileType
+
+from ..context import SMEM_ALIGN_PLAIN, SMEM_ALIGN_SWIZZLED
+from ..errors import CodegenError
+from ..fragment_layout import split_layout
+from ..smem_tiles import stage_geometry
+from ..values import C_ELEMENT, Fragment, GlobalTile, SmemBuffer, SmemTile
+
+
+def _bytes(dtype: DType) -> int:
+    return dtype.bits // 8
+
+
+def _tile(ctx, op):
+    tensor = ctx.get(op.operands[0], op)
+    box = tuple(op.attrs["box"])
+    coords = [ctx.expr(c, op) for c in op.operands[1:]]
+    if len(coords) != len(box):
+        raise CodegenError(f"tile of a {len(box)}-D box needs {len(box)} coordinates", op.loc)
+    origin = []
+    for c, b in zip(coords, box):
+        origin.append(str(int(c) * b) if c.lstrip("-").isdigit() else f"({c}) * {b}")
+    ctx.bind(op.result, GlobalTile(tensor, box, tuple(origin)))
+
+
+def _smem_alloc(ctx, op):
+    t = op.result.type
+    if len(t.shape) != 2:
+        raise CodegenError(f"shared-memory buffers must be 2-D for the Hopper backend, got "
+                           f"{t.shape}", op.loc)
+    geometry = stage_geometry(tuple(t.shape), _bytes(t.dtype), t.swizzle)
+    stage_bytes = t.nbytes_per_stage
+    align = SMEM_ALIGN_SWIZZLED if t.swizzle != "none" else SMEM_ALIGN_PLAIN
+    stage_bytes = -(-stage_bytes // align) * align
+    offset = ctx.allocate_smem(stage_bytes * t.stages, align)
+    name = ctx.em.name(op.result.name)
+    ctx.em.line(f"const argus::u32 {name} = argus_smem + {offset};  // {t.stages} x "
+                f"{t.shape[0]}x{t.shape[1]} {t.dtype}, swizzle {t.swizzle}, "
+                f"{stage_bytes} B per stage")
+    ctx.bind(op.result, SmemBuffer(op.result.name, name, t.dtype, t.stages, stage_bytes,
+                                   tuple(t.shape), t.swizzle))
+    ctx.geometries[op.result.name] = geometry
+
+
+def _smem_stage(ctx, op):
+    buf = ctx.get(op.operands[0], op)
+    s = ctx.expr(op.operands[1], op)
+    addr = f"({buf.address} + {buf.stage_bytes} * ({s}))" if s != "0" else buf.address
+    ctx.bind(op.result, SmemTile(buf.name, addr, buf.dtype, ctx.geometries[buf.name]))
+
+
+def _smem_tile(ctx, op):
+    view = ctx.get(op.operands[0], op)
+    box = tuple(op.attrs["box"])
+    coords = [ctx.expr(c, op) for c in op.operands[1:]]
+    g = view.geometry
+    if coords[1:] != ["0"] * (len(coords) - 1) or box[1:] != (g.cols,):
+        raise CodegenError(f"a shared-memory tile must span whole rows (box {box} of "
+                           f"{(g.rows, g.cols)}); tile along the first dimension only", op.loc,
+                           "tile(a_s[s], (64, BK), (wg, 0))")
+    rows, row0 = box[0], coords[0]
+    if g.swizzle != "none" and rows % 8:
+        raise CodegenError(f"a band of {rows} rows of a {g.swizzle}-swizzled tile does not "
+                           "start on a swizzle pattern boundary; use a multiple of 8 rows",
+                           op.loc)
+    band = g.band(0, rows)   # same chunk stride, its own base address
+    addr = view.address if row0 == "0" else f"({view.address} + {rows * g.span} * ({row0}))"
+    ctx.bind(op.result, SmemTile(view.buffer, addr, view.dtype, band))
+
+
+def _frag_alloc(ctx, op):
+    t = op.result.type
+    layout = op.attrs["layout"]
+    split = split_layout(layout)
+    if (split.rows, split.cols) != tuple(t.shape):
+        raise CodegenError(f"fragment shape {t.shape} does not match layout {layout} "
+                           f"({split.rows}x{split.cols})", op.loc)
+    if t.dtype != DType.fp32:
+        raise CodegenError(f"register fragments of {t.dtype} are not generated yet; "
+                           "accumulate in fp32 and cast at the store", op.loc)
+    name = ctx.em.name(op.result.name)
+    frag = Fragment(name, t.dtype, tuple(t.shape), layout, split.values)
+    ctx.em.line(f"float {name}[{split.values}];  // {layout}, this thread's registers")
+    init = op.attrs.get("init")
+    if init is not None:
+        _fill(ctx, frag, float(init))
+    ctx.bind(op.result, frag)
+    ctx.fragments.append(frag)
+
+
+def _fill(ctx, frag, value):
+    ctx.em.line("#pragma unroll")
+    ctx.em.line(f"for (int argus_i = 0; argus_i < {frag.count}; ++argus_i) "
+                f"{frag.name}[argus_i] = {value!r}f;")
+
+
+def _frag_assign(ctx, op):
+    dst, src = ctx.get(op.operands[0], op), op.operands[1]
+    if isinstance(src, (int, float)):
+        _fill(ctx, dst, float(src))
+        return
+    s = ctx.get(src, op)
+    if not isinstance(s, Fragment) or s.count != dst.count or s.cast is not None:
+        raise CodegenError("frag.assign from a fragment of another layout or type is not "
+                           "generated yet", op.loc)
+    ctx.em.line("#pragma unroll")
+    ctx.em.line(f"for (int argus_i = 0; argus_i < {dst.count}; ++argus_i) "
+                f"{dst.name}[argus_i] = {s.name}[argus_i];")
+
+
+def _store(ctx, op):
+    dst, src = (ctx.get(x, op) for x in op.operands)
+    if not isinstance(dst, GlobalTile):
+        raise CodegenError("stores into shared memory are not generated yet", op.loc,
+                           "store the fragment to a global tile")
+    if not isinstance(src, Fragment):
+        raise CodegenError("only register fragments can be stored", op.loc)
+    out_dtype = dst.tensor.dtype
+    value_dtype = src.cast or src.dtype
+    if value_dtype != out_dtype:
+        raise CodegenError(f"storing a {value_dtype} fragment into a {out_dtype} tensor; "
+                           f"cast it first: cast(x, {out_dtype})", op.loc)
+    if len(dst.box) != 2 or tuple(dst.box) != tuple(src.shape):
+        raise CodegenError(f"store of a {src.shape} fragment into a box {dst.box}", op.loc)
+    split = split_layout(src.layout)
+    tensor = dst.tensor
+    rows_total, ld = tensor.shape
+    em = ctx.em
+    em.open("")
+    r_t, c_t = split.thread_row_col("argus_lane")
+    em.line(f"const int argus_row = {dst.origin[0]} + {r_t};")
+    em.line(f"const int argus_col = {dst.origin[1]} + {c_t};")
+    em.line(f"{C_ELEMENT[out_dtype]}* argus_out = {tensor.pointer};")
+    pack = {DType.bf16: "argus::pack_bf16x2", DType.fp16: "argus::pack_f16x2"}.get(out_dtype)
+    one = {DType.bf16: "argus::to_bf16", DType.fp16: "argus::to_f16"}.get(out_dtype)
+    paired = split.pairs_adjacent() and pack is not None
+    modes = split.value_modes[1:] if paired else split.value_modes
+    # one unrolled loop per remaining value mode: register v, row and column offsets
+    v_parts, r_parts, c_parts, stride = [], [], [], 2 if paired else 1
+    for d, m in enumerate(modes):
+        var = f"argus_v{d}"
+        em.line("#pragma unroll")
+        em.open(f"for (int {var} = 0; {var} < {m.extent}; ++{var})")
+        v_parts.append(f"{stride} * {var}")
+        if m.row_stride:
+            r_parts.append(f"{m.row_stride} * {var}")
+        if m.col_stride:
+            c_parts.append(f"{m.col_stride} * {var}")
+        stride *= m.extent
+    em.line(f"const int argus_v = {' + '.join(v_parts) or '0'};")
+    em.line(f"const int argus_r = argus_row + {' + '.join(r_parts) or '0'};")
+    em.line(f"const int argus_c = argus_col + {' + '.join(c_parts) or '0'};")
+    index = f"(long long)argus_r * {ld} + argus_c"
+    em.open(f"if (argus_r < {rows_total} && argus_c < {ld})", "drop what falls outside the tensor")
+    if paired:
+        em.line(f"*reinterpret_cast<argus::u32*>(argus_out + {index}) = "
+                f"{pack}({src.name}[argus_v], {src.name}[argus_v + 1]);")
+    elif one is not None:
+        em.line(f"argus_out[{index}] = {one}({src.name}[argus_v]);")
+    else:
+        em.line(f"argus_out[{index}] = {src.name}[argus_v];")
+    em.close()
+    for _ in modes:
+        em.close()
+    em.close()
+
+
+def _cast(ctx, op):
+    src = ctx.get(op.operands[0], op)
+    dtype = op.attrs["dtype"]
+    dtype = dtype if isinstance(dtype, DType) else DType[str(dtype)]
+    if not isinstance(src, Fragment):
+        raise CodegenError("cast of a non-fragment value", op.loc)
+    # Rounding is deferred to the store (one cvt per register pair, no second array): valid
+    # only while the source registers are not written before the cast value's last use.
+    for later in ctx.following:
+        if later.opcode in ("frag.assign", "wgmma.mma") and later.operands and \
+                ctx.values.get(id(later.operands[0])) is src:
+            raise CodegenError("the accumulator is written again while its cast is still in "
+                               "use; store the cast value before updating the accumulator",
+                               op.loc)
+    ctx.bind(op.result, Fragment(src.name, src.dtype, src.shape, src.layout, src.count,
+                                 cast=dtype))
+
+
+def _tag_assert(ctx, op):
+    ctx.em.line(f"// tag_assert {op.attrs.get('text', '')}: proved by `argus check`, no code")
+
+
+RULES = {"tile": _tile, "smem.alloc": _smem_alloc, "smem.stage": _smem_stage,
+         "smem.tile": _smem_tile, "frag.alloc": _frag_alloc, "frag.assign": _frag_assign,
+         "store": _store, "math.cast": _cast, "tag.assert": _tag_assert}

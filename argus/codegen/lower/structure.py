@@ -1,0 +1,160 @@
+"""Structure: ids, loops, conditionals, roles (warpgroup branches with setmaxnreg),
+elect-one, persistent tile schedules (the order of argus.ir.schedule), assumptions."""
+
+from __future__ import annotations
+
+from ..errors import CodegenError
+from ..values import Scalar
+
+WARPGROUP = 128
+
+
+def lower_block(ctx, block) -> None:
+    from . import RULES
+    saved, frags = ctx.following, list(ctx.fragments)
+    for i, op in enumerate(block.ops):
+        ctx.em.at(op.loc)
+        rule = RULES.get(op.opcode)
+        if rule is None:
+            raise CodegenError(f"the Hopper backend cannot generate '{op.opcode}' yet",
+                               op.loc, "run this kernel with `argus run --interpret`, or "
+                               "rewrite it with the ops listed in docs/design/codegen.md")
+        ctx.following = block.ops[i + 1:]
+        rule(ctx, op)
+    ctx.following, ctx.fragments = saved, frags   # C scope: fragments die with the block
+
+
+def _block_id(ctx, op):
+    ctx.scalar(op, "int", f"(int)blockIdx.{op.attrs.get('axis', 'x')}")
+
+
+def _cluster_rank(ctx, op):
+    ctx.scalar(op, "int", "(int)argus::cluster_cta_rank()")
+
+
+def _warpgroup_index(ctx, op):
+    wgs = ctx.role_warpgroups
+    if wgs is None:
+        ctx.scalar(op, "int", "argus_warpgroup")
+        return
+    if list(wgs) == list(range(wgs[0], wgs[0] + len(wgs))):
+        ctx.scalar(op, "int", f"argus_warpgroup - {wgs[0]}")
+    else:
+        table = ", ".join(str(wgs.index(w)) if w in wgs else "-1" for w in range(max(wgs) + 1))
+        ctx.scalar(op, "int", f"((const int[]){{{table}}})[argus_warpgroup]")
+
+
+def _for(ctx, op):
+    start, stop, step = (ctx.expr(x, op) for x in op.operands)
+    body = op.regions[0]
+    var = ctx.em.name(body.args[0].name)
+    ctx.bind(body.args[0], Scalar(var))
+    ctx.em.open(f"for (int {var} = {start}; {var} < {stop}; {var} += {step})")
+    lower_block(ctx, body)
+    ctx.em.close()
+
+
+def _if(ctx, op):
+    ctx.em.open(f"if ({ctx.expr(op.operands[0], op)})")
+    lower_block(ctx, op.regions[0])
+    if len(op.regions) > 1 and op.regions[1].ops:
+        ctx.em.close(" else {")
+        ctx.em.level += 1
+        lower_block(ctx, op.regions[1])
+    ctx.em.close()
+
+
+def _role(ctx, op):
+    wgs = tuple(op.attrs["warpgroups"])
+    regs = op.attrs.get("regs")
+    cond = " || ".join(f"argus_warpgroup == {w}" for w in wgs)
+    if list(wgs) == list(range(wgs[0], wgs[0] + len(wgs))) and len(wgs) > 1:
+        cond = f"argus_warpgroup >= {wgs[0]} && argus_warpgroup <= {wgs[-1]}"
+    ctx.em.open(f"if ({cond})", f"role {op.attrs['name']}")
+    if regs:
+        default = ctx.default_regs
+        kind = "inc" if regs > default else "dec"
+        if regs != default:
+            ctx.em.line(f"argus::setmaxnreg_{kind}<{regs}>();")
+    saved, ctx.role_warpgroups = ctx.role_warpgroups, wgs
+    lower_block(ctx, op.regions[0])
+    ctx.role_warpgroups = saved
+    ctx.em.close()
+
+
+def _elect_one(ctx, op):
+    scope = op.attrs.get("scope", "warpgroup")
+    cond = {"block": "threadIdx.x == 0", "warpgroup": "threadIdx.x % 128 == 0",
+            "warp": "threadIdx.x % 32 == 0"}.get(scope)
+    if cond is None:
+        raise CodegenError(f"elect_one over '{scope}' is not supported", op.loc,
+                           "use scope block, warpgroup or warp")
+    ctx.em.open(f"if ({cond})", f"elect_one({scope})")
+    lower_block(ctx, op.regions[0])
+    ctx.em.close()
+
+
+def _schedule(ctx, op):
+    order, group = op.attrs["order"], op.attrs.get("group", 1)
+    extents = [ctx.expr(x, op) for x in op.operands]
+    body = op.regions[0]
+    names = [ctx.em.name(a.name) for a in body.args]
+    for a, n in zip(body.args, names):
+        ctx.bind(a, Scalar(n))
+    i, coords = names[0], names[1:]
+    ext = [ctx.em.name(f"tiles{d}") for d in range(len(extents))]
+    ctx.em.open("")
+    for e, x in zip(ext, extents):
+        ctx.em.line(f"const int {e} = {x};")
+    total = " * ".join(ext)
+    t = ctx.em.name("tile")
+    ctx.em.line(f"int {i} = 0;")
+    ctx.em.open(f"for (int {t} = (int)blockIdx.x; {t} < {total}; {t} += (int)gridDim.x, ++{i})")
+    _tile_coords(ctx, op, order, group, ext, t, coords)
+    lower_block(ctx, body)
+    ctx.em.close()
+    ctx.em.close()
+
+
+def _tile_coords(ctx, op, order, group, ext, t, coords):
+    em = ctx.em
+    if order == "row_major":
+        rest = t
+        for d in range(len(ext) - 1, -1, -1):
+            if d == 0:
+                em.line(f"const int {coords[0]} = {rest};")
+            else:
+                em.line(f"const int {coords[d]} = {rest} % {ext[d]};")
+                nxt = em.name(f"rest{d}")
+                em.line(f"const int {nxt} = {rest} / {ext[d]};")
+                rest = nxt
+        return
+    if len(ext) != 2:
+        raise CodegenError(f"schedule order {order!r} needs a 2-D tile grid", op.loc)
+    n0, n1 = ext
+    band, within, first, span = (em.name(x) for x in ("band", "within", "first", "span"))
+    if order == "grouped":
+        em.line(f"const int {band} = {t} / ({group} * {n1}), {within} = {t} % ({group} * {n1});")
+        em.line(f"const int {first} = {band} * {group};")
+        em.line(f"const int {span} = min({group}, {n0} - {first});")
+        em.line(f"const int {coords[0]} = {first} + {within} % {span};")
+        em.line(f"const int {coords[1]} = {within} / {span};")
+    elif order == "swizzled":
+        em.line(f"const int {band} = {t} / ({group} * {n0}), {within} = {t} % ({group} * {n0});")
+        em.line(f"const int {first} = {band} * {group};")
+        em.line(f"const int {span} = min({group}, {n1} - {first});")
+        em.line(f"const int {coords[0]} = ({band} & 1) ? {n0} - 1 - {within} / {span} "
+                f": {within} / {span};")
+        em.line(f"const int {coords[1]} = {first} + {within} % {span};")
+    else:
+        raise CodegenError(f"unknown schedule order {order!r}", op.loc)
+
+
+def _assume(ctx, op):
+    cond = ctx.expr(op.operands[0], op)
+    ctx.em.line(f"(void){cond};  // assume: checked by the host at launch")
+
+
+RULES = {"block_id": _block_id, "cluster_rank": _cluster_rank,
+         "warpgroup_index": _warpgroup_index, "for": _for, "if": _if, "role": _role,
+         "elect_one": _elect_one, "schedule": _schedule, "assume": _assume}

@@ -1,0 +1,35 @@
+"""TMA: one bulk tensor copy per column chunk of the destination (the densest box the
+swizzle allows, see argus.codegen.smem_tiles), all completing on the same mbarrier."""
+
+from __future__ import annotations
+
+from ..errors import CodegenError
+from ..values import GlobalTile, SmemTile
+
+
+def _load(ctx, op):
+    dst, src, bar = (ctx.get(x, op) for x in op.operands[:3])
+    if len(op.operands) > 3:
+        raise CodegenError("TMA multicast is not generated yet", op.loc,
+                           "drop the multicast mask (cluster=(1, 1, 1))")
+    if not (isinstance(dst, SmemTile) and isinstance(src, GlobalTile)):
+        raise CodegenError("tma_load copies a global tile into a shared-memory tile", op.loc)
+    g = dst.geometry
+    if len(src.box) != 2 or tuple(src.box) != (g.rows, g.cols):
+        raise CodegenError(f"TMA box {src.box} does not match the destination "
+                           f"{g.rows}x{g.cols}", op.loc)
+    if g.rows > 256:
+        raise CodegenError(f"a TMA box has at most 256 rows, this one {g.rows}", op.loc,
+                           "split the tile into two loads")
+    w = g.chunk_cols if g.swizzle != "none" else g.cols
+    if g.swizzle == "none" and w > 256:
+        raise CodegenError(f"a TMA box has at most 256 columns, this one {w}", op.loc)
+    tmap = ctx.tensor_map(src.tensor, (w, g.rows), g.swizzle)
+    for j in range(g.chunks):
+        addr = dst.address if j == 0 else f"{dst.address} + {j * g.chunk_stride}"
+        col = src.origin[1] if j == 0 else f"{src.origin[1]} + {j * w}"
+        ctx.em.line(f"argus::tma_load<2>({addr}, &{tmap}, {bar.address}, "
+                    f"{{{col}, {src.origin[0]}}});")
+
+
+RULES = {"tma.load": _load}

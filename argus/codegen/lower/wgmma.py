@@ -1,0 +1,68 @@
+"""wgmma: each k16 step is one instruction whose descriptors come from the operand layouts
+(argus.layout.hopper.descriptor on the views of argus.codegen.smem_tiles); only the start
+address is added at run time."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from argus.ir.types import DType
+from argus.layout.hopper.descriptor import descriptor_for, instruction_k
+
+from ..errors import CodegenError
+from ..smem_tiles import as_operand
+from ..values import Fragment, SmemTile
+
+INPUT = {DType.bf16: "argus::WgmmaInput::bf16", DType.fp16: "argus::WgmmaInput::f16"}
+
+
+def _fields(desc) -> str:
+    return f"0x{replace(desc, start_address=0, source=None).encode():016x}ull"
+
+
+def _mma(ctx, op):
+    acc, a, b = (ctx.get(x, op) for x in op.operands)
+    m, n, k, major = (op.attrs[x] for x in ("m", "n", "k", "b_major"))
+    if not isinstance(a, SmemTile):
+        raise CodegenError("wgmma with A in registers is not generated yet", op.loc,
+                           "load A into shared memory (tma_load) and pass the smem tile")
+    if a.dtype not in INPUT:
+        raise CodegenError(f"wgmma on {a.dtype} is not generated yet (bf16, fp16)", op.loc)
+    if not isinstance(acc, Fragment) or acc.count != n // 2:
+        raise CodegenError("the accumulator must be an m64n{N} fp32 fragment", op.loc)
+    op_a = as_operand(a.geometry, "K")
+    op_b = as_operand(b.geometry, "K" if major == "k" else "MN")
+    trans_b = 0 if major == "k" else 1
+    kk = instruction_k(a.dtype.bits // 8)
+    for k0 in range(0, k, kk):
+        da, db = descriptor_for(op_a, k0), descriptor_for(op_b, k0)
+        addr_a = a.address + (f" + {da.start_address}" if da.start_address else "")
+        addr_b = b.address + (f" + {db.start_address}" if db.start_address else "")
+        ctx.em.line(f"argus::wgmma_ss<{n}, {INPUT[a.dtype]}, 0, {trans_b}>({acc.name}, "
+                    f"argus::smem_descriptor({addr_a}, {_fields(da)}), "
+                    f"argus::smem_descriptor({addr_b}, {_fields(db)}), true);")
+
+
+def _fence_fragments(ctx):
+    for frag in ctx.fragments:
+        if frag.layout.startswith("wgmma_acc_m64n"):
+            n = int(frag.layout.rsplit("n", 1)[1])
+            ctx.em.line(f"argus::wgmma_fence_accumulators<{n}>({frag.name});")
+
+
+def _fence(ctx, op):
+    _fence_fragments(ctx)
+    ctx.em.line("argus::wgmma_fence();")
+
+
+def _commit(ctx, op):
+    ctx.em.line("argus::wgmma_commit_group();")
+
+
+def _wait(ctx, op):
+    ctx.em.line(f"argus::wgmma_wait_group<{op.attrs.get('pending', 0)}>();")
+    _fence_fragments(ctx)
+
+
+RULES = {"wgmma.mma": _mma, "wgmma.fence": _fence, "wgmma.commit": _commit,
+         "wgmma.wait": _wait}

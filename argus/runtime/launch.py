@@ -1,0 +1,160 @@
+"""Launching a generated kernel on torch tensors, on the current stream.
+
+`Launcher(generated, cubin)(*tensors)` binds the tensors to the kernel's global-tensor
+parameters in order, reads the shape symbols off them (a symbol used twice must agree),
+checks dtype, device, layout and 16-byte alignment, checks the kernel's `assume`s, fetches
+cached tensor maps and launches with cuLaunchKernelEx (cluster dims and dynamic shared
+memory set). Everything that can be prepared once is prepared once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from argus.ir.types import DType
+
+from .launch_errors import DriverError, LaunchError
+from .tensor_maps import TensorMapCache
+
+TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "int32": "int32",
+                "fp8e4m3": "float8_e4m3fn"}
+
+
+def _ok(result, what: str):
+    from cuda.bindings import driver
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise DriverError(f"{what} failed: {err.name}")
+    return rest[0] if len(rest) == 1 else rest
+
+
+def require_hopper(torch) -> None:
+    if not torch.cuda.is_available():
+        raise LaunchError("no CUDA GPU is visible; Argus kernels run on NVIDIA Hopper (sm_90) "
+                          "GPUs; use `argus run --interpret` on a machine without one")
+    cap = torch.cuda.get_device_capability()
+    if cap != (9, 0):
+        name = torch.cuda.get_device_name()
+        raise LaunchError(f"{name} is sm_{cap[0]}{cap[1]}; Argus kernels use wgmma and TMA of "
+                          "sm_90a and run only on Hopper GPUs (H100, H200)")
+
+
+class Launcher:
+    def __init__(self, generated, cubin: bytes, kernel_ir=None):
+        self.gen = generated
+        self.cubin = cubin
+        self.ir = kernel_ir
+        self._function = None
+        self._maps = TensorMapCache()
+        self._tensor_specs = [(p.source, p) for p in generated.params if p.kind == "pointer"]
+        self._dtype_of = {}
+        self._shape_of = {}
+        if kernel_ir is not None:
+            for p in kernel_ir.params:
+                if hasattr(p.type, "shape"):
+                    self._dtype_of[p.name] = p.type.dtype
+                    self._shape_of[p.name] = tuple(p.type.shape)
+        self._assumptions = [(compile(text, where, "eval"), text, where)
+                             for text, where in generated.assumptions]
+        self._grid = [compile(g, "<grid>", "eval") for g in generated.grid]
+
+    # ---- once per process ---------------------------------------------------------------
+    def _load(self):
+        import torch
+        from cuda.bindings import driver
+
+        require_hopper(torch)
+        torch.cuda.current_stream()   # makes torch's primary context current
+        module = _ok(driver.cuModuleLoadData(self.cubin), f"loading {self.gen.name}")
+        fn = _ok(driver.cuModuleGetFunction(module, self.gen.name.encode()),
+                 f"finding {self.gen.name}")
+        if self.gen.smem_bytes > 48 * 1024:
+            _ok(driver.cuFuncSetAttribute(
+                fn, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                self.gen.smem_bytes), "setting the dynamic shared memory size")
+        self._module, self._function = module, fn
+
+    # ---- per launch ---------------------------------------------------------------------
+    def bind(self, tensors) -> tuple[dict, dict]:
+        import torch
+
+        if len(tensors) != len(self._tensor_specs):
+            names = ", ".join(n for n, _ in self._tensor_specs)
+            raise LaunchError(f"{self.gen.name} takes {len(self._tensor_specs)} tensors "
+                              f"({names}), got {len(tensors)}")
+        sizes: dict[str, int] = {}
+        bound = {}
+        for (name, _), t in zip(self._tensor_specs, tensors):
+            if not isinstance(t, torch.Tensor):
+                raise LaunchError(f"{name} must be a torch tensor, got {type(t).__name__}")
+            dtype = self._dtype_of.get(name)
+            if dtype is not None and t.dtype != getattr(torch, TORCH_DTYPES[str(dtype)]):
+                raise LaunchError(f"{name} must be {dtype}, got {t.dtype}")
+            if not t.is_cuda:
+                raise LaunchError(f"{name} is on {t.device}; move it to the GPU (.cuda())")
+            shape = self._shape_of.get(name, t.shape)
+            if t.dim() != len(shape):
+                raise LaunchError(f"{name} must be {len(shape)}-D, got shape {tuple(t.shape)}")
+            if not t.is_contiguous():
+                raise LaunchError(f"{name} must be contiguous row-major (strides "
+                                  f"{t.stride()}); call .contiguous()")
+            if t.data_ptr() % 16:
+                raise LaunchError(f"{name} is not 16-byte aligned; use a fresh tensor")
+            for d, (want, got) in enumerate(zip(shape, t.shape)):
+                if isinstance(want, int):
+                    if want != got:
+                        raise LaunchError(f"{name} dimension {d} must be {want}, got {got}")
+                elif sizes.setdefault(want, got) != got:
+                    raise LaunchError(f"{name} dimension {d} is {want} = {got}, but another "
+                                      f"tensor has {want} = {sizes[want]}")
+            bound[name] = t
+        for code, text, where in self._assumptions:
+            if not eval(code, {}, dict(sizes)):
+                shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+                raise LaunchError(f"{where}: the kernel assumes {text}, which does not hold for "
+                                  f"{shown}; pad the inputs or use a kernel that handles tails")
+        return bound, sizes
+
+    def __call__(self, *tensors, grid: tuple[int, ...] | None = None):
+        import torch
+        from cuda.bindings import driver
+
+        if self._function is None:
+            self._load()
+        bound, sizes = self.bind(tensors)
+        holders = []
+        for p in self.gen.params:
+            if p.kind == "pointer":
+                holders.append(ctypes.c_uint64(bound[p.source].data_ptr()))
+            elif p.kind == "size":
+                holders.append(ctypes.c_int(sizes[p.source]))
+            else:
+                t = bound[p.tensormap.tensor]
+                rows, cols = t.shape
+                tmap = self._maps.get(p.tensormap, t.data_ptr(), rows, cols,
+                                      t.stride(0) * t.element_size())
+                holders.append(tmap)
+        addresses = (ctypes.c_void_p * len(holders))()
+        for i, h in enumerate(holders):
+            addresses[i] = h.getPtr() if hasattr(h, "getPtr") else ctypes.addressof(h)
+        if grid is None:
+            env = dict(sizes, **(self.ir.constants if self.ir is not None else {}))
+            grid = tuple(int(eval(g, {}, env)) for g in self._grid)
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        config = driver.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = grid
+        config.blockDimX, config.blockDimY, config.blockDimZ = self.gen.block, 1, 1
+        config.sharedMemBytes = self.gen.smem_bytes
+        config.hStream = torch.cuda.current_stream().cuda_stream
+        attrs = []
+        if tuple(self.gen.cluster) != (1, 1, 1):
+            attr = driver.CUlaunchAttribute()
+            attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = \
+                self.gen.cluster
+            attrs.append(attr)
+        config.attrs = attrs
+        config.numAttrs = len(attrs)
+        _ok(driver.cuLaunchKernelEx(config, self._function, ctypes.addressof(addresses), 0),
+            f"launching {self.gen.name}")
+        self._keep = holders   # the driver copies parameters at launch; keep until next
