@@ -50,6 +50,8 @@ class Header:
         name = surface_name(node)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             name = node.value
+        elif isinstance(self.fx.constants.get(name), str):   # a module constant: DT = "bf16"
+            name = self.fx.constants[name]
         if name not in DTYPE_NAMES:
             raise self.fx.error(node, f"unknown dtype {ast.unparse(node)!r}",
                                 f"one of {', '.join(DTYPE_NAMES)}")
@@ -74,7 +76,9 @@ class Header:
             if surface_name(ann) == "const":
                 if a.arg not in defaults:
                     raise self.fx.error(a, f"constant {a.arg} needs a value", f"{a.arg}: const = 64")
-                constants[a.arg] = self.fx.static(defaults[a.arg], what=f"constant {a.arg}")
+                overrides = getattr(self.fx, "overrides", {})
+                constants[a.arg] = overrides[a.arg] if a.arg in overrides else \
+                    self.fx.static(defaults[a.arg], what=f"constant {a.arg}")
                 self.fx.constants[a.arg] = constants[a.arg]
                 continue
             if not isinstance(ann, ast.Subscript) or surface_name(ann.value) not in ("Tensor",

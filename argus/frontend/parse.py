@@ -56,8 +56,10 @@ class _Substitute(ast.NodeTransformer):
         return node
 
 
-def parse_source(source: str, filename: str = "<string>") -> dict[str, Kernel]:
-    """Every @kernel function in `source`, as checked IR, by name."""
+def parse_source(source: str, filename: str = "<string>",
+                 overrides: dict[str, Any] | None = None) -> dict[str, Kernel]:
+    """Every @kernel function in `source`, as checked IR, by name. `overrides` replaces
+    module constants and const-parameter defaults (a library kernel's specialisation)."""
     try:
         tree = ast.parse(source, filename)
     except SyntaxError as e:
@@ -65,17 +67,20 @@ def parse_source(source: str, filename: str = "<string>") -> dict[str, Kernel]:
                        "fix the Python syntax", (e.text or "")) from None
     lines = source.splitlines()
     consts = _module_constants(tree, filename)
+    consts.update(overrides or {})
     kernels: dict[str, Kernel] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and kernel_decorator(node) is not None:
-            kernels[node.name] = compile_function(node, filename, lines, consts)
+            kernels[node.name] = compile_function(node, filename, lines, consts, overrides)
     return kernels
 
 
 def compile_function(fn: ast.FunctionDef, filename: str, lines: list[str],
-                     consts: dict[str, Any]) -> Kernel:
+                     consts: dict[str, Any], overrides: dict[str, Any] | None = None) -> Kernel:
     try:
-        kernel = KernelVisitor(fn, filename, lines, consts).kernel()
+        visitor = KernelVisitor(fn, filename, lines, consts)
+        visitor.overrides = dict(overrides or {})
+        kernel = visitor.kernel()
     except RecursionError:
         raise DSLError("expression nested too deeply", Loc(filename, fn.lineno, 1),
                        "split it into named steps", lines[fn.lineno - 1]) from None
@@ -83,9 +88,9 @@ def compile_function(fn: ast.FunctionDef, filename: str, lines: list[str],
     return check_kernel(kernel)
 
 
-def parse_file(path: str | Path) -> dict[str, Kernel]:
+def parse_file(path: str | Path, overrides: dict[str, Any] | None = None) -> dict[str, Kernel]:
     path = Path(path)
-    return parse_source(path.read_text(), str(path))
+    return parse_source(path.read_text(), str(path), overrides)
 
 
 def parse_kernel(path: str | Path, name: str) -> Kernel:
