@@ -6,6 +6,11 @@ agent: it walks the kernel body, enters a `role` region only when it is one of t
 warpgroups, and yields the machine instructions the op rules produce. Shared-memory
 buffers and mbarriers are created once per block before the agents start. How each
 opcode runs is in `argus.interp.ops.<family>`; this module only walks regions.
+
+Two modes: "value" keeps each fragment as its logical tile and shared memory row-major;
+"exact" (fragment-exact) keeps every fragment per (thread, register) through its layout
+and shared memory as bytes through the swizzles, with the rules of `argus.interp.exact`
+overriding those of the ops that touch registers (docs/interpreter-model.md).
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import GlobalTensorType
 
 from .errors import InterpretError
+from .exact.rules import EXACT_RULES
 from .exprs import eval_extent
 from .machine import GlobalTensor, Machine, RunResult
 from .ops import RULES
 from .values import machine_dtype
 
 WARPGROUP = 128
+MODES = ("value", "exact")
 
 
 @dataclass
@@ -39,6 +46,7 @@ class BlockState:
     grid: tuple[int, ...]
     threads: int
     allocs: dict[int, Any] = field(default_factory=dict)   # id(op) -> buffer / barriers
+    exact: bool = False
 
     @property
     def num_blocks(self) -> int:
@@ -88,7 +96,7 @@ class Agent:
             yield from self.run_op(op)
 
     def run_op(self, op: Op):
-        rule = RULES.get(op.opcode)
+        rule = (EXACT_RULES.get(op.opcode) if self.block.exact else None) or RULES.get(op.opcode)
         if rule is None:
             raise InterpretError(f"{op.loc}: the interpreter has no rule for {op.opcode!r}")
         args = [self.value(o) for o in op.operands]
@@ -162,16 +170,21 @@ def _allocate(state: BlockState) -> None:
         if op.opcode == "smem.alloc":
             a = op.attrs
             state.allocs[id(op)] = m.smem.alloc(op.result.name, machine_dtype(a["dtype"]),
-                                                tuple(a["shape"]), stages=a["stages"])
+                                                tuple(a["shape"]), stages=a["stages"],
+                                                swizzle=a.get("swizzle", "none"))
         elif op.opcode == "mbarrier.alloc":
             state.allocs[id(op)] = m.mbarriers(op.result.name, op.attrs["count"])
 
 
 def interpret(kernel: Kernel, inputs: dict[str, np.ndarray], seed: int = 0,
-              blocks=None, **machine_options) -> InterpretResult:
+              blocks=None, mode: str = "value", **machine_options) -> InterpretResult:
     """Run `kernel` on `inputs` (every tensor parameter, by name); `blocks` bounds the grid
     to those linear block indices (default: all). Each block's machine seed derives from
-    `seed` and the block index, so one seed replays the whole launch."""
+    `seed` and the block index, so one seed replays the whole launch. `mode` is "value"
+    (logical tiles) or "exact" (per-thread registers, swizzled shared-memory bytes)."""
+    if mode not in MODES:
+        raise InterpretError(f"unknown interpreter mode {mode!r}; use one of {MODES}")
+    exact = mode == "exact"
     tensors = _tensors(kernel, inputs)
     symbols = bind_symbols(kernel, inputs)
     grid = tuple(eval_extent(g, symbols, kernel.constants) for g in kernel.launch.grid)
@@ -186,8 +199,8 @@ def interpret(kernel: Kernel, inputs: dict[str, np.ndarray], seed: int = 0,
         if not 0 <= b < total:
             raise InterpretError(f"block {b} is outside the grid of {total} blocks")
         block_seed = zlib.crc32(f"{seed}:{b}".encode())
-        m = Machine(seed=block_seed, **machine_options)
-        state = BlockState(kernel, m, tensors, symbols, b, grid, threads)
+        m = Machine(seed=block_seed, exact=exact, **machine_options)
+        state = BlockState(kernel, m, tensors, symbols, b, grid, threads, exact=exact)
         _allocate(state)
         for wg in range(threads // WARPGROUP):
             agent = Agent(state, wg)

@@ -27,8 +27,9 @@ from .clocks import ClockOwner
 from .dtypes import ElementType, element_type
 from .errors import AsyncOpError
 from .mbarrier import Mbarrier
-from .memory import Region
+from .memory import Region, gather_codes, scatter_codes
 from .registers import RegisterFragment
+from .smem_image import operand_addresses, tma_image
 
 
 class GlobalTensor:
@@ -109,7 +110,15 @@ class TmaLoad(PendingOp):
             box[parts[1]] = self.src.codes[parts[0]]
         machine.record(self.dst, write=True, proxy="async", owner=self.owner,
                        label=f"TMA load of {self.src.name}{list(self.coords)}")
-        self.dst.codes()[...] = box
+        if self.dst.exact:
+            # where the tensor map's boxes write: TmaBox.smem_image of each column block
+            buf, start = self.dst.buffer, self.dst.first_row or 0
+            base = buf.offset + (self.dst.stage or 0) * buf.stage_bytes
+            addr = tma_image(base, buf.tile_shape, buf.dtype.itemsize, buf.swizzle, start,
+                             start + self.dst.shape[0])
+            scatter_codes(buf.memory.bytes, addr, box, buf.dtype)
+        else:
+            self.dst.codes()[...] = box
         self.bar.complete_tx(self.dst.nbytes, clock=self.owner.clock)
 
 
@@ -158,21 +167,34 @@ class Wgmma(PendingOp):
         if isinstance(self.a, Region):
             machine.record(self.a, write=False, proxy="async", owner=self.owner,
                            label=f"wgmma read of A")
-            a = self.a.dtype.decode(self.a.codes())
+            a = _operand(self.a, "K")
         else:
-            a = self.a._async_values()
+            a = self.a._async_logical()
         machine.record(self.b, write=False, proxy="async", owner=self.owner,
                        label=f"wgmma read of B")
-        b = self.b.dtype.decode(self.b.codes())
-        if self.trans_b:
-            b = b.T
+        b = _operand(self.b, "K" if self.trans_b else "MN")  # (N, K)
+        d = np.matmul(a.astype(np.float32), b.T.astype(np.float32))
         acc = self.acc._async_values()
-        acc[...] = acc + np.matmul(a.astype(np.float32), b.astype(np.float32))
+        if self.acc.layout is not None:  # exact: each register gets its element of D
+            d = self.acc.layout.from_logical(d)
+        acc[...] = acc + d
 
     def retire(self) -> None:
         self.acc.in_flight -= 1
         if isinstance(self.a, RegisterFragment):
             self.a.in_flight -= 1
+
+
+def _operand(region: Region, major: str) -> np.ndarray:
+    """An smem operand as wgmma reads it, as an (MN, K) matrix of values. Value mode: the
+    row-major tile (K-major: (MN, K) as stored; MN-major: stored (K, MN)). Exact mode:
+    the bytes at the addresses its descriptors name (smem_image.operand_addresses)."""
+    if not region.exact:
+        vals = region.dtype.decode(region.codes())
+        return vals if major == "K" else vals.T
+    key = (region.buffer.name, region.stage, region.first_row, region.lo)
+    addr = operand_addresses(region.pre, major, region.swizzle, region.dtype.itemsize, key)
+    return region.dtype.decode(gather_codes(region.buffer.memory.bytes, addr, region.dtype))
 
 
 @dataclass

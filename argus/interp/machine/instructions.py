@@ -235,7 +235,7 @@ class StShared(Instruction):
                                f"of shape {self.dst.shape}")
         machine.record(self.dst, write=True, proxy="generic", owner=agent.owner,
                        label=f"st.shared")
-        self.dst.codes()[...] = self.dst.dtype.encode(values)
+        self.dst.store_codes(self.dst.dtype.encode(values))
 
 
 @dataclass

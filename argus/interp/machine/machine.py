@@ -31,13 +31,15 @@ from .scheduler import Agent, Scheduler
 
 class Machine:
     def __init__(self, seed: int = 0, detect_races: bool = True, step_budget: int = 200_000,
-                 smem_bytes: int = 228 * 1024, strict_tx: bool = True, tma_pieces: int = 2):
+                 smem_bytes: int = 228 * 1024, strict_tx: bool = True, tma_pieces: int = 2,
+                 exact: bool = False):
         self.seed = seed
+        self.exact = exact  # shared memory as bytes through the swizzles (exact mode)
         self.tma_pieces = tma_pieces  # a TMA load lands in this many bands of rows
         self.detect_races = detect_races
         self.step_budget = step_budget
         self.strict_tx = strict_tx
-        self.smem = SharedMemory(smem_bytes)
+        self.smem = SharedMemory(smem_bytes, exact=exact)
         self.agents: list[Agent] = []
         self.pending: list = []
         self.hazards: list = []

@@ -20,13 +20,19 @@ import numpy as np
 from .clocks import Event
 from .dtypes import ElementType, element_type
 from .errors import MemoryModelError
+from .smem_image import swizzled, tile_image
 
 ALIGNMENT = 1024
 
 
 @dataclass(frozen=True)
 class Region:
-    """A contiguous byte range of one buffer (a stage, a band of rows, the whole), typed."""
+    """A byte range of one buffer (a stage, a band of rows, the whole), typed.
+
+    In value mode the range is contiguous and holds the tile row-major. In fragment-exact
+    mode `pre` gives each element's pre-swizzle byte address (smem_image.tile_image) and
+    the buffer's swizzle places it; lo..hi then bounds the bytes the region touches.
+    """
 
     buffer: "SharedBuffer"
     stage: int | None
@@ -34,6 +40,7 @@ class Region:
     hi: int
     shape: tuple[int, ...]
     first_row: int | None = None  # set for a band of rows cut out of a stage or buffer
+    pre: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def dtype(self) -> ElementType:
@@ -41,29 +48,85 @@ class Region:
 
     @property
     def nbytes(self) -> int:
-        return self.hi - self.lo
+        """Bytes of the elements (what a TMA into this region counts toward tx)."""
+        return int(np.prod(self.shape)) * self.dtype.itemsize
+
+    @property
+    def exact(self) -> bool:
+        return self.pre is not None
+
+    @property
+    def swizzle(self) -> str:
+        return self.buffer.swizzle
+
+    def addresses(self) -> np.ndarray:
+        """Final byte address of every element (exact mode)."""
+        return swizzled(self.buffer.swizzle, self.pre)
 
     def rows(self, start: int, stop: int) -> "Region":
-        """Rows [start, stop) along the leading axis: still contiguous bytes."""
+        """Rows [start, stop) along the leading axis (contiguous bytes in value mode)."""
         if not 0 <= start < stop <= self.shape[0]:
             raise MemoryModelError(
                 f"rows {start}..{stop} out of range for {self.describe()} with "
                 f"{self.shape[0]} rows")
-        row_bytes = self.nbytes // self.shape[0]
         base = self.first_row or 0
+        shape = (stop - start, *self.shape[1:])
+        if self.exact:
+            pre = self.pre[start:stop]
+            addr = swizzled(self.buffer.swizzle, pre)
+            return Region(self.buffer, self.stage, int(addr.min()),
+                          int(addr.max()) + self.dtype.itemsize, shape, base + start, pre)
+        row_bytes = (self.hi - self.lo) // self.shape[0]
         return Region(self.buffer, self.stage, self.lo + start * row_bytes,
-                      self.lo + stop * row_bytes, (stop - start, *self.shape[1:]), base + start)
+                      self.lo + stop * row_bytes, shape, base + start)
+
+    def intervals(self) -> list[tuple[int, int]]:
+        """The byte ranges the region covers: one in value mode; in exact mode the runs of
+        its (swizzled) element addresses, so interleaved bands do not appear to overlap."""
+        if not self.exact:
+            return [(self.lo, self.hi)]
+        starts = np.unique(self.addresses())
+        size = self.dtype.itemsize
+        breaks = np.flatnonzero(np.diff(starts) != size) + 1
+        return [(int(run[0]), int(run[-1]) + size) for run in np.split(starts, breaks)]
 
     def codes(self) -> np.ndarray:
-        """The raw storage view (no tracking: the machine's instructions do the tracking)."""
+        """The raw codes (no tracking: the machine's instructions do the tracking); a view
+        in value mode, a copy gathered through the image in exact mode."""
+        if self.exact:
+            return gather_codes(self.buffer.memory.bytes, self.addresses(), self.dtype)
         raw = self.buffer.memory.bytes[self.lo:self.hi]
         return raw.view(self.dtype.storage).reshape(self.shape)
+
+    def store_codes(self, codes) -> None:
+        codes = np.asarray(codes, dtype=self.dtype.storage)
+        if self.exact:
+            scatter_codes(self.buffer.memory.bytes, self.addresses(), codes, self.dtype)
+        else:
+            self.codes()[...] = codes
 
     def describe(self) -> str:
         where = f"[stage {self.stage}]" if self.stage is not None else ""
         if self.first_row is not None:
             where += f"[rows {self.first_row}..{self.first_row + self.shape[0]}]"
         return f"{self.buffer.name}{where} bytes {self.lo}..{self.hi}"
+
+
+def _byte_index(addresses: np.ndarray, itemsize: int) -> np.ndarray:
+    return addresses[..., None] + np.arange(itemsize, dtype=np.int64)
+
+
+def gather_codes(memory: np.ndarray, addresses: np.ndarray, dtype: ElementType) -> np.ndarray:
+    """Codes of `dtype` read at byte `addresses` (little-endian, as the GPU)."""
+    raw = np.ascontiguousarray(memory[_byte_index(addresses, dtype.itemsize)])
+    return raw.view(dtype.storage).reshape(addresses.shape)
+
+
+def scatter_codes(memory: np.ndarray, addresses: np.ndarray, codes, dtype: ElementType) -> None:
+    codes = np.ascontiguousarray(np.broadcast_to(np.asarray(codes, dtype=dtype.storage),
+                                                 addresses.shape))
+    memory[_byte_index(addresses, dtype.itemsize)] = codes.view(np.uint8).reshape(
+        addresses.shape + (dtype.itemsize,))
 
 
 @dataclass
@@ -74,6 +137,7 @@ class SharedBuffer:
     tile_shape: tuple[int, ...]
     stages: int
     offset: int
+    swizzle: str = "none"
 
     @property
     def stage_bytes(self) -> int:
@@ -91,11 +155,19 @@ class SharedBuffer:
                 f"stage {s} out of range for buffer {self.name!r} with {self.stages} stages; "
                 f"compute the stage as k % {self.stages}")
         lo = self.offset + s * self.stage_bytes
-        return Region(self, s, lo, lo + self.stage_bytes, self.tile_shape)
+        pre = (tile_image(lo, self.tile_shape, self.dtype.itemsize, self.swizzle)
+               if self.memory.exact else None)
+        return Region(self, s, lo, lo + self.stage_bytes, self.tile_shape, pre=pre)
 
     def whole(self) -> Region:
         shape = (self.stages, *self.tile_shape) if self.stages else self.tile_shape
-        return Region(self, None, self.offset, self.offset + self.nbytes, shape)
+        pre = None
+        if self.memory.exact:
+            tiles = [tile_image(self.offset + s * self.stage_bytes, self.tile_shape,
+                                self.dtype.itemsize, self.swizzle)
+                     for s in range(max(self.stages, 1))]
+            pre = np.stack(tiles) if self.stages else tiles[0]
+        return Region(self, None, self.offset, self.offset + self.nbytes, shape, pre=pre)
 
 
 @dataclass
@@ -135,6 +207,7 @@ class _Access:
 @dataclass
 class SharedMemory:
     capacity: int = 228 * 1024
+    exact: bool = False  # regions carry byte images through the buffers' swizzles
     bytes: np.ndarray = field(init=False)
     buffers: dict[str, SharedBuffer] = field(default_factory=dict)
     _log: list[_Access] = field(default_factory=list)
@@ -143,13 +216,16 @@ class SharedMemory:
     def __post_init__(self):
         self.bytes = np.zeros(self.capacity, dtype=np.uint8)
 
-    def alloc(self, name: str, dtype, shape, stages: int = 0) -> SharedBuffer:
-        """Allocate a buffer of `stages` copies of a tile of `shape` (stages=0: no stage dim)."""
+    def alloc(self, name: str, dtype, shape, stages: int = 0,
+              swizzle: str = "none") -> SharedBuffer:
+        """Allocate a buffer of `stages` copies of a tile of `shape` (stages=0: no stage dim);
+        the swizzle matters in exact mode only (value mode keeps tiles row-major)."""
         if name in self.buffers:
             raise MemoryModelError(f"shared buffer {name!r} allocated twice; pick another name")
         dt = element_type(dtype)
         offset = -(-self._top // ALIGNMENT) * ALIGNMENT
-        buf = SharedBuffer(self, name, dt, tuple(int(d) for d in shape), int(stages), offset)
+        buf = SharedBuffer(self, name, dt, tuple(int(d) for d in shape), int(stages), offset,
+                           swizzle)
         if offset + buf.nbytes > self.capacity:
             raise MemoryModelError(
                 f"shared buffer {name!r} ({buf.nbytes} B at offset {offset}) exceeds the "
@@ -162,7 +238,15 @@ class SharedMemory:
     def access(self, region: Region, write: bool, proxy: str, event: Event, label: str,
                detect_races: bool = True) -> list[Hazard]:
         """Log an access; return the hazards it reveals against earlier accesses."""
-        new = _Access(region.lo, region.hi, write, proxy, event, label)
+        hazards: list[Hazard] = []
+        for lo, hi in region.intervals():
+            for h in self._access(region, lo, hi, write, proxy, event, label, detect_races):
+                if h not in hazards:
+                    hazards.append(h)
+        return hazards
+
+    def _access(self, region, lo, hi, write, proxy, event, label, detect_races):
+        new = _Access(lo, hi, write, proxy, event, label)
         hazards: list[Hazard] = []
         keep: list[_Access] = []
         for old in self._log:

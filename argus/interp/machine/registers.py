@@ -15,9 +15,12 @@ from .errors import RegisterInFlightError
 class RegisterFragment:
     """A warpgroup's registers holding a logical tile (fp32 accumulator or an operand)."""
 
-    def __init__(self, name: str, values):
+    def __init__(self, name: str, values, layout=None):
         self.name = name
         self._values = np.array(values, dtype=np.float32)
+        # exact mode: _values is the (thread, register) array of this thread-value layout
+        # (argus.interp.exact.FragLayout); value mode: the logical tile, layout None
+        self.layout = layout
         self.in_flight = 0  # wgmmas issued and not yet retired that use these registers
         self.owner: str | None = None  # agent whose wgmma.fence covers these registers
         self.needs_fence = True  # written by ordinary code since the owner's last wgmma.fence
@@ -28,7 +31,13 @@ class RegisterFragment:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._values.shape
+        """The logical tile's shape (in exact mode too)."""
+        return tuple(self.layout.shape) if self.layout is not None else self._values.shape
+
+    def logical(self) -> np.ndarray:
+        """The logical tile (exact mode: gathered from the registers through the layout)."""
+        regs = self.read()
+        return self.layout.to_logical(regs) if self.layout is not None else regs
 
     def _check_idle(self, what: str) -> None:
         if self.in_flight:
@@ -53,3 +62,7 @@ class RegisterFragment:
     # used by the wgmma when it lands (the async unit owns the registers then)
     def _async_values(self) -> np.ndarray:
         return self._values
+
+    def _async_logical(self) -> np.ndarray:
+        regs = self._values
+        return self.layout.to_logical(regs) if self.layout is not None else regs

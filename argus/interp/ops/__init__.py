@@ -19,6 +19,4 @@ for _family in FAMILIES:
         assert _opcode not in RULES, _opcode
         RULES[_opcode] = _rule
 
-KNOWN_MISSING = frozenset({
-    "ldmatrix", "stmatrix",   # need the per-thread fragment layouts (fragment-exact mode)
-})
+KNOWN_MISSING: frozenset = frozenset()

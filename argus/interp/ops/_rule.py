@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from ..exact.regs import Regs
 from ..machine import RegisterFragment
 
 
@@ -17,7 +18,8 @@ def pure(fn):
 
 
 def values(x):
-    """The fp32 values of a fragment (registers or an array) or a scalar."""
-    if isinstance(x, RegisterFragment):
-        return x.read()
+    """The logical fp32 values of a fragment (registers, exact-mode registers through their
+    layout, or an array) or a scalar."""
+    if isinstance(x, (RegisterFragment, Regs)):
+        return x.logical()
     return x

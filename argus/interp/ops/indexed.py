@@ -88,7 +88,7 @@ class GatherTma(PendingOp):
         codes = _gather_codes(self.tensor, self.rows, self.col, self.dst.shape[1])
         machine.record(self.dst, write=True, proxy="async", owner=self.owner,
                        label=f"gather TMA of {self.tensor.name}")
-        self.dst.codes()[...] = codes
+        self.dst.store_codes(codes)
         self.bar.complete_tx(self.dst.nbytes, clock=self.owner.clock)
 
 
