@@ -1,5 +1,7 @@
-"""`argus run FILE.py::KERNEL --interpret [--shape M=256,N=256] [--seed N]`: run a kernel on
-fresh random inputs and compare with the file's NumPy `reference`.
+"""`argus run FILE.py::KERNEL --interpret [--exact] [--shape M=256,N=256] [--seed N]`: run a
+kernel on fresh random inputs and compare with the file's NumPy `reference`. --exact runs
+the interpreter's fragment-exact mode (per-thread registers through the fragment layouts,
+shared memory as swizzled bytes); without it, value mode (logical tiles).
 
 The reference is a function `reference(IN1, IN2, ...)` in the same file whose parameters
 are named after the kernel's input tensors; every tensor parameter it does not take is an
@@ -48,6 +50,9 @@ def register(subparsers) -> None:
     parser.add_argument("target", metavar="FILE.py::KERNEL", help="the kernel to run")
     parser.add_argument("--interpret", action="store_true",
                         help="run on the CPU interpreter (the only backend built today)")
+    parser.add_argument("--exact", action="store_true",
+                        help="fragment-exact interpreter mode: registers per thread through "
+                             "the layouts, shared memory through the swizzles (slower)")
     parser.add_argument("--shape", type=parse_shape, default={}, metavar="SYM=N,...",
                         help="bind shape symbols, e.g. M=256,N=256,K=128")
     parser.add_argument("--seed", type=int, default=0,
@@ -70,6 +75,7 @@ def run_kernel(args) -> int:
     if not args.interpret:
         raise UsageError("the GPU backend is not built yet; add --interpret to run on the "
                          "CPU interpreter")
+    mode = "exact" if getattr(args, "exact", False) else "value"
     from argus.interp.errors import InterpretError
     from argus.interp.evaluator import interpret
 
@@ -85,9 +91,9 @@ def run_kernel(args) -> int:
     expected = call_reference(reference, kernel, [arrays[p.name] for p in inputs], outputs)
     shape_text = ",".join(f"{k}={v}" for k, v in symbols.items())
     print(f"{kernel.name}{f' [{shape_text}]' if shape_text else ''} seed={args.seed} "
-          f"on the interpreter")
+          f"on the interpreter" + (" (fragment-exact)" if mode == "exact" else ""))
     try:
-        result = interpret(kernel, arrays, seed=args.seed)
+        result = interpret(kernel, arrays, seed=args.seed, mode=mode)
     except InterpretError as err:
         print(f"FAIL: the interpreter stopped: {err}")
         return 1

@@ -130,3 +130,20 @@ def test_deadlock_is_a_failure_with_the_waiting_agent_named(tmp_path, capsys):
     assert main(["run", f"{path}::stuck", "--interpret"]) == 1
     out = capsys.readouterr().out
     assert "deadlock" in out and "bar[0]" in out and "PASS" not in out
+
+
+@pytest.mark.parametrize("target,extra", [
+    ("copy.py::copy", []),
+    ("gemm.py::gemm", []),
+    ("flash_attention.py::flash_fwd", ["--shape", "T=128"]),
+])
+def test_examples_pass_in_exact_mode(target, extra, capsys):
+    assert main(["run", str(EXAMPLES / target), "--interpret", "--exact", *extra]) == 0
+    out = capsys.readouterr().out
+    assert "(fragment-exact)" in out and out.strip().endswith("PASS")
+
+
+def test_exact_mode_fails_a_wrong_kernel_too(tmp_path, capsys):
+    assert main(["run", _variant(tmp_path, "(tn, tm)"), "--interpret", "--exact",
+                 "--shape", "M=128,N=64"]) == 1
+    assert capsys.readouterr().out.strip().endswith("FAIL")
