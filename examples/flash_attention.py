@@ -17,8 +17,8 @@ from argus.lang import (Tensor, add_tag, arrive, assign, assume, bf16, block_id,
                         store, sync_block, tag, tag_assert, tile, tma_load, wait,
                         warpgroup_index, wgmma, wgmma_commit, wgmma_fence, wgmma_wait)
 
-HD = 64                                    # head dim (128 works with the same code)
-SCALE_LOG2 = 1.4426950408889634 / 8.0      # log2(e) / sqrt(HD)
+HD = 64                                    # head dim: 64 or 128, nothing else changes
+SCALE_LOG2 = 1.4426950408889634 / HD ** 0.5   # log2(e) / sqrt(HD)
 
 
 @kernel(grid=("T // BM",), block=384)
@@ -62,7 +62,7 @@ def flash_fwd(Q: Tensor["T", HD, bf16], K: Tensor["T", HD, bf16], V: Tensor["T",
         q_rows = tile(q_s[0], (64, HD), (wg, 0))
         m_i = fragment(fp32, (64,), "rows(wgmma_acc_m64n64)", init=-inf)
         l_i = fragment(fp32, (64,), "rows(wgmma_acc_m64n64)", init=0.0)
-        o_acc = fragment(fp32, (64, HD), "wgmma_acc_m64n64", init=0.0)
+        o_acc = fragment(fp32, (64, HD), f"wgmma_acc_m64n{HD}", init=0.0)
         s_acc = fragment(fp32, (64, BN), "wgmma_acc_m64n64")
         wait(q_full[0], 0)
         for j in range(NJ):

@@ -34,6 +34,12 @@ def _module_constants(tree: ast.Module, filename: str) -> dict[str, Any]:
     return consts
 
 
+def _pow(a, b):
+    if not isinstance(b, (int, float)) or abs(b) > 64:
+        raise ValueError("exponent too large for a compile-time constant")
+    return a ** b
+
+
 class _Substitute(ast.NodeTransformer):
     """Replaces known constant names and folds + - * // on literals, for literal_eval."""
 
@@ -50,7 +56,7 @@ class _Substitute(ast.NodeTransformer):
         if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
             ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
                    ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
-                   ast.Div: lambda a, b: a / b}
+                   ast.Div: lambda a, b: a / b, ast.Pow: _pow}
             if type(node.op) in ops:
                 return ast.Constant(ops[type(node.op)](node.left.value, node.right.value))
         return node

@@ -65,7 +65,6 @@ UNSUPPORTED_EXPR = {
     ast.List: "use a tuple",
     ast.Dict: "use keyword arguments",
     ast.Set: "use a tuple",
-    ast.JoinedStr: "strings are compile-time constants only",
     ast.NamedExpr: "bind with a separate assignment",
     ast.Await: "kernels are not async Python",
     ast.Yield: "kernels are not generators",
@@ -384,6 +383,23 @@ class KernelVisitor:
 
     def expr_Name(self, node: ast.Name):
         return self.lookup(node)
+
+    def expr_JoinedStr(self, node: ast.JoinedStr):
+        """An f-string over compile-time constants, folded: f"wgmma_acc_m64n{HD}"."""
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+                continue
+            value = self.expr(part.value)
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise self.error(part.value, f"an f-string in a kernel can only interpolate "
+                                 f"compile-time constants; {ast.unparse(part.value)!r} is "
+                                 f"{describe(value)}", "use a constant (a `const` parameter "
+                                 "or a module-level NAME = literal)")
+            spec = self.expr(part.format_spec) if part.format_spec is not None else ""
+            parts.append(format(value, spec))
+        return "".join(parts)
 
     def expr_Attribute(self, node: ast.Attribute):
         name = surface_name(node)
