@@ -1,6 +1,6 @@
 """Choreography bugs in the GEMM example give wrong answers or reported hazards under the
 asynchronous scheduler, never a silent pass: the interpreter does not serialise TMA and
-wgmma behind the user's back."""
+wgmma behind the user's back. The stage-reuse bugs are shown in both interpreter modes."""
 
 from __future__ import annotations
 
@@ -33,17 +33,18 @@ def _inputs():
     return a, b, round_to_bf16(a @ b.T)
 
 
-def _runs(kernel):
+def _runs(kernel, mode="value"):
     a, b, ref = _inputs()
     for seed in SEEDS:
         result = interpret(kernel, {"A": a, "B": b, "C": np.full((M, N), np.nan, np.float32)},
-                           seed=seed, blocks=[0])
+                           seed=seed, blocks=[0], mode=mode)
         right = np.allclose(result.outputs["C"][:M], ref, rtol=2 ** -7, atol=0.1)
         yield result, right
 
 
-def test_correct_gemm_is_right_and_clean_on_every_seed():
-    for result, right in _runs(_kernel()):
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_correct_gemm_is_right_and_clean_on_every_seed(mode):
+    for result, right in _runs(_kernel(), mode):
         assert result.ok, result.failures()
         assert right
 
@@ -57,8 +58,9 @@ def test_correct_gemm_is_right_and_clean_on_every_seed():
      "                with elect_one():\n                    arrive(empty[s])\n"
      "                wgmma_wait(0)\n"),
 ], ids=["no-empty-wait", "release-before-wgmma-wait"])
-def test_stage_reused_too_early_is_caught(old, new):
-    outcomes = list(_runs(_kernel(old, new)))
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_stage_reused_too_early_is_caught(old, new, mode):
+    outcomes = list(_runs(_kernel(old, new), mode))
     # the race is reported on every seed, and at least one seed also computes a wrong C
     assert all(not r.ok for r, _ in outcomes), [str(r) for r, _ in outcomes]
     assert any(not right for _, right in outcomes)

@@ -23,30 +23,35 @@ def _reference(name):
     return module.reference
 
 
+@pytest.mark.parametrize("mode", ["value", "exact"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("shape", [(64, 64), (128, 192)])
-def test_copy_matches_reference(seed, shape):
+def test_copy_matches_reference(seed, shape, mode):
     kernel = parse_kernel(EXAMPLES / "copy.py", "copy")
     rng = np.random.default_rng(1000 + seed)
     x = rng.standard_normal(shape).astype(np.float32)
     y = np.full(shape, np.nan, np.float32)
-    result = interpret(kernel, {"X": x, "Y": y}, seed=seed)
+    result = interpret(kernel, {"X": x, "Y": y}, seed=seed, mode=mode)
     assert result.ok, result.failures()
     out = result.outputs["Y"]
     assert not np.isnan(out).any()
     np.testing.assert_array_equal(out, _reference("copy")(x))
 
 
-@pytest.mark.parametrize("seed", [0, 5])
-@pytest.mark.parametrize("mnk", [(128, 256, 64), (128, 256, 320), (256, 512, 128)])
-def test_gemm_matches_reference(seed, mnk):
+GEMM_CASES = [(seed, mnk, "value") for seed in (0, 5)
+              for mnk in ((128, 256, 64), (128, 256, 320), (256, 512, 128))]
+GEMM_CASES += [(3, (128, 256, 320), "exact"), (4, (256, 512, 128), "exact")]
+
+
+@pytest.mark.parametrize("seed,mnk,mode", GEMM_CASES)
+def test_gemm_matches_reference(seed, mnk, mode):
     m, n, k = mnk
     kernel = parse_kernel(EXAMPLES / "gemm.py", "gemm")
     rng = np.random.default_rng(2000 + seed)
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((n, k)).astype(np.float32)
     c = np.full((m, n), np.nan, np.float32)
-    result = interpret(kernel, {"A": a, "B": b, "C": c}, seed=seed)
+    result = interpret(kernel, {"A": a, "B": b, "C": c}, seed=seed, mode=mode)
     assert all(isinstance(r, Completed) for r in result.runs.values()), result.failures()
     assert result.ok, result.failures()
     out = result.outputs["C"]
