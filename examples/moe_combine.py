@@ -1,0 +1,56 @@
+"""The weighted combine that ends an MoE layer: every token's output is the sum over its
+top-k experts of the router weight times that expert's output row,
+O[t] = sum_j gates[j*T + t] * Yd[slots[j*T + t]].
+
+`Yd` holds the expert outputs in slot order (what examples/moe.py writes for the down
+projection); `slots[j*T + t]` is the slot where token t's j-th expert put its row and
+`gates[j*T + t]` that expert's router weight (j-major, so the BT tokens of a block read one
+contiguous tile per j). Each block gathers the BT rows of Yd its tokens need for each j,
+scales them by the per-token gates (a row vector against the BT x BN tile) and accumulates
+in fp32; no atomics, since each token's sum is owned by one block.
+"""
+
+import numpy as np
+
+from argus.lang import (Tensor, assign, assume, bf16, block_id, cast, const, fp32, fragment,
+                        gather, int32, kernel, load, load_indices, store, tile)
+
+TOPK = 2          # experts per token
+
+
+@kernel(grid=("T // BT", "N // BN"), block=128)
+def moe_combine(Yd: Tensor["P", "N", bf16], slots: Tensor["P", int32], gates: Tensor["P", fp32],
+                O: Tensor["T", "N", bf16], BT: const = 64, BN: const = 64):
+    assume(P == TOPK * T)
+    assume(T % BT == 0)
+    assume(N % BN == 0)
+    bt = block_id("x")
+    bn = block_id("y")
+    acc = fragment(fp32, (BT, BN), "blocked", init=0.0)
+    for j in range(TOPK):
+        part = j * (T // BT) + bt
+        rows = load_indices(tile(slots, (BT,), (part,)))
+        y = cast(gather(Yd, rows, bn, BN, "blocked"), fp32)
+        g = load(tile(gates, (BT,), (part,)), "blocked")
+        assign(acc, acc + y * g)
+    store(tile(O, (BT, BN), (bt, bn)), cast(acc, bf16))
+
+
+def reference(Yd, slots, gates):
+    """O[t] = sum_j gates[j*T + t] * Yd[slots[j*T + t]] in fp32."""
+    Yd = np.asarray(Yd, np.float32)
+    slots = np.asarray(slots, np.int64).reshape(TOPK, -1)
+    gates = np.asarray(gates, np.float32).reshape(TOPK, -1)
+    if slots.min() < 0 or slots.max() >= Yd.shape[0]:
+        raise ValueError(f"slots must be in 0..{Yd.shape[0] - 1}")
+    return sum(gates[j][:, None] * Yd[slots[j]] for j in range(TOPK))
+
+
+def inputs(rng, symbols):
+    """For `argus run`: every slot used once (a random permutation, as a routing gives) and
+    positive router weights that sum to 1 per token."""
+    p, t = symbols["P"], symbols["T"]
+    slots = rng.permutation(p)
+    gates = rng.random((TOPK, t)) + 0.05
+    gates /= gates.sum(axis=0)
+    return {"slots": slots.astype(np.int32), "gates": gates.reshape(-1).astype(np.float32)}
