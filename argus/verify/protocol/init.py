@@ -1,0 +1,59 @@
+"""mbarrier initialisation: every init is made visible (fence_mbarrier_init) and the block
+(or cluster) synchronised before any thread uses a barrier; in a cluster whose blocks
+signal each other's barriers, no block exits before its peers are done (cluster_sync at
+the end). Checked on program order of the kernel's top level, where the inits live."""
+
+from __future__ import annotations
+
+from .model import Model
+from .report import finding
+
+USES = ("mbarrier.wait", "mbarrier.arrive", "mbarrier.expect_tx", "tma.load", "gather.tma")
+
+
+def check(m: Model) -> list:
+    inits = m.opcode("mbarrier.init")
+    if not inits:
+        return []
+    out = []
+    last_init = max(inits, key=lambda e: e.order)
+    uses = [e for e in m.opcode(*USES)]
+    first_use = min((e.order for e in uses), default=None)
+    before = (lambda e: first_use is None or e.order < first_use)
+    fences = [e for e in m.opcode("fence.mbarrier_init") if e.order > last_init.order
+              and before(e)]
+    sync_codes = ("barrier.cluster",) if m.cluster_size > 1 else ("barrier.block",
+                                                                  "barrier.cluster")
+    after = fences[0].order if fences else last_init.order
+    syncs = [e for e in m.opcode(*sync_codes) if e.order > after and before(e)]
+    use = min(uses, key=lambda e: e.order) if uses else None
+    if not fences:
+        out.append(finding(
+            "protocol.mbarrier-init-fence", last_init.op,
+            "the mbarrier_init here is not followed by fence_mbarrier_init() before the "
+            f"barriers are first used (line {use.op.loc.line})" if use else
+            "the mbarrier_init here is not followed by fence_mbarrier_init()",
+            "call fence_mbarrier_init() after the mbarrier_init loop, then sync_block()"
+            + (" / cluster_sync()" if m.cluster_size > 1 else "")))
+    if not syncs and (last_init.where.elect is not None or m.cluster_size > 1):
+        what = "cluster_sync()" if m.cluster_size > 1 else "sync_block()"
+        anchor = fences[0].op if fences else last_init.op
+        out.append(finding(
+            "protocol.mbarrier-init-sync", anchor,
+            f"the barriers are initialised by one thread but no {what} follows before "
+            f"their first use (line {use.op.loc.line if use else '?'}): other warpgroups "
+            "may wait on or arrive at an uninitialised mbarrier",
+            f"call {what} after fence_mbarrier_init() and before the roles start"))
+    remote = [e for e in m.opcode("mbarrier.arrive") if len(e.op.operands) > 1] + \
+        [e for e in m.opcode("tma.load") if len(e.op.operands) > 3]
+    if m.cluster_size > 1 and remote:
+        last = max(m.events, key=lambda e: e.order)
+        exit_syncs = [e for e in m.opcode("barrier.cluster")
+                      if e.order > max(x.order for x in remote)]
+        if not exit_syncs:
+            out.append(finding(
+                "protocol.cluster-exit-sync", remote[-1].op,
+                "blocks of the cluster signal each other's barriers (remote arrive or TMA "
+                "multicast) but no cluster_sync() follows: a block may exit while a peer "
+                "still writes its shared memory", "end the kernel with cluster_sync()"))
+    return out

@@ -1,0 +1,277 @@
+"""The protocol model of a kernel: every op with where it runs (role, loop nest, elect
+scope, branch conditions) and its scalar operands as z3 terms.
+
+A role's *step* at an op is the linear iteration count of the loops around it,
+n = ((j1 * trip2 + j2) * trip3 + j3) ..., the same formula for every role; two ops in two
+roles at the same step n are the producer's and the consumer's halves of one pipeline
+step when their loop nests have the same trip counts (`Nest.signature`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import z3
+
+from argus.ir.nodes import Block, Kernel, Op, Value
+from argus.ir.types import BarrierArrayType, SmemBufferType
+
+from . import smt
+from .terms import STEP_BOUND, SIZE_BOUND, Terms, UnknownTerm
+
+WARPGROUP = 128
+
+
+@dataclass(frozen=True, eq=False)
+class Loop:
+    op: Op
+    name: str            # the user's loop variable (k, i)
+    counter: Any         # 0-based iteration counter term
+    trip: Any            # trip count (int or term)
+    key: Any             # what makes two loops "the same" across roles
+
+
+@dataclass(frozen=True, eq=False)
+class RoleInfo:
+    name: str
+    warpgroups: tuple[int, ...]
+    regs: int
+    op: Op
+
+
+@dataclass(frozen=True, eq=False)
+class Where:
+    role: Optional[RoleInfo]
+    loops: tuple[Loop, ...]
+    elect: Optional[str]
+    conds: tuple = ()
+
+    @property
+    def signature(self) -> tuple:
+        return tuple(l.key for l in self.loops)
+
+    def executions(self, block_threads: int) -> int:
+        """How many threads execute an op here, per block, per step."""
+        if self.elect == "block":
+            return 1
+        # outside roles every warpgroup of the block runs the op
+        wgs = len(self.role.warpgroups) if self.role else block_threads // WARPGROUP
+        per_wg = {"warpgroup": 1, "warp": 4, None: WARPGROUP}[self.elect]
+        return per_wg * wgs
+
+
+@dataclass(eq=False)
+class Event:
+    op: Op
+    where: Where
+    order: int
+
+
+@dataclass(frozen=True, eq=False)
+class BarRef:
+    array: Value
+    index: Any
+
+
+@dataclass(frozen=True, eq=False)
+class SmemRef:
+    buffer: Value
+    stage: Any
+    origin: tuple = ()      # element offset of a sub-tile within the stage (terms)
+    shape: tuple = ()
+
+
+@dataclass
+class Model:
+    kernel: Kernel
+    terms: Terms
+    events: list[Event] = field(default_factory=list)
+    roles: list[RoleInfo] = field(default_factory=list)
+    bars: dict[Value, BarRef] = field(default_factory=dict)
+    smem: dict[Value, SmemRef] = field(default_factory=dict)
+    arrays: dict[Value, Op] = field(default_factory=dict)     # mbarrier.alloc results
+    buffers: dict[Value, Op] = field(default_factory=dict)    # smem.alloc results
+    unknown: list[tuple[Op, str]] = field(default_factory=list)
+
+    @property
+    def constraints(self) -> list:
+        return self.terms.constraints
+
+    @property
+    def cluster_size(self) -> int:
+        c = self.kernel.launch.cluster
+        return c[0] * c[1] * c[2]
+
+    def executions(self, where: Where) -> int:
+        return where.executions(self.kernel.launch.block)
+
+    def of_role(self, role: RoleInfo) -> list[Event]:
+        return [e for e in self.events if e.where.role is role]
+
+    def opcode(self, *names: str) -> list[Event]:
+        return [e for e in self.events if e.op.opcode in names]
+
+    def step(self, where: Where):
+        n = 0
+        for loop in where.loops:
+            n = self.terms.mul(n, loop.trip) if not isinstance(n, int) or n else 0
+            n = _add(n, loop.counter)
+        return n
+
+    def first_iteration(self, where: Where) -> list:
+        """Outer loop counters at 0: what a counterexample prefers (the first tile)."""
+        return [smt.eq(l.counter, 0) for l in where.loops[:-1]]
+
+
+def _add(a, b):
+    from argus.layout import symbolic as sym
+    return sym.add(smt.as_term(a) if sym.is_symbolic(a) else a,
+                   smt.as_term(b) if sym.is_symbolic(b) else b)
+
+
+def build(kernel: Kernel) -> Model:
+    terms = Terms()
+    m = Model(kernel, terms)
+    for s in kernel.symbols:
+        terms.bind(s, terms.fresh(s.name, 1, SIZE_BOUND))
+    _Walker(m).block(kernel.body, Where(None, (), None))
+    for op in kernel.assumptions:
+        cond = terms.env.get(op.operands[0]) if isinstance(op.operands[0], Value) else None
+        if cond is not None:
+            terms.constraints.append(smt.bool_of(cond))
+    return m
+
+
+class _Walker:
+    def __init__(self, m: Model):
+        self.m = m
+        self.t = m.terms
+        self.order = 0
+        self.schedule_trips: dict[tuple, Any] = {}
+
+    def block(self, block: Block, where: Where):
+        for op in block.ops:
+            self.op(op, where)
+
+    def op(self, op: Op, where: Where):
+        self.m.events.append(Event(op, where, self.order))
+        self.order += 1
+        code, t = op.opcode, self.t
+        try:
+            if code.startswith("arith."):
+                t.bind(op.result, t.arith(op))
+            elif code == "block_id":
+                t.bind(op.result, t.fresh(f"block_{op.attrs.get('axis', 'x')}", 0, SIZE_BOUND))
+            elif code == "cluster_rank":
+                t.bind(op.result, t.fresh("cluster_rank", 0, self.m.cluster_size))
+            elif code == "warpgroup_index":
+                n = len(where.role.warpgroups) if where.role else 1
+                t.bind(op.result, t.fresh("warpgroup", 0, n))
+            elif code == "mbarrier.alloc":
+                self.m.arrays[op.result] = op
+            elif code == "smem.alloc":
+                self.m.buffers[op.result] = op
+            elif code == "mbarrier.at":
+                self.m.bars[op.result] = BarRef(op.operands[0], t.of(op.operands[1]))
+            elif code == "smem.stage":
+                buf = op.operands[0]
+                self.m.smem[op.result] = SmemRef(buf, t.of(op.operands[1]), (0, 0),
+                                                 tuple(buf.type.shape))
+            elif code == "smem.tile":
+                base = self.m.smem.get(op.operands[0])
+                if base is not None:
+                    box = tuple(op.attrs.get("box", op.result.type.shape))
+                    origin = tuple(_add(o, t.mul(t.of(c), b)) for o, c, b in
+                                   zip(base.origin, op.operands[1:], box))
+                    self.m.smem[op.result] = SmemRef(base.buffer, base.stage, origin, box)
+        except UnknownTerm as e:
+            self.m.unknown.append((op, str(e)))
+        for_regions = self.regions(op, where)
+        if for_regions is not None:
+            for region, inner in for_regions:
+                self.block(region, inner)
+
+    def regions(self, op: Op, where: Where):
+        code, t = op.opcode, self.t
+        if code == "role":
+            a = op.attrs
+            role = RoleInfo(a["name"], tuple(a["warpgroups"]), a["regs"], op)
+            self.m.roles.append(role)
+            return [(op.regions[0], Where(role, where.loops, where.elect, where.conds))]
+        if code == "elect_one":
+            return [(op.regions[0], Where(where.role, where.loops, op.attrs.get("scope",
+                                                                              "warpgroup"),
+                                          where.conds))]
+        if code == "if":
+            try:
+                cond = smt.bool_of(t.of(op.operands[0]))
+            except UnknownTerm:
+                cond = z3.Bool(f"cond@{op.loc.line}")
+            out = [(op.regions[0], Where(where.role, where.loops, where.elect,
+                                         where.conds + (cond,)))]
+            if len(op.regions) > 1:
+                out.append((op.regions[1], Where(where.role, where.loops, where.elect,
+                                                 where.conds + (z3.Not(cond),))))
+            return out
+        if code == "for":
+            try:
+                start, stop, step = (t.of(o) for o in op.operands)
+            except UnknownTerm:
+                start, stop, step = 0, t.fresh("trip", 1, STEP_BOUND), 1
+            arg = op.regions[0].args[0]
+            if all(isinstance(x, int) for x in (start, stop, step)):
+                trip = max(0, -(-(stop - start) // step))
+            elif start == 0 and step == 1:
+                trip = stop
+            else:
+                trip = t.fresh(f"trip_{arg.name}", 1, STEP_BOUND)
+            counter = t.fresh(_display(arg.name), 0, trip)
+            t.constraints.append(smt.lt(counter, STEP_BOUND))
+            value = counter if (start == 0 and step == 1) else _add(start, t.mul(counter, step))
+            t.bind(arg, value)
+            loop = Loop(op, _display(arg.name), counter, trip, ("for", _key(trip)))
+            return [(op.regions[0], Where(where.role, where.loops + (loop,), where.elect,
+                                          where.conds))]
+        if code == "schedule":
+            args = op.regions[0].args
+            extents = []
+            for o in op.operands:
+                try:
+                    extents.append(t.of(o))
+                except UnknownTerm:
+                    extents.append(t.fresh("extent", 1, SIZE_BOUND))
+            key = ("schedule", tuple(_key(e) for e in extents), op.attrs.get("order"),
+                   op.attrs.get("group"))
+            if key not in self.schedule_trips:
+                self.schedule_trips[key] = t.fresh("tiles_per_block", 1, STEP_BOUND)
+            trip = self.schedule_trips[key]
+            counter = t.fresh(_display(args[0].name), 0, trip)
+            t.bind(args[0], counter)
+            for a, e in zip(args[1:], extents):
+                t.bind(a, t.fresh(_display(a.name), 0, e))
+            loop = Loop(op, _display(args[0].name), counter, trip, key)
+            return [(op.regions[0], Where(where.role, where.loops + (loop,), where.elect,
+                                          where.conds))]
+        if op.regions:
+            return [(r, where) for r in op.regions]
+        return None
+
+
+def _key(x):
+    if isinstance(x, int):
+        return x
+    return smt.as_term(x).get_id()
+
+
+def _display(name: str) -> str:
+    """SSA names of a repeated source name get a suffix (k.1); show the user's name."""
+    return name.split(".", 1)[0]
+
+
+def array_count(array: Value) -> int:
+    return array.type.count if isinstance(array.type, BarrierArrayType) else 1
+
+
+def stages(buffer: Value) -> int:
+    return buffer.type.stages if isinstance(buffer.type, SmemBufferType) else 1

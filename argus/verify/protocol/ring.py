@@ -1,0 +1,291 @@
+"""mbarrier rings: stage, parity, arrival counts and transaction bytes (symbolic, z3).
+
+For a barrier array X of S mbarriers filled once per step (a role's step n, see
+`model.Model.step`), the fill at step n must use stage n % S and completes phase n // S of
+X[n % S]. A waiter at its step m must wait on X[m % S] and name the parity of the phase
+it needs:
+  forward edge (a data barrier: transaction bytes or TMA complete on it; or a plain
+  signal): the phase filled at the same step, parity (m // S) & 1;
+  backward edge (a release barrier closing a ring: its fillers wait on a data barrier
+  that the waiter fills): the release of step m - S, parity ((m // S) & 1) ^ 1, which a
+  fresh barrier satisfies for the first S steps.
+Each phase needs exactly the init count of arrivals (threads executing arrive/expect_tx,
+elect_one counted) and, per receiving block, expect_tx bytes equal to the bytes of the
+TMA boxes that land on that block's barrier (multicast included).
+"""
+
+from __future__ import annotations
+
+import z3
+
+from argus.ir.nodes import Op, Value
+from argus.ir.types import SmemTileType
+from argus.layout import symbolic as sym
+
+from . import smt
+from .model import Event, Model, array_count
+from .report import counterexample, finding
+from .terms import UnknownTerm
+
+TMA_BAR = {"tma.load": 2, "gather.tma": 4}
+
+
+def bar_operand(e: Event):
+    code = e.op.opcode
+    if code in ("mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait", "mbarrier.init"):
+        return e.op.operands[0]
+    if code in TMA_BAR:
+        return e.op.operands[TMA_BAR[code]]
+    return None
+
+
+def on_array(m: Model, array: Value, *codes: str) -> list[Event]:
+    out = []
+    for e in m.opcode(*codes):
+        ref = m.bars.get(bar_operand(e))
+        if ref is not None and ref.array is array:
+            out.append(e)
+    return out
+
+
+def is_data(m: Model, array: Value) -> bool:
+    return bool(on_array(m, array, "mbarrier.expect_tx", *TMA_BAR))
+
+
+def fillers(m: Model, array: Value) -> set:
+    return {e.where.role for e in on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx",
+                                           *TMA_BAR)}
+
+
+def waiters(m: Model, array: Value) -> set:
+    return {e.where.role for e in on_array(m, array, "mbarrier.wait")}
+
+
+def is_backward(m: Model, array: Value) -> bool:
+    """A release barrier: its fillers wait on a data barrier that its waiters fill."""
+    if is_data(m, array):
+        return False
+    fill, wait = fillers(m, array), waiters(m, array)
+    for other in m.arrays:
+        if other is array or not is_data(m, other):
+            continue
+        if waiters(m, other) & fill and fillers(m, other) & wait:
+            return True
+    return False
+
+
+def data_partner(m: Model, release: Value):
+    """The data barrier a release barrier pairs with (full for empty), or None."""
+    fill, wait = fillers(m, release), waiters(m, release)
+    sigs = {e.where.signature for e in on_array(m, release, "mbarrier.wait")}
+    found = [other for other in m.arrays
+             if other is not release and is_data(m, other) and waiters(m, other) & fill
+             and fillers(m, other) & wait]
+    same = [o for o in found if array_count(o) == array_count(release)
+            and {e.where.signature for e in on_array(m, o, *TMA_BAR)} & sigs]
+    return (same or found or [None])[0]
+
+
+def _cond(where):
+    return z3.And(*where.conds) if where.conds else True
+
+
+def _minimise(m: Model, where, *terms):
+    return [*terms, *(l.counter for l in where.loops),
+            *(m.terms.env[s] for s in m.kernel.symbols)]
+
+
+def check(m: Model) -> list:
+    out = []
+    for array in m.arrays:
+        out += _stages_and_parity(m, array)
+        out += _arrivals(m, array)
+        out += _tx_bytes(m, array)
+    return out
+
+
+def _stages_and_parity(m: Model, array: Value) -> list:
+    out = []
+    S = array_count(array)
+    backward = is_backward(m, array)
+    fill_events = on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx", *TMA_BAR)
+    fill_sigs = {e.where.signature for e in fill_events}
+    for e in fill_events + on_array(m, array, "mbarrier.wait"):
+        if e.where.role is None:
+            continue
+        ref = m.bars[bar_operand(e)]
+        n = m.step(e.where)
+        stage = sym.umod(smt.as_term(n), S) if sym.is_symbolic(n) else n % S
+        found = m_find(m, e.where, z3.Not(smt.eq(ref.index, stage)), n)
+        if found is not None:
+            idx, want = smt.value(found, ref.index), smt.value(found, stage)
+            out.append(finding(
+                "protocol.stage", e.op,
+                f"at step {smt.value(found, n)} this uses {array.name}[{idx}], but the "
+                f"ring of {S} barriers is at stage {want} (step % {S})",
+                f"index the ring with the global step: {array.name}[g % {S}], g counting "
+                f"every step of the loops around it", counterexample(
+                    m, found, e.where, (array, ref.index))))
+            continue
+        if e.op.opcode != "mbarrier.wait":
+            continue
+        if e.where.signature not in fill_sigs:
+            out.append(finding(
+                "protocol.unmodelled", e.op,
+                f"the wait on {array.name} and its fills run in different loop nests; its "
+                "parity is not checked", "wait and fill in loops with the same trip counts",
+                severity="warning"))
+            continue
+        try:
+            parity = m.terms.of(e.op.operands[1])
+        except UnknownTerm:
+            continue
+        from .terms import _num
+        parity = _num(parity)
+        q = sym.udiv(smt.as_term(n), S) if sym.is_symbolic(n) else n // S
+        expected = sym.band(smt.as_term(q) if sym.is_symbolic(q) else q, 1)
+        if backward:
+            expected = sym.xor(expected, 1)
+        found = m_find(m, e.where, z3.Not(smt.eq(parity, expected)), n)
+        if found is None:
+            continue
+        step, got, want = (smt.value(found, x) for x in (n, parity, expected))
+        idx = smt.value(found, ref.index)
+        if backward:
+            why = (f"the release of {array.name}[{idx}] it needs (by step {step - S}) "
+                   f"completes the phase of parity {want}" if step >= S else
+                   f"no release is due before step {S}, so it must wait on parity {want} "
+                   "(a fresh barrier passes it)")
+            hint = f"wait({array.name}[s], ((g // {S}) & 1) ^ 1) with g the global step"
+        else:
+            why = f"the fill of {array.name}[{idx}] at step {step} completes the phase of parity {want}"
+            hint = f"wait({array.name}[s], (g // {S}) & 1) with g the global step"
+        effect = ("it returns before that phase completes (a stale stage is read)"
+                  if got != want else "")
+        out.append(finding(
+            "protocol.parity", e.op,
+            f"at step {step} this waits on {array.name}[{idx}] for parity {got}, but {why}"
+            + (f"; {effect}" if effect else ""), hint,
+            counterexample(m, found, e.where, (array, ref.index),
+                           {"parity": got, "expected_parity": want})))
+    return out
+
+
+def m_find(m: Model, where, violation, n):
+    conds = list(where.conds)
+    return smt.find(m.constraints + conds, violation, _minimise(m, where, n),
+                    prefer=m.first_iteration(where))
+
+
+def _inits(m: Model, array: Value) -> list[Event]:
+    return on_array(m, array, "mbarrier.init")
+
+
+def _arrivals(m: Model, array: Value) -> list:
+    inits = _inits(m, array)
+    fills = on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx")
+    if not inits or not fills:
+        return []
+    count = inits[0].op.attrs.get("arrivals", 1)
+    total = 0
+    parts = []
+    for e in fills:
+        n = m.executions(e.where)
+        total = sym.add(smt.as_term(total) if sym.is_symbolic(total) else total,
+                        smt.as_term(smt.select(_cond(e.where), n, 0))
+                        if e.where.conds else n)
+        who = e.where.role.name if e.where.role else "every warpgroup"
+        parts.append(f"{n} at line {e.op.loc.line} ({who})")
+    found = m_find(m, fills[0].where, z3.Not(smt.eq(total, count)), m.step(fills[0].where)) \
+        if sym.is_symbolic(total) else (True if total != count else None)
+    if found is None:
+        return []
+    got = total if not sym.is_symbolic(total) else smt.value(found, total)
+    fix = ("arrive inside `with elect_one():` (one arrival per warpgroup)" if got > count
+           else f"mbarrier_init({array.name}[s], {got}) or add the missing arrivals")
+    model = found if found is not True else None
+    ref = m.bars[bar_operand(fills[0])]
+    return [finding(
+        "protocol.arrival-count", fills[0].op,
+        f"each phase of {array.name}[s] gets {got} arrivals ({', '.join(parts)}) but "
+        f"mbarrier_init at line {inits[0].op.loc.line} counts {count}: "
+        + ("the phase completes early" if got > count else "the phase never completes"),
+        fix, counterexample(m, model, fills[0].where,
+                            (array, ref.index if model is not None else 0)))]
+
+
+def _tx_bytes(m: Model, array: Value) -> list:
+    expects = on_array(m, array, "mbarrier.expect_tx")
+    loads = on_array(m, array, *TMA_BAR)
+    if not loads and not expects:
+        return []
+    ranks = [m.terms.env[e.op.result] for e in m.opcode("cluster_rank")
+             if e.op.result in m.terms.env]
+    C = m.cluster_size
+    out = []
+    anchor = expects[0] if expects else loads[0]
+    for r in range(C):
+        def at_rank(term, b):
+            if not sym.is_symbolic(term) and not z3.is_expr(term):
+                return term
+            return z3.substitute(term, *[(v, smt.as_term(b)) for v in ranks]) if ranks \
+                else term
+        expected, landed = 0, 0
+        for e in expects:
+            try:
+                nbytes = m.terms.of(e.op.operands[1])
+            except UnknownTerm:
+                return []
+            amount = smt.select(_cond(e.where), m.executions(e.where), 0) if e.where.conds \
+                else m.executions(e.where)
+            expected = _plus(expected, at_rank(m.terms.mul(amount, nbytes), r))
+        for e in loads:
+            dst = e.op.operands[0].type
+            size = dst.nbytes if isinstance(dst, SmemTileType) else 0
+            mask = e.op.operands[3] if e.op.opcode == "tma.load" and len(e.op.operands) > 3 \
+                else None
+            for b in range(C):
+                amount = m.executions(e.where) * size
+                if mask is None:
+                    if b != r:
+                        continue
+                    got = amount
+                else:
+                    bits = at_rank(m.terms.of(mask), b)
+                    bit = sym.band(sym.lshr(smt.as_term(bits), r), 1) \
+                        if sym.is_symbolic(bits) else (bits >> r) & 1
+                    got = m.terms.mul(bit, amount) if sym.is_symbolic(bit) else bit * amount
+                if e.where.conds:
+                    got = at_rank(smt.select(_cond(e.where), got, 0), b)
+                landed = _plus(landed, got)
+        violation = z3.Not(smt.eq(expected, landed))
+        if isinstance(violation, bool) or z3.is_false(z3.simplify(violation)):
+            continue
+        found = m_find(m, anchor.where, violation, m.step(anchor.where))
+        if found is None:
+            continue
+        want, got = smt.value(found, landed), smt.value(found, expected)
+        boxes = ", ".join(f"{e.op.operands[0].type.buffer} {e.op.operands[0].type.nbytes} B "
+                          f"at line {e.op.loc.line}" + (" (multicast)"
+                                                        if len(e.op.operands) > 3 else "")
+                          for e in loads)
+        ref = m.bars[bar_operand(anchor)]
+        where = f" of block {r} in the cluster" if C > 1 else ""
+        out.append(finding(
+            "protocol.expect-tx", anchor.op,
+            f"{array.name}[s]{where} expects {got} transaction bytes per phase but {want} "
+            f"land on it ({boxes or 'no TMA box'}): "
+            + ("the phase never completes" if got > want else
+               "the phase completes before every box has landed"),
+            f"expect_tx({array.name}[s], ...) with the bytes of every box that lands on this "
+            "block's barrier" + (", counting the peers' multicast boxes" if C > 1 else ""),
+            counterexample(m, found, anchor.where, (array, ref.index),
+                           block=(r,) if C > 1 else None)))
+        break
+    return out
+
+
+def _plus(a, b):
+    if not (sym.is_symbolic(a) or sym.is_symbolic(b)):
+        return a + b
+    return smt.as_term(a) + smt.as_term(b)
