@@ -87,12 +87,14 @@ def test_persistent_block_walks_two_tiles_with_the_ring_carried_over(kernel):
     assert np.isnan(out[~written]).all()
 
 
-def test_random_routing_from_the_examples_inputs(kernel):
-    rng = np.random.default_rng(11)
-    counts = EXAMPLE.inputs(rng, {"T": 333})["counts"]
-    assert counts.sum() == 333 and counts.min() >= 0
-    args = _inputs(rng, 333, 64, 128, counts)
-    result = interpret(kernel, args, seed=11)
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_random_shapes_and_routings(kernel, seed):
+    rng = np.random.default_rng(seed)
+    t, k, n = int(rng.integers(1, 400)), 64 * int(rng.integers(1, 4)), 128 * int(rng.integers(1, 3))
+    counts = EXAMPLE.inputs(rng, {"T": t})["counts"]
+    assert counts.sum() == t and counts.min() >= 0
+    args = _inputs(rng, t, k, n, counts)
+    result = interpret(kernel, args, seed=seed)
     assert result.ok, result.failures()
     ref = EXAMPLE.reference(args["X"], args["W"], args["counts"])
     assert _close(result.outputs["Y"], ref)
