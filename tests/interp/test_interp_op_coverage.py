@@ -22,3 +22,14 @@ def test_known_missing_list_is_current():
 def test_rules_name_only_real_opcodes():
     extra = sorted(set(RULES) - set(OPS))
     assert not extra, f"rules for opcodes the op table does not have: {extra}"
+
+
+def test_exact_overrides_name_only_real_opcodes_with_a_value_rule():
+    from argus.interp.exact.rules import EXACT_RULES
+    extra = sorted(set(EXACT_RULES) - set(OPS))
+    assert not extra, f"exact-mode rules for opcodes the op table does not have: {extra}"
+    assert set(EXACT_RULES) <= set(RULES), "every exact override needs a value-mode rule"
+    # the ops that touch registers are all overridden
+    for opcode in ("frag.alloc", "frag.assign", "load", "math.add", "reduce.row",
+                   "frag.convert", "frag.coord", "wgmma.mma", "ldmatrix", "stmatrix"):
+        assert opcode in EXACT_RULES, opcode

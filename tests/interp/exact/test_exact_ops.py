@@ -1,0 +1,174 @@
+"""Per-op semantics of the fragment-exact mode: math thread by thread, row vectors read
+from the thread's own registers, conversions that stay inside a thread, ldmatrix and
+stmatrix through their atoms, and a swizzle mismatch giving a wrong answer."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from argus.frontend.parse import parse_kernel
+from argus.interp.errors import InterpretError
+from argus.interp.evaluator import interpret
+from argus.interp.exact.fraglayout import frag_layout
+from argus.interp.exact.matrix import LdMatrix
+from argus.interp.machine import Machine, round_to_bf16
+
+import argus.interp.machine.async_ops as async_ops
+from argus.interp.machine.smem_image import tile_image
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+_spec = importlib.util.spec_from_file_location(
+    "interp_kernels_for_exact", Path(__file__).resolve().parents[1] / "interp_kernels.py")
+_kernels = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_kernels)
+MATH, compile_kernel = _kernels.MATH, _kernels.compile_kernel
+
+MIXED = '''
+@kernel(grid=(1,), block=128)
+def k(X: Tensor[64, 64, fp32], Y: Tensor[64, 64, fp32]):
+    x = load(tile(X, (64, 64), (0, 0)), "blocked")
+    s = load(tile(X, (64, 64), (0, 0)), "wgmma_acc_m64n64")
+    store(tile(Y, (64, 64), (0, 0)), OUT)
+'''
+
+MATRIX = '''
+@kernel(grid=(1,), block=128)
+def k(X: Tensor[32, 8, bf16], Y: Tensor[32, 8, bf16], Z: Tensor[32, 8, bf16]):
+    a = smem(bf16, (32, 8))
+    b = smem(bf16, (32, 8))
+    store(a[0], load(tile(X, (32, 8), (0, 0)), "blocked"))
+    f = ldmatrix(a[0], 4, TRANS)
+    stmatrix(b[0], f, 4, TRANS)
+    store(tile(Y, (32, 8), (0, 0)), load(b[0], "blocked"))
+    store(tile(Z, (32, 8), (0, 0)), f)
+'''
+
+
+def _x(shape=(64, 64), seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def test_math_kernel_agrees_with_value_mode():
+    kernel = compile_kernel(MATH)
+    x = _x((128, 64))
+    outs = {}
+    for mode in ("value", "exact"):
+        arrays = {"X": x, **{n: np.full((128, 64), np.nan, np.float32) for n in "YRC"}}
+        result = interpret(kernel, arrays, seed=2, mode=mode)
+        assert result.ok, result.failures()
+        outs[mode] = result.outputs
+    for name in "YRC":
+        assert not np.isnan(outs["exact"][name]).any()
+        np.testing.assert_array_equal(outs["exact"][name], outs["value"][name])
+
+
+def _mixed(out: str):
+    return compile_kernel(MIXED.replace("OUT", out))
+
+
+def _run(kernel, mode, x):
+    return interpret(kernel, {"X": x, "Y": np.full((64, 64), np.nan, np.float32)}, mode=mode)
+
+
+def test_fragments_of_different_layouts_are_not_combined_register_by_register():
+    kernel, x = _mixed("x + s"), _x()
+    np.testing.assert_allclose(_run(kernel, "value", x).outputs["Y"], 2 * x)
+    with pytest.raises(InterpretError, match=r"interp_kernel.py:\d+:\d+: math.add combines "
+                       r"a fragment of layout .*convert_layout"):
+        _run(kernel, "exact", x)
+
+
+def test_a_row_vector_is_read_from_the_threads_own_registers():
+    # rows of the accumulator layout broadcast over the accumulator: every thread holds its rows
+    same = _run(_mixed("s - row_max(s)"), "exact", _x()).outputs["Y"]
+    np.testing.assert_allclose(same, _x() - _x().max(axis=1, keepdims=True))
+    # over the blocked layout the threads do not hold those rows: NaN, never a silent fix-up
+    other = _run(_mixed("x - row_max(s)"), "exact", _x()).outputs["Y"]
+    assert np.isnan(other).any()
+    assert not np.isnan(_run(_mixed("x - row_max(s)"), "value", _x()).outputs["Y"]).any()
+
+
+def test_convert_layout_moves_registers_within_threads_only():
+    x = round_to_bf16(_x())
+    kept = _run(_mixed('cast(convert_layout(cast(s, bf16), "wgmma_a_rs_16bit"), fp32)'),
+                "exact", x)
+    np.testing.assert_array_equal(kept.outputs["Y"], x)
+    moved = _run(_mixed('convert_layout(s, "blocked")'), "exact", x)
+    assert np.isnan(moved.outputs["Y"]).any()          # needs other threads' registers
+    np.testing.assert_array_equal(_run(_mixed('convert_layout(s, "blocked")'), "value",
+                                       x).outputs["Y"], x)
+
+
+def test_row_and_col_of_name_each_registers_element():
+    y = _run(_mixed("cast(row_of(s) * 64 + col_of(s), fp32)"), "exact", _x()).outputs["Y"]
+    np.testing.assert_array_equal(y, np.arange(64 * 64, dtype=np.float32).reshape(64, 64))
+
+
+@pytest.mark.parametrize("mode", ["value", "exact"])
+@pytest.mark.parametrize("trans", [False, True])
+def test_ldmatrix_then_stmatrix_round_trips(mode, trans):
+    kernel = compile_kernel(MATRIX.replace("TRANS", str(trans)))
+    x = round_to_bf16(_x((32, 8)))
+    result = interpret(kernel, {"X": x, "Y": np.full((32, 8), np.nan, np.float32),
+                                "Z": np.full((32, 8), np.nan, np.float32)}, mode=mode)
+    assert result.ok, result.failures()
+    np.testing.assert_array_equal(result.outputs["Y"], x)
+    np.testing.assert_array_equal(result.outputs["Z"], x)
+
+
+@pytest.mark.parametrize("trans", [False, True])
+def test_ldmatrix_registers_follow_the_ptx_distribution(trans):
+    m = Machine(exact=True)
+    buf = m.smem.alloc("a", "bf16", (32, 8), stages=1, swizzle="none")
+    x = np.arange(256, dtype=np.float32).reshape(32, 8)
+    buf.stage(0).store_codes(buf.dtype.encode(x))
+    layout = frag_layout("ldmatrix_x4" + ("_trans" if trans else ""), (32, 8))
+    got = {}
+
+    def warp():
+        got["regs"] = yield LdMatrix(buf.stage(0), layout, 4)
+
+    m.spawn("w", warp())
+    assert m.run().ok
+    regs = got["regs"].data
+    for lane in range(32):
+        for i in range(4):          # register i: matrix i
+            for h in range(2):      # half h of the 32-bit register
+                if trans:
+                    want = x[8 * i + 2 * (lane % 4) + h, lane // 4]
+                else:
+                    want = x[8 * i + lane // 4, 2 * (lane % 4) + h]
+                assert regs[lane, 2 * i + h] == want, (lane, i, h)
+
+
+def test_ldmatrix_exact_needs_a_stack_of_8x8_matrices():
+    src = MATRIX.replace("32, 8", "16, 16").replace("TRANS", "False")
+    kernel = compile_kernel(src)
+    with pytest.raises(InterpretError):
+        interpret(kernel, {n: np.zeros((16, 16), np.float32) for n in "XYZ"}, mode="exact")
+
+
+def _gemm_error(mode):
+    kernel = parse_kernel(EXAMPLES / "gemm.py", "gemm")
+    rng = np.random.default_rng(9)
+    a = round_to_bf16(rng.standard_normal((128, 128)).astype(np.float32))
+    b = round_to_bf16(rng.standard_normal((256, 128)).astype(np.float32))
+    result = interpret(kernel, {"A": a, "B": b, "C": np.full((128, 256), np.nan, np.float32)},
+                       mode=mode, blocks=[0])
+    assert result.ok, result.failures()
+    return np.abs(result.outputs["C"] - a @ b.T).max() / np.abs(a @ b.T).max()
+
+
+def test_tma_landing_unswizzled_gives_a_wrong_answer_in_exact_mode(monkeypatch):
+    """If TMA wrote the box without the buffer's 128B swizzle, the wgmma descriptor reads
+    (which apply it) see permuted k: exact mode computes a wrong C, value mode cannot tell."""
+    assert _gemm_error("exact") < 2 ** -7
+
+    def unswizzled(base, shape, eb, swizzle, start, stop):
+        return np.ascontiguousarray(tile_image(base, shape, eb, swizzle)[start:stop])
+
+    monkeypatch.setattr(async_ops, "tma_image", unswizzled)
+    assert _gemm_error("exact") > 0.1
+    assert _gemm_error("value") < 2 ** -7
