@@ -150,7 +150,11 @@ def example_inputs(reference, rng, symbols, inputs) -> dict[str, np.ndarray]:
     make = getattr(reference, "__globals__", {}).get("inputs")
     if not callable(make):
         return {}
-    made = make(rng, dict(symbols))
+    try:
+        made = dict(make(rng, dict(symbols)))
+    except Exception as err:  # the user's inputs() failed: say so, no traceback
+        raise UsageError(f"inputs(rng, symbols) of the kernel's file failed: "
+                         f"{type(err).__name__}: {err}") from None
     expected = {p.name: _shape(p.type, symbols) for p in inputs}
     for name, value in made.items():
         if name not in expected:
