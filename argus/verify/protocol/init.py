@@ -5,6 +5,8 @@ the end). Checked on program order of the kernel's top level, where the inits li
 
 from __future__ import annotations
 
+from argus.verify.finding import Counterexample
+
 from .model import Model
 from .report import finding
 
@@ -27,6 +29,9 @@ def check(m: Model) -> list:
     after = fences[0].order if fences else last_init.order
     syncs = [e for e in m.opcode(*sync_codes) if e.order > after and before(e)]
     use = min(uses, key=lambda e: e.order) if uses else None
+    # the elected initialiser is thread 0 (warpgroup 0); a use by another warpgroup races
+    others = [e for e in uses if e.where.role is not None and 0 not in e.where.role.warpgroups]
+    cex = _first_use(m, min(others, key=lambda e: e.order) if others else use)
     if not fences:
         out.append(finding(
             "protocol.mbarrier-init-fence", last_init.op,
@@ -34,7 +39,7 @@ def check(m: Model) -> list:
             f"barriers are first used (line {use.op.loc.line})" if use else
             "the mbarrier_init here is not followed by fence_mbarrier_init()",
             "call fence_mbarrier_init() after the mbarrier_init loop, then sync_block()"
-            + (" / cluster_sync()" if m.cluster_size > 1 else "")))
+            + (" / cluster_sync()" if m.cluster_size > 1 else ""), cex))
     if not syncs and (last_init.where.elect is not None or m.cluster_size > 1):
         what = "cluster_sync()" if m.cluster_size > 1 else "sync_block()"
         anchor = fences[0].op if fences else last_init.op
@@ -43,7 +48,7 @@ def check(m: Model) -> list:
             f"the barriers are initialised by one thread but no {what} follows before "
             f"their first use (line {use.op.loc.line if use else '?'}): other warpgroups "
             "may wait on or arrive at an uninitialised mbarrier",
-            f"call {what} after fence_mbarrier_init() and before the roles start"))
+            f"call {what} after fence_mbarrier_init() and before the roles start", cex))
     remote = [e for e in m.opcode("mbarrier.arrive") if len(e.op.operands) > 1] + \
         [e for e in m.opcode("tma.load") if len(e.op.operands) > 3]
     if m.cluster_size > 1 and remote:
@@ -57,3 +62,16 @@ def check(m: Model) -> list:
                 "multicast) but no cluster_sync() follows: a block may exit while a peer "
                 "still writes its shared memory", "end the kernel with cluster_sync()"))
     return out
+
+
+def _first_use(m: Model, use):
+    """The barrier and warpgroup of the first use, at the first iteration."""
+    if use is None:
+        return None
+    from .ring import bar_operand
+    ref = m.bars.get(bar_operand(use))
+    idx = ref.index if ref is not None and isinstance(ref.index, int) else 0
+    wg = use.where.role.warpgroups[0] if use.where.role else 0
+    return Counterexample(warpgroup=wg, thread=wg * 128,
+                          iteration={l.name: 0 for l in use.where.loops},
+                          barrier=f"{ref.array.name}[{idx}]" if ref is not None else None)

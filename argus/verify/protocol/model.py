@@ -150,6 +150,17 @@ class _Walker:
         self.order = 0
         self.schedule_trips: dict[tuple, Any] = {}
 
+    def grid_extent(self, axis: str):
+        """The grid's extent along axis as a term (block ids range below it)."""
+        grid = self.m.kernel.launch.grid
+        i = "xyz".index(axis)
+        if i >= len(grid):
+            return 1
+        try:
+            return _grid_term(str(grid[i]), self.m)
+        except (UnknownTerm, SyntaxError, KeyError, ValueError):
+            return SIZE_BOUND
+
     def block(self, block: Block, where: Where):
         for op in block.ops:
             self.op(op, where)
@@ -162,7 +173,8 @@ class _Walker:
             if code.startswith("arith."):
                 t.bind(op.result, t.arith(op))
             elif code == "block_id":
-                t.bind(op.result, t.fresh(f"block_{op.attrs.get('axis', 'x')}", 0, SIZE_BOUND))
+                axis = op.attrs.get("axis", "x")
+                t.bind(op.result, t.fresh(f"block_{axis}", 0, self.grid_extent(axis)))
             elif code == "cluster_rank":
                 t.bind(op.result, t.fresh("cluster_rank", 0, self.m.cluster_size))
             elif code == "warpgroup_index":
@@ -256,6 +268,34 @@ class _Walker:
         if op.regions:
             return [(r, where) for r in op.regions]
         return None
+
+
+def _grid_term(text: str, m: Model):
+    """A grid extent written over shape symbols and constants ("M // BM") as a term."""
+    import ast
+    from argus.layout import symbolic as sym
+    symbols = {s.name: m.terms.env[s] for s in m.kernel.symbols}
+
+    def conv(n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, int):
+            return n.value
+        if isinstance(n, ast.Name):
+            if n.id in symbols:
+                return symbols[n.id]
+            value = m.kernel.constants.get(n.id)
+            if isinstance(value, int):
+                return value
+            raise UnknownTerm(n.id)
+        if isinstance(n, ast.BinOp):
+            a, b = conv(n.left), conv(n.right)
+            w = (lambda x: smt.as_term(x) if sym.is_symbolic(x) else x)
+            ops = {ast.Add: lambda: sym.add(w(a), w(b)), ast.Mult: lambda: m.terms.mul(a, b),
+                   ast.FloorDiv: lambda: sym.udiv(w(a), w(b)),
+                   ast.Mod: lambda: sym.umod(w(a), w(b)), ast.Sub: lambda: smt.sub(a, b)}
+            if type(n.op) in ops:
+                return ops[type(n.op)]()
+        raise UnknownTerm(ast.dump(n))
+    return conv(ast.parse(text, mode="eval").body)
 
 
 def _key(x):

@@ -9,6 +9,8 @@ from __future__ import annotations
 from argus.ir.nodes import Value
 from argus.ir.types import FragmentType
 
+from argus.verify.finding import Counterexample
+
 from .report import finding, surface
 from .walk import role_blocks, walk
 
@@ -63,7 +65,8 @@ def check(m) -> list:
                     "protocol.wgmma-fence", op,
                     "this wgmma is not preceded by wgmma_fence() since its accumulator or "
                     "register operands were last written (or since the role began)",
-                    "call wgmma_fence() right before the first wgmma of each k-step"))
+                    "call wgmma_fence() right before the first wgmma of each k-step",
+                    _cex(m, op)))
             s.open.append((op, set(_frags(op))))
         elif code == "wgmma.commit":
             if s.open:
@@ -99,3 +102,13 @@ def check(m) -> list:
                 f"role {role_op.attrs['name']} can end with this wgmma still in flight",
                 "end with wgmma_wait(0)", severity="warning"))
     return out
+
+
+def _cex(m, op):
+    """The warpgroup and the first iteration at which the unfenced wgmma runs."""
+    e = next((e for e in m.events if e.op is op), None)
+    if e is None or e.where.role is None:
+        return None
+    wg = e.where.role.warpgroups[0]
+    return Counterexample(warpgroup=wg, thread=wg * 128,
+                          iteration={l.name: 0 for l in e.where.loops})

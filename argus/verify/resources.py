@@ -1,0 +1,226 @@
+"""Resource checks of a kernel against the Hopper limits (sm_90a).
+
+  resources.smem            shared memory per block <= 227 KB: every smem.alloc (stages
+                            padded to the swizzle alignment, buffers aligned to it) plus
+                            8 bytes per mbarrier
+  resources.registers       each role's setmaxnreg budget in 24..256 and a multiple of 8;
+                            all roles together fit the block's register pool (64K
+                            registers, allocated at launch in steps of 8 per thread)
+  resources.cluster         at most 8 blocks per cluster (the portable limit), dividing the grid
+  resources.tma-box         every TMA box is legal (argus.layout.hopper.tma.TmaBox), and the
+                            global row strides are multiples of 16 B for every size the
+                            kernel's assumptions allow (symbolic, z3)
+  resources.index-overflow  tile coordinates times box sizes fit in int32 (symbolic, z3)
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import z3
+
+from argus.ir.nodes import Kernel
+from argus.ir.types import GlobalTensorType, GlobalTileType, SmemTileType
+from argus.layout import symbolic as sym
+from argus.layout.hopper.tma import TmaBox, TmaError
+from argus.verify.finding import Counterexample, Finding
+from argus.verify.protocol import smt
+from argus.verify.protocol.model import Model, build
+from argus.verify.protocol.report import counterexample, finding
+
+SMEM_LIMIT = 227 * 1024
+REGISTER_FILE = 64 * 1024
+MAX_THREAD_REGS = 255
+MIN_REGS, MAX_REGS = 24, 256
+MAX_CLUSTER = 8
+SWIZZLE_ALIGN = {"none": 128, "32B": 256, "64B": 512, "128B": 1024}
+MBARRIER_BYTES = 8
+INT32_MAX = (1 << 31) - 1
+
+
+def check(kernel: Kernel) -> list[Finding]:
+    m = build(kernel)
+    return _smem(m) + _registers(m) + _cluster(m) + _tma(m) + _index_overflow(m)
+
+
+def _round_up(x: int, a: int) -> int:
+    return -(-x // a) * a
+
+
+def smem_bytes(kernel: Kernel) -> tuple[int, list[tuple[object, int]]]:
+    """Total bytes and (alloc op, bytes) per allocation, in allocation order."""
+    offset, parts = 0, []
+    for op in kernel.walk():
+        if op.opcode == "smem.alloc":
+            t = op.result.type
+            align = SWIZZLE_ALIGN.get(t.swizzle, 128)
+            size = t.stages * _round_up(t.nbytes_per_stage, align)
+            offset = _round_up(offset, align) + size
+            parts.append((op, size))
+        elif op.opcode == "mbarrier.alloc":
+            size = op.attrs["count"] * MBARRIER_BYTES
+            offset = _round_up(offset, MBARRIER_BYTES) + size
+            parts.append((op, size))
+    return offset, parts
+
+
+def _smem(m: Model) -> list:
+    total, parts = smem_bytes(m.kernel)
+    if total <= SMEM_LIMIT:
+        return []
+    biggest = max(parts, key=lambda p: p[1])[0]
+    listing = ", ".join(f"{op.result.name} {size // 1024} KB" if size >= 1024 else
+                        f"{op.result.name} {size} B" for op, size in parts)
+    return [finding(
+        "resources.smem", biggest,
+        f"the block needs {total} B of shared memory ({listing}), over the {SMEM_LIMIT} B "
+        "(227 KB) a Hopper block can have", "use fewer stages or smaller tiles (e.g. "
+        "stages=S-1)", Counterexample(smem_byte=total))]
+
+
+def register_pool(threads: int) -> int:
+    """Registers the block holds after launch: per-thread allocation in steps of 8."""
+    per_thread = min(MAX_THREAD_REGS // 8 * 8, REGISTER_FILE // threads // 8 * 8)
+    return per_thread * threads
+
+
+def _registers(m: Model) -> list:
+    out = []
+    launch = m.kernel.launch
+    threads = launch.block
+    pool = register_pool(threads)
+    covered, total = set(), 0
+    role_ops = {op.attrs["name"]: op for op in m.kernel.walk() if op.opcode == "role"}
+    for role in launch.roles:
+        anchor = role_ops.get(role.name)
+        if not (MIN_REGS <= role.regs <= MAX_REGS) or role.regs % 8:
+            out.append(Finding(
+                "resources.registers", "error",
+                f"role {role.name} asks for {role.regs} registers per thread; setmaxnreg "
+                f"takes {MIN_REGS}..{MAX_REGS} in steps of 8", role.loc, "role",
+                f"regs={max(MIN_REGS, min(MAX_REGS, role.regs // 8 * 8))}"))
+        covered |= set(role.warpgroups)
+        total += role.regs * 128 * len(role.warpgroups)
+    if not launch.roles:
+        return out
+    rest = threads // 128 - len(covered)
+    total += rest * 128 * (pool // threads)
+    if total > pool:
+        parts = " + ".join(f"{r.regs} x {128 * len(r.warpgroups)} ({r.name})"
+                           for r in launch.roles)
+        biggest = max(launch.roles, key=lambda r: r.regs * len(r.warpgroups))
+        out.append(Finding(
+            "resources.registers", "error",
+            f"the roles ask for {parts} = {total} registers, but a block of {threads} "
+            f"threads holds {pool} ({pool // threads} per thread at launch, of the "
+            f"{REGISTER_FILE} register file): setmaxnreg.inc would wait forever",
+            biggest.loc, "role", f"lower the budgets so they sum to <= {pool}, e.g. a "
+            f"producer at {MIN_REGS}", Counterexample(warpgroup=biggest.warpgroups[0])))
+    return out
+
+
+def _cluster(m: Model) -> list:
+    c = m.kernel.launch.cluster
+    out = []
+    size = prod(c)
+    if size > MAX_CLUSTER:
+        out.append(Finding("resources.cluster", "error",
+                           f"cluster={tuple(c)} has {size} blocks; Hopper clusters hold at "
+                           f"most {MAX_CLUSTER} (portable)", m.kernel.loc, "kernel",
+                           "use a cluster of <= 8 blocks, e.g. (2, 1, 1)"))
+    for axis, (g, k) in enumerate(zip(m.kernel.launch.grid, c)):
+        if str(g).isdigit() and int(g) % k:
+            out.append(Finding("resources.cluster", "error",
+                               f"grid dim {axis} is {g}, not a multiple of the cluster's {k}",
+                               m.kernel.loc, "kernel", f"make the grid a multiple of {k}"))
+    return out
+
+
+def _tma(m: Model) -> list:
+    out = []
+    checked = set()
+    for e in m.opcode("tma.load", "tma.store"):
+        g, s = (e.op.operands[1], e.op.operands[0]) if e.op.opcode == "tma.load" else \
+            (e.op.operands[0], e.op.operands[1])
+        if not (isinstance(g.type, GlobalTileType) and isinstance(s.type, SmemTileType)):
+            continue
+        elem = g.type.dtype.bits // 8
+        box = tuple(reversed(g.type.shape))           # TMA dim 0 is the contiguous one
+        strides = [elem]
+        for b in box[:-1]:
+            strides.append(_round_up(strides[-1] * b, 16))
+        try:
+            TmaBox(elem, box, tuple(strides), box, s.type.swizzle)
+        except TmaError as err:
+            out.append(finding("resources.tma-box", e.op, f"this TMA box is illegal: {err}",
+                               "choose a box the tensor map accepts (see the message)"))
+        tensor = next((p for p in m.kernel.params if p.name == g.type.tensor), None)
+        if tensor is None or tensor.name in checked:
+            continue
+        checked.add(tensor.name)
+        out += _strides(m, e, tensor, elem)
+    return out
+
+
+def _strides(m: Model, e, tensor, elem) -> list:
+    shape = tensor.type.shape
+    stride = elem
+    for d in range(len(shape) - 1, 0, -1):
+        dim = shape[d] if isinstance(shape[d], int) else m.terms.env[_symbol(m, shape[d])]
+        stride = m.terms.mul(stride, dim)
+        if not sym.is_symbolic(stride):
+            if stride % 16:
+                out = finding("resources.tma-box", e.op,
+                              f"{tensor.name}'s dim {d - 1} has a stride of {stride} B; TMA "
+                              "needs multiples of 16 B", "pad the leading dimension")
+                return [out]
+            continue
+        bad = z3.Not(smt.eq(sym.umod(smt.as_term(stride), 16), 0))
+        found = smt.find(m.constraints, bad, [m.terms.env[s] for s in m.kernel.symbols])
+        if found is not None:
+            sizes = {s.name: smt.value(found, m.terms.env[s]) for s in m.kernel.symbols}
+            return [finding(
+                "resources.tma-box", e.op,
+                f"{tensor.name}'s rows are {' x '.join(map(str, shape[d:]))} x {elem} B apart, "
+                "not a multiple of 16 B for every size the assumptions allow (TMA needs it)",
+                f"add assume({shape[d]} % {max(1, 16 // elem)} == 0) or pad the rows",
+                Counterexample(sizes=sizes))]
+    return []
+
+
+def _symbol(m: Model, name: str):
+    return next(s for s in m.kernel.symbols if s.name == name)
+
+
+def _index_overflow(m: Model) -> list:
+    out = []
+    for e in m.opcode("tile"):
+        t = e.op.result.type
+        if not isinstance(t, GlobalTileType):
+            continue
+        for d, (c, b) in enumerate(zip(e.op.operands[1:], t.shape)):
+            try:
+                coord = m.terms.of(c)
+            except Exception:
+                continue
+            if not sym.is_symbolic(coord):
+                if coord * b + b - 1 > INT32_MAX:
+                    out.append(_overflow(m, e, d, None))
+                continue
+            wide = z3.ZeroExt(32, smt.as_term(coord)) * b + (b - 1)
+            found = smt.find(m.constraints + list(e.where.conds),
+                             z3.UGT(wide, z3.BitVecVal(INT32_MAX, 64)),
+                             [l.counter for l in e.where.loops],
+                             prefer=m.first_iteration(e.where))
+            if found is not None:
+                out.append(_overflow(m, e, d, found))
+    return out
+
+
+def _overflow(m: Model, e, d, found) -> Finding:
+    t = e.op.result.type
+    return finding("resources.index-overflow", e.op,
+                   f"element indices of this {t.tensor} tile along dim {d} can exceed "
+                   f"2^31 - 1: the int32 coordinates of the copy wrap",
+                   "bound the tile coordinates (assume(...) on the sizes) so they stay in range",
+                   counterexample(m, found, e.where))
