@@ -1,0 +1,147 @@
+"""The embedded default planner: a knowledge-guided bandit over the GEMM schedule knobs.
+
+No model, no network, deterministic. Each step it builds candidates from the current best
+configuration: every `move` of every retrieved technique (knowledge/techniques/*.toml),
+repaired to fit (fewer stages when shared memory overflows, more consumers when the
+accumulator overflows the registers), and every one-knob neighbour (local search). It
+prunes the ones the resource checks reject or that were already evaluated, then ranks the
+rest by
+    log(cost-model gain over the best)  +  BETA x UCB(technique)
+where UCB is the mean log-reward of the technique's earlier steps plus an exploration term.
+On a CPU the evaluator is the cost model itself, so this is a model-guided hill climb; on a
+GPU the cost model is only the prior and measured rewards steer the bandit.
+The whole state is the trajectory in the context: a resumed run proposes the same thing.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from argus.agent import resources as R
+from argus.agent.context import PlannerContext
+from argus.agent.cost_model import predict
+from argus.agent.gemm_config import KNOB_BY_NAME, KNOBS, GemmConfig, parse_config
+from argus.agent.knowledge import load_knowledge
+from argus.agent.task import GemmTask
+
+BETA, EXPLORE = 0.5, 0.3
+DEPTH2_WIDTH = 6          # best single-move candidates expanded by a second move
+
+
+def apply_move(cfg: GemmConfig, move: dict) -> GemmConfig | None:
+    values = {}
+    for name, value in move.items():
+        current = getattr(cfg, name)
+        if isinstance(value, str) and value[:1] in "+-*/" and value[1:].isdigit():
+            amount = int(value[1:])
+            value = {"+": current + amount, "-": current - amount, "*": current * amount,
+                     "/": current // amount if amount else current}[value[0]]
+        if value not in KNOB_BY_NAME[name].values:
+            return None
+        values[name] = value
+    return replace(cfg, **values)
+
+
+def repair(cfg: GemmConfig, task: GemmTask) -> GemmConfig:
+    """Nudge a configuration into the limits the way an engineer would."""
+    if cfg.BM % (64 * cfg.consumers):
+        fits = [c for c in (3, 2, 1) if cfg.BM % (64 * c) == 0]
+        cfg = replace(cfg, consumers=fits[0])
+    while R.consumer_registers(cfg) > R.MAX_REGS_PER_THREAD and cfg.consumers < 3 \
+            and cfg.BM % (64 * (cfg.consumers + 1)) == 0:
+        cfg = replace(cfg, consumers=cfg.consumers + 1)
+    while R.smem_bytes(cfg, task) > R.SMEM_PER_BLOCK and cfg.stages > 2:
+        cfg = replace(cfg, stages=cfg.stages - 1)
+    tiles_m, tiles_n = -(-task.M // cfg.BM), -(-task.N // cfg.BN)
+    if tiles_m % cfg.cluster_m or tiles_n % cfg.cluster_n:
+        cfg = replace(cfg, cluster_m=1, cluster_n=1)
+    if task.K % (cfg.BK * cfg.split_k):
+        cfg = replace(cfg, split_k=1)
+    return cfg
+
+
+def neighbours(cfg: GemmConfig, task: GemmTask) -> list[tuple[str, GemmConfig]]:
+    """The next admissible value up and down of each knob; tile sizes skip to the next
+    value that divides the problem (BN 64 -> 128 on N=4096, not 80)."""
+    out = []
+    dims = {"BM": task.M, "BN": task.N}
+    for knob in KNOBS:
+        values = knob.values
+        if knob.name in dims:
+            values = tuple(v for v in values if dims[knob.name] % v == 0 or v == getattr(cfg, knob.name))
+        i = values.index(getattr(cfg, knob.name))
+        for j in (i + 1, i - 1):
+            if 0 <= j < len(values):
+                moved = repair(replace(cfg, **{knob.name: values[j]}), task)
+                out.append((f"local-search:{knob.name}", moved))
+    return out
+
+
+def _ucb(technique: str, ctx: PlannerContext) -> float:
+    steps = [s for s in ctx.trajectory.steps if s.technique == technique and not s.repeated]
+    total = max(1, len([s for s in ctx.trajectory.steps if not s.repeated]))
+    if not steps:
+        return EXPLORE * math.sqrt(math.log(total + 1))
+    mean = sum(math.log(max(s.reward, 0.5)) for s in steps) / len(steps)
+    return mean + EXPLORE * math.sqrt(math.log(total + 1) / len(steps))
+
+
+def expand(cfg: GemmConfig, ctx: PlannerContext) -> list[tuple[str, GemmConfig, list[str]]]:
+    """One move away from `cfg`: every technique move (repaired) and every neighbour."""
+    task = ctx.task
+    techniques = {t.id: t for t in ctx.knowledge}
+    techniques.update({t.id: t for t in load_knowledge() if task.op in t.ops and t.moves})
+    out = []
+    for t in techniques.values():
+        for move in t.moves:
+            moved = apply_move(cfg, move)
+            if moved is not None:
+                out.append((t.id, repair(moved, task), list(t.invariants[:2])))
+    return out + [(name, c, []) for name, c in neighbours(cfg, task)]
+
+
+def candidates(ctx: PlannerContext) -> list[tuple[float, str, GemmConfig, list[str]]]:
+    """Unexplored valid configurations one or two moves from the best, ranked."""
+    task, best = ctx.task, ctx.best_config()
+    base = predict(best, task)["tflops"] if not R.check_resources(best, task) else None
+    seen: set = set()
+
+    def score(pool):
+        ranked = []
+        for technique, cfg, invariants in pool:
+            if cfg.key() in seen or ctx.trajectory.seen(cfg) or R.check_resources(cfg, task):
+                continue
+            seen.add(cfg.key())
+            gain = predict(cfg, task)["tflops"] / base if base else 1.0
+            family = technique.split("+")[0]
+            family = "local-search" if family.startswith("local-search") else family
+            ranked.append((math.log(max(gain, 1e-6)) + BETA * _ucb(family, ctx),
+                           technique, cfg, invariants))
+        return ranked
+
+    lessons = []
+    for lesson in ctx.lessons:
+        try:
+            lessons.append((f"lesson:{lesson['shape']}", parse_config(lesson["config"]), []))
+        except Exception:
+            continue
+    first = score(lessons + expand(best, ctx))
+    first.sort(key=lambda r: (-r[0], r[1], r[2].key()))
+    second = []
+    for _, technique, cfg, invariants in first[:DEPTH2_WIDTH]:
+        second += score([(f"{technique}+{t2}", c2, invariants + inv2)
+                         for t2, c2, inv2 in expand(cfg, ctx)])
+    ranked = first + second
+    ranked.sort(key=lambda r: (-r[0], r[1], r[2].key()))
+    return ranked
+
+
+def propose(ctx: PlannerContext) -> dict:
+    """The reply an LLM would give, as a dict: technique, config, invariants, rationale."""
+    ranked = candidates(ctx)
+    if not ranked:
+        return {"stop": True, "rationale": "no unexplored configuration passes the resource checks"}
+    score, technique, cfg, invariants = ranked[0]
+    return {"technique": technique, "config": cfg.to_json(), "invariants": invariants,
+            "rationale": f"highest score {score:.3f} among {len(ranked)} unexplored candidates "
+                         f"(cost-model gain + bandit bonus)"}

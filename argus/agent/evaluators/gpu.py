@@ -1,0 +1,137 @@
+"""The GPU evaluator: the same static checks, then compile + benchmark on the device.
+
+The benchmark is a callable `benchmark(config: GemmConfig, task: GemmTask) -> dict` with
+keys: "status" ("ok", "compile_error", "incorrect", "error", ...), "time_ms" (median
+candidate time), "peer_time_ms" (torch.matmul in the same run, optional), "reasons"
+(list of strings). Pass your own, or take `default_benchmark`, which runs the candidate
+`argus.agent.evaluators.gpu_candidate:gemm` through the harness in a child process
+(argus.bench.run_isolated), so the kernel cannot touch the planner, timers or oracle.
+Nothing GPU-related is imported until a configuration is evaluated.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from argus.agent.evaluators.base import EvaluatorUnavailable, Outcome
+from argus.agent.evaluators.cpu import invalid_outcome
+from argus.agent.gemm_config import GemmConfig
+from argus.agent.resources import check_resources
+from argus.agent.task import GemmTask
+
+CONFIG_ENV = "ARGUS_AGENT_GEMM_CONFIG"
+MAX_FEEDBACK = 2000
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def backend_available() -> tuple[bool, str]:
+    """Whether argus.ops.matmul (the GPU backend's GEMM) can be imported, and why not."""
+    try:
+        from argus.ops import matmul  # noqa: F401
+    except ImportError as err:
+        return False, (f"the GPU backend's GEMM (argus.ops.matmul) is not importable: {err}")
+    return True, ""
+
+
+def default_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:
+    """A benchmark through the isolated harness; raises EvaluatorUnavailable off-GPU."""
+    if not cuda_available():
+        raise EvaluatorUnavailable("the GPU evaluator needs a CUDA GPU (torch.cuda is not "
+                                   "available here); use --evaluator cpu for the cost model")
+    ok, why = backend_available()
+    if not ok:
+        raise EvaluatorUnavailable(why + "; use --evaluator cpu until the backend lands")
+
+    def benchmark(config: GemmConfig, task: GemmTask) -> dict[str, Any]:
+        from argus.bench import run_isolated
+
+        job = {"problem": {"factory": "argus.bench.problems:matmul",
+                           "args": {"m": task.M, "n": task.N, "k": task.K, "dtype": task.dtype}},
+               "candidate": "argus.agent.evaluators.gpu_candidate:gemm", "peer": None,
+               "device": "cuda", "checks": 2, "seed": 0,
+               "timing": {"warmup": 10, "reps": reps}, "tolerance": {"factor": 2.0}}
+        previous = os.environ.get(CONFIG_ENV)
+        os.environ[CONFIG_ENV] = json.dumps(config.to_json())
+        try:
+            result = run_isolated(job, timeout_s=timeout_s)
+        finally:
+            if previous is None:
+                os.environ.pop(CONFIG_ENV, None)
+            else:
+                os.environ[CONFIG_ENV] = previous
+        timing = result.get("timing") or {}
+        out = {"status": result.get("status", "error"), "reasons": result.get("reasons", []),
+               "stderr_tail": result.get("stderr_tail", "")}
+        if isinstance(timing.get("candidate"), dict):
+            out["time_ms"] = timing["candidate"].get("median_ms")
+            out["peer_time_ms"] = (timing.get("peer") or {}).get("median_ms")
+        return out
+
+    return benchmark
+
+
+class GpuEvaluator:
+    name = "gpu"
+
+    def __init__(self, benchmark: Callable | None = None, device_name: str = "NVIDIA H200"):
+        self._benchmark = benchmark
+        self.device_name = device_name
+
+    def _get_benchmark(self) -> Callable:
+        if self._benchmark is None:
+            self._benchmark = default_benchmark()
+        return self._benchmark
+
+    def evaluate(self, config: GemmConfig, task: GemmTask) -> Outcome:
+        from argus.bench.roofline import plausibility
+
+        violations = check_resources(config, task)
+        if violations:
+            return invalid_outcome(violations, "gpu")
+        bench = self._get_benchmark()
+        try:
+            result = bench(config, task)
+        except EvaluatorUnavailable:
+            raise
+        except Exception as err:  # a compile failure or crash of the candidate: feedback
+            return Outcome(status="compile_error", source="gpu",
+                           feedback=f"{type(err).__name__}: {err}"[:MAX_FEEDBACK])
+        if not isinstance(result, dict):
+            return Outcome(status="error", source="gpu",
+                           feedback=f"the benchmark returned {type(result).__name__}, not a dict")
+        status = result.get("status", "error")
+        reasons = "; ".join(map(str, result.get("reasons", [])))
+        time_ms = result.get("time_ms")
+        if status != "ok":
+            mapped = status if status in ("compile_error", "incorrect") else (
+                "incorrect" if status.startswith("incorrect") or status == "escaped_stream"
+                else "error")
+            return Outcome(status=mapped, source="gpu", details={"benchmark": result},
+                           feedback=f"{status}: {reasons or result.get('stderr_tail', '')}"[:MAX_FEEDBACK])
+        if not isinstance(time_ms, (int, float)) or time_ms <= 0:
+            return Outcome(status="error", source="gpu", details={"benchmark": result},
+                           feedback=f"the benchmark reported ok without a positive time_ms "
+                                    f"({time_ms!r})")
+        peer = result.get("peer_time_ms")
+        ratio = peer / time_ms if isinstance(peer, (int, float)) and peer > 0 else None
+        check = plausibility(time_ms / 1e3, task.flops, task.min_bytes, task.dtype,
+                             self.device_name, ratio)
+        tflops = task.flops / (time_ms / 1e3) / 1e12
+        details = {"benchmark": result, "plausibility": check, "ratio_to_peer": ratio}
+        if check["flag"]:
+            return Outcome(status="implausible", source="gpu", time_ms=time_ms, details=details,
+                           feedback=f"rejected: {tflops:.0f} TFLOP/s is implausible ("
+                                    f"{'; '.join(check['flag_reasons'])}); re-verify")
+        return Outcome(status="ok", tflops=tflops, time_ms=time_ms, source="gpu",
+                       details=details,
+                       feedback=f"measured {tflops:.0f} TFLOP/s"
+                                + (f", {ratio:.2f}x torch.matmul" if ratio else ""))
