@@ -1,0 +1,85 @@
+"""The agent's tools over the Model Context Protocol (stdio), with the official mcp SDK.
+
+Register with a client, e.g. `claude mcp add argus -- argus mcp`, or an "mcpServers"
+entry {"command": "argus", "args": ["mcp"]}. Nothing but protocol goes to stdout: tools
+that run the compiler capture its output in a child process.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from argus.agent import tools
+
+INSTRUCTIONS = ("Argus: a tile DSL for NVIDIA Hopper whose compiler verifies data-flow "
+                "invariants. Tools: check/compile/run_interpret a DSL kernel file "
+                "(FILE.py::KERNEL), draw layouts, search the Hopper optimisation knowledge "
+                "base, predict a GEMM configuration's resources and speed without a GPU, "
+                "run the optimisation planner, and benchmark on a GPU when one is present.")
+
+
+def build_server():
+    try:
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:
+        raise RuntimeError("argus mcp needs the mcp SDK 2.x: pip install 'argus-kernels[agent]'"
+                           ) from None
+    server = MCPServer("argus", instructions=INSTRUCTIONS)
+
+    @server.tool()
+    def check(target: str) -> dict[str, Any]:
+        """Verify FILE.py[::KERNEL]: parsing, IR well-formedness and barrier checks."""
+        return tools.check(target)
+
+    @server.tool()
+    def compile(target: str, emit: str = "ir", locs: bool = False) -> dict[str, Any]:
+        """Show FILE.py::KERNEL after a compiler stage (emit: ir; later cuda/ptx/sass)."""
+        return tools.compile_kernel(target, emit, locs)
+
+    @server.tool()
+    def run_interpret(target: str, shape: str = "", seed: int = 0) -> dict[str, Any]:
+        """Run FILE.py::KERNEL on the CPU interpreter against its NumPy reference.
+        shape binds symbols, e.g. 'M=128,N=256,K=64'."""
+        return tools.run_interpret(target, shape, seed)
+
+    @server.tool()
+    def layout_show(layout: str, output: str = "", thread: int | None = None) -> dict[str, Any]:
+        """Draw a layout in CuTe notation ('(4,8):(8,1)') or a Hopper atom to an SVG file."""
+        return tools.layout_show(layout, output, thread)
+
+    @server.tool()
+    def knowledge_search(query: str = "", op: str = "", shape: str = "",
+                         signals: list[str] | None = None, top_k: int = 5) -> dict[str, Any]:
+        """Ranked Hopper optimisation techniques (op: gemm|attention|moe; shape: MxNxK;
+        signals: profile symptoms such as latency-bound, wave-quantisation)."""
+        return tools.knowledge_search(query, op, shape, signals, top_k)
+
+    @server.tool()
+    def knowledge_get(technique_id: str) -> dict[str, Any]:
+        """One technique in full: sources, preconditions, pitfalls, invariants, knob moves."""
+        return tools.knowledge_get(technique_id)
+
+    @server.tool()
+    def cost_model(shape: str, config: dict[str, Any] | None = None,
+                   dtype: str = "bfloat16") -> dict[str, Any]:
+        """Static H200 cost model of a GEMM configuration (knobs: BM, BN, BK, stages,
+        consumers, warp_specialized, cluster_m, cluster_n, raster, group, persistent,
+        split_k, epilogue): shared memory, registers, occupancy, waves, bound, TFLOP/s."""
+        return tools.cost_model(shape, config, dtype)
+
+    @server.tool()
+    def optimize(shape: str, budget: int = 24, provider: str = "embedded", model: str = "",
+                 base_url: str = "", evaluator: str = "cpu", out_dir: str = "") -> dict[str, Any]:
+        """Run the ICRL planner on a GEMM shape MxNxK; returns the trajectory summary."""
+        return tools.optimize(shape, budget, provider, model, base_url, evaluator, out_dir)
+
+    @server.tool()
+    def bench(shape: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Measure a GEMM configuration on the GPU against torch.matmul (needs CUDA and the
+        GPU backend; otherwise says so with available=false)."""
+        return tools.bench(shape, config)
+
+    return server
+
+
+def serve_stdio() -> None:
+    build_server().run("stdio")

@@ -1,0 +1,78 @@
+"""One optimisation episode end to end: pick the evaluator and provider, run the ICRL
+planner (resuming from the episode store when asked), write the outputs.
+
+Shared by `argus optimize`, the MCP `optimize` tool and benchmarks/optimize_gemm.py.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from argus.agent.episodes import EpisodeStore
+from argus.agent.evaluators import CpuEvaluator, GpuEvaluator, cuda_available
+from argus.agent.evaluators.base import EvaluatorUnavailable
+from argus.agent.evaluators.gpu import backend_available
+from argus.agent.gemm_config import SMALLEST, GemmConfig
+from argus.agent.planner import Budget, IcrlPlanner, RunResult
+from argus.agent.providers import ProviderConfig, make_provider
+from argus.agent.report import summary, write_outputs
+from argus.agent.task import GemmTask
+
+EVALUATORS = ("auto", "cpu", "gpu")
+
+
+def choose_evaluator(kind: str, benchmark: Callable | None = None):
+    """(evaluator, note). 'auto' takes the GPU only when CUDA and argus.ops.matmul exist."""
+    if kind not in EVALUATORS:
+        raise EvaluatorUnavailable(f"evaluator {kind!r} is unknown; use one of {EVALUATORS}")
+    if kind == "cpu":
+        return CpuEvaluator(), "cost model (CPU)"
+    if kind == "gpu" or benchmark is not None:
+        evaluator = GpuEvaluator(benchmark)
+        if benchmark is None:
+            evaluator._get_benchmark()          # fail now, not at step 1
+        return evaluator, "measured on the GPU"
+    if not cuda_available():
+        return CpuEvaluator(), "cost model (CPU): no CUDA GPU here"
+    ok, why = backend_available()
+    if not ok:
+        return CpuEvaluator(), f"cost model (CPU): {why}"
+    return GpuEvaluator(), "measured on the GPU"
+
+
+def run_episode(task: GemmTask, provider_config: ProviderConfig, *, evaluator: str = "auto",
+                budget: Budget | None = None, start: GemmConfig = SMALLEST,
+                out_dir: str | Path | None = None, db: str | Path | None = None,
+                resume: bool = False, use_lessons: bool = True,
+                on_step: Callable | None = None, benchmark: Callable | None = None,
+                provider=None, keep_prompts: bool = False) -> dict[str, Any]:
+    chosen, note = choose_evaluator(evaluator, benchmark)
+    provider = provider or make_provider(provider_config)
+    store = EpisodeStore(db) if db is not False else None
+    episode, traj = (store.open_episode(task, provider_config.provider, chosen.name, start, resume)
+                     if store else (None, None))
+    lessons = store.lessons(task, chosen.name) if store and use_lessons else []
+
+    def record(step, trajectory):
+        if store:
+            store.append(episode, step)
+        if on_step:
+            on_step(step, trajectory)
+
+    planner = IcrlPlanner(provider, chosen, task, start=start, budget=budget, lessons=lessons,
+                          on_step=record, keep_prompts=keep_prompts)
+    resumed = len(traj.steps) if traj else 0
+    try:
+        result: RunResult = planner.run(traj if traj and traj.steps else None)
+        if store:
+            store.finish(episode, result.trajectory)
+    finally:
+        if store:
+            store.close()
+    meta = {"provider": provider_config.provider, "model": getattr(provider, "model", ""),
+            "provider_config": provider_config.public(), "evaluator": chosen.name,
+            "evaluator_note": note, "resumed_steps": resumed, "lessons": lessons,
+            "episode": episode, "db": str(store.path) if store else None}
+    paths = write_outputs(result, out_dir, meta) if out_dir else {}
+    return {"result": result, "summary": summary(result, meta), "paths": paths}

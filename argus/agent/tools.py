@@ -1,0 +1,156 @@
+"""The agent's tools: typed JSON results, the same for the planner, the CLI and MCP.
+
+Every tool returns a dict with "tool" and "ok". Tools that touch a user's kernel file
+(check, compile, run_interpret, layout_show) run the `argus` command in a child process
+with a timeout, so code under optimisation never runs inside the planner's process (and
+cannot reach its timers, oracle or memory); their output is returned as text, marked
+untrusted where it goes back into a prompt. The others (knowledge, cost model, optimize,
+bench) are Argus's own code.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from argus.agent import resources as R
+from argus.agent.cost_model import predict
+from argus.agent.gemm_config import ConfigError, knob_schema, parse_config
+from argus.agent.knowledge import get_technique, search
+from argus.agent.task import TaskError, parse_gemm_shape
+
+TOOL_TIMEOUT_S = 300.0
+MAX_OUTPUT = 20000
+
+
+def _argus(args: list[str], timeout_s: float = TOOL_TIMEOUT_S) -> dict[str, Any]:
+    try:
+        proc = subprocess.run([sys.executable, "-m", "argus.cli.main", *args],
+                              capture_output=True, text=True, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "exit_code": None, "stdout": "", "stderr": "",
+                "error": f"argus {args[0]} did not finish within {timeout_s:g} s"}
+    return {"ok": proc.returncode == 0, "exit_code": proc.returncode,
+            "stdout": proc.stdout[-MAX_OUTPUT:], "stderr": proc.stderr[-MAX_OUTPUT:]}
+
+
+def check(target: str) -> dict[str, Any]:
+    """`argus check FILE.py[::KERNEL] --json`: parse, IR and barrier checks (see its docs)."""
+    out = _argus(["check", target, "--json"])
+    try:
+        out["result"] = json.loads(out["stdout"]) if out["ok"] else None
+    except json.JSONDecodeError:
+        out["result"] = None
+    return {"tool": "check", "target": target, **out}
+
+
+def compile_kernel(target: str, emit: str = "ir", locs: bool = False) -> dict[str, Any]:
+    """`argus compile FILE.py::KERNEL --emit STAGE`: the kernel after one compiler stage."""
+    args = ["compile", target, "--emit", emit] + (["--locs"] if locs else [])
+    return {"tool": "compile", "target": target, "emit": emit, **_argus(args)}
+
+
+def run_interpret(target: str, shape: str = "", seed: int = 0) -> dict[str, Any]:
+    """`argus run FILE.py::KERNEL --interpret`: the CPU interpreter against the reference."""
+    args = ["run", target, "--interpret", "--seed", str(int(seed))]
+    if shape:
+        args += ["--shape", shape]
+    out = _argus(args)
+    out["passed"] = out["ok"] and "PASS" in out["stdout"]
+    return {"tool": "run_interpret", "target": target, **out}
+
+
+def layout_show(layout: str, output: str = "", thread: int | None = None) -> dict[str, Any]:
+    """`argus layout show LAYOUT -o FILE.svg`: draw a layout or a Hopper atom."""
+    path = output or str(Path(tempfile.mkdtemp(prefix="argus-layout-")) / "layout.svg")
+    args = ["layout", "show", layout, "-o", path] + (["--thread", str(thread)] if thread is not None else [])
+    out = _argus(args)
+    drawn = Path(path)
+    out["path"] = path if out["ok"] else None
+    out["bytes"] = drawn.stat().st_size if out["ok"] and drawn.exists() else 0
+    return {"tool": "layout_show", "layout": layout, **out}
+
+
+def knowledge_search(query: str = "", op: str = "", shape: str = "", signals: list | None = None,
+                     top_k: int = 5) -> dict[str, Any]:
+    """Ranked techniques for a query, an op, a GEMM shape (its shape classes) and signals."""
+    classes: list[str] = []
+    if shape:
+        try:
+            classes = parse_gemm_shape(shape).shape_class()
+        except TaskError as err:
+            return {"tool": "knowledge_search", "ok": False, "error": str(err)}
+    hits = search(query, op=op or None, shape_classes=classes, signals=signals or [],
+                  top_k=max(1, min(int(top_k), 50)))
+    return {"tool": "knowledge_search", "ok": True, "shape_classes": classes,
+            "results": [{"score": round(score, 3), **t.to_json(brief=True)} for score, t in hits]}
+
+
+def knowledge_get(technique_id: str) -> dict[str, Any]:
+    """One technique in full (sources, preconditions, pitfalls, invariants, moves)."""
+    t = get_technique(technique_id)
+    if t is None:
+        return {"tool": "knowledge_get", "ok": False,
+                "error": f"no technique {technique_id!r}; search with knowledge_search"}
+    return {"tool": "knowledge_get", "ok": True, "technique": t.to_json()}
+
+
+def cost_model(shape: str, config: dict | None = None, dtype: str = "bfloat16") -> dict[str, Any]:
+    """Static cost model (no GPU): resources, violations with counterexamples, prediction."""
+    try:
+        task = parse_gemm_shape(shape, dtype)
+        cfg = parse_config(config or {})
+    except (TaskError, ConfigError) as err:
+        return {"tool": "cost_model", "ok": False, "error": str(err),
+                "knobs": knob_schema() if isinstance(err, ConfigError) else None}
+    violations = R.check_resources(cfg, task)
+    out = {"tool": "cost_model", "ok": not violations, "task": task.describe(),
+           "config": cfg.to_json(), "resources": R.resource_summary(cfg, task),
+           "violations": [v.to_json() for v in violations]}
+    if not violations:
+        out["prediction"] = predict(cfg, task)
+    return out
+
+
+def optimize(shape: str, budget: int = 24, provider: str = "embedded", model: str = "",
+             base_url: str = "", evaluator: str = "cpu", out_dir: str = "") -> dict[str, Any]:
+    """Run the planner on a GEMM shape; the summary (and files when out_dir is given)."""
+    from argus.agent.optimize import run_episode
+    from argus.agent.planner import Budget
+    from argus.agent.providers import ProviderError, load_config
+
+    try:
+        task = parse_gemm_shape(shape)
+        config = load_config({"provider": provider, "model": model, "base_url": base_url})
+        run = run_episode(task, config, evaluator=evaluator,
+                          budget=Budget(evaluations=max(1, min(int(budget), 500))),
+                          out_dir=out_dir or None, db=False)
+    except (TaskError, ProviderError, ValueError, RuntimeError) as err:
+        return {"tool": "optimize", "ok": False, "error": f"{type(err).__name__}: {err}"}
+    return {"tool": "optimize", "ok": run["summary"]["best_tflops"] is not None,
+            "summary": run["summary"], "paths": run["paths"]}
+
+
+def bench(shape: str, config: dict | None = None) -> dict[str, Any]:
+    """Measure one GEMM configuration on the GPU through the isolated harness."""
+    from argus.agent.evaluators import EvaluatorUnavailable, GpuEvaluator
+
+    try:
+        task = parse_gemm_shape(shape)
+        cfg = parse_config(config or {})
+        outcome = GpuEvaluator().evaluate(cfg, task)
+    except (TaskError, ConfigError) as err:
+        return {"tool": "bench", "ok": False, "available": True, "error": str(err)}
+    except EvaluatorUnavailable as err:
+        return {"tool": "bench", "ok": False, "available": False, "error": str(err)}
+    return {"tool": "bench", "ok": outcome.ok, "available": True, "outcome": outcome.to_json()}
+
+
+TOOLS = {"check": check, "compile": compile_kernel, "run_interpret": run_interpret,
+         "layout_show": layout_show, "knowledge_search": knowledge_search,
+         "knowledge_get": knowledge_get, "cost_model": cost_model, "optimize": optimize,
+         "bench": bench}

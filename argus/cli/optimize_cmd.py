@@ -1,0 +1,109 @@
+"""`argus optimize OP --shape MxNxK`: the agent loop end to end.
+
+Starts from the library's smallest GEMM configuration and, within the budget, lets the
+planner propose configurations; each is checked against the sm_90 limits and evaluated
+(on a CPU: the analytical H200 cost model; with CUDA and the GPU backend: measured). Prints
+one line per step; writes best_config.json, trajectory.json, report.md and reward.svg to
+--out; records the episode in SQLite (--db) so --resume continues an interrupted run.
+
+The planner is the embedded knowledge-guided search unless a model is configured:
+  ARGUS_PROVIDER=openai ARGUS_MODEL=... ARGUS_BASE_URL=http://localhost:8000/v1
+  ARGUS_PROVIDER=anthropic ARGUS_MODEL=... ARGUS_API_KEY=...
+(flags below override the environment; see docs/agent.md). Only `gemm` has a search space
+so far. Exit 0 when a valid configuration was found, 1 when none was, 2 on a usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from argus.cli.errors import UsageError
+
+OPS = ("gemm",)
+LATER_OPS = ("attention", "moe")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "optimize", help="run the optimisation agent on an op and shape",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("op", metavar="OP", help="the operation: gemm")
+    parser.add_argument("--shape", required=True, metavar="MxNxK", help="e.g. 4096x4096x4096")
+    parser.add_argument("--dtype", default="bfloat16", help="input dtype (default bfloat16)")
+    parser.add_argument("--provider", choices=("embedded", "openai", "anthropic"),
+                        help="planner model (default: $ARGUS_PROVIDER, else embedded)")
+    parser.add_argument("--model", help="model name (default: $ARGUS_MODEL)")
+    parser.add_argument("--base-url", help="endpoint (default: $ARGUS_BASE_URL)")
+    parser.add_argument("--evaluator", choices=("auto", "cpu", "gpu"), default="auto",
+                        help="auto: the GPU when CUDA and the backend exist, else the cost model")
+    parser.add_argument("--budget", type=int, default=None, metavar="N",
+                        help="evaluations (default 24)")
+    parser.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                        help="wall-clock limit (default 600)")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="output folder (default out/optimize/OP-SHAPE)")
+    parser.add_argument("--db", default=None, metavar="FILE",
+                        help="episode database (default $ARGUS_AGENT_DB or out/agent/episodes.sqlite)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the latest unfinished episode of the same task")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no per-step lines")
+    parser.set_defaults(run=run_optimize)
+
+
+def _progress(quiet: bool):
+    def show(step, trajectory):
+        if quiet:
+            return
+        best = trajectory.best_tflops()
+        tf = f"{step.outcome.tflops:7.1f}" if step.outcome.tflops else "      -"
+        what = step.config.short() if step.config else step.reply_error[:60]
+        print(f"[{step.index:3d}] {step.technique[:36]:36s} {step.outcome.status:13s} {tf} TF/s "
+              f"reward {step.reward:5.3f}  best {best or 0:7.1f}  {what}", file=sys.stderr)
+    return show
+
+
+def run_optimize(args) -> int:
+    from argus.agent.evaluators import EvaluatorUnavailable
+    from argus.agent.optimize import run_episode
+    from argus.agent.planner import Budget
+    from argus.agent.providers import ProviderError, load_config
+    from argus.agent.task import TaskError, parse_gemm_shape
+
+    if args.op in LATER_OPS:
+        raise UsageError(f"optimize {args.op}: only gemm has a search space so far; "
+                         f"use: argus optimize gemm --shape MxNxK")
+    if args.op not in OPS:
+        raise UsageError(f"unknown op {args.op!r}; use one of: {', '.join(OPS)}")
+    try:
+        task = parse_gemm_shape(args.shape, args.dtype)
+        budget = Budget(evaluations=args.budget or Budget().evaluations,
+                        seconds=args.time_budget or Budget().seconds)
+        config = load_config({"provider": args.provider, "model": args.model,
+                              "base_url": args.base_url})
+    except (TaskError, ProviderError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    out = args.out or f"out/optimize/{args.op}-{task.shape_text}"
+    try:
+        run = run_episode(task, config, evaluator=args.evaluator, budget=budget, out_dir=out,
+                          db=args.db, resume=args.resume, on_step=_progress(args.quiet or args.json))
+    except (EvaluatorUnavailable, ProviderError) as err:
+        raise UsageError(str(err)) from None
+    s = run["summary"]
+    if args.json:
+        print(json.dumps({"summary": s, "paths": run["paths"]}, indent=2))
+    else:
+        meta = s["meta"]
+        print(f"{args.op} {task.shape_text}: {meta['evaluator_note']}; planner "
+              f"{meta['provider']}{' (' + meta['model'] + ')' if meta['model'] else ''}")
+        print(f"stop: {s['stop_reason']} ({s['evaluations']} evaluations, {s['steps']} steps, "
+              f"{s['seconds']:.1f} s)")
+        if s["best_config"]:
+            print(f"best: {s['best_tflops']:.1f} TFLOP/s at step {s['best_step']} "
+                  f"({s['speedup_over_start']:.2f}x the start): {json.dumps(s['best_config'])}")
+        else:
+            print("best: none (no configuration passed)")
+        for name, path in run["paths"].items():
+            print(f"wrote {path}")
+    return 0 if s["best_config"] else 1
