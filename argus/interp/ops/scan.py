@@ -27,17 +27,20 @@ def _vector(op, x) -> np.ndarray:
     return v
 
 
-@pure
-def _prefix_sum(agent, op, args):
-    x = _vector(op, args[0])
-    t = op.result.type
-    if isinstance(t, FragmentType):
+def exclusive_sum(x: np.ndarray, result_type) -> np.ndarray:
+    """The exclusive prefix sum of a 1-D array as a value of `result_type`."""
+    if isinstance(result_type, FragmentType):
         out = np.zeros(x.shape, np.float32)
         out[1:] = np.cumsum(x[:-1].astype(np.float32), dtype=np.float32)
-        return round_to(out, t.dtype)
+        return round_to(out, result_type.dtype)
     out = np.zeros(x.shape, np.int64)
     out[1:] = np.cumsum(x[:-1].astype(np.int64))
     return out
+
+
+@pure
+def _prefix_sum(agent, op, args):
+    return exclusive_sum(_vector(op, args[0]), op.result.type)
 
 
 @pure
