@@ -31,7 +31,7 @@ def moe_combine(Yd: Tensor["P", "N", bf16], slots: Tensor["P", int32], gates: Te
         part = j * (T // BT) + bt
         rows = load_indices(tile(slots, (BT,), (part,)))
         y = cast(gather(Yd, rows, bn, BN, "blocked"), fp32)
-        g = load(tile(gates, (BT,), (part,)), "blocked")
+        g = load(tile(gates, (BT,), (part,)), "rows(blocked)")
         assign(acc, acc + y * g)
     store(tile(O, (BT, BN), (bt, bn)), cast(acc, bf16))
 
