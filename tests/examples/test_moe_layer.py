@@ -59,8 +59,8 @@ def _bf16(rng, *shape, scale=1.0):
     return round_to_bf16((rng.standard_normal(shape) * scale).astype(np.float32))
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_moe_layer_three_kernels_match_numpy(seed):
+@pytest.mark.parametrize("seed, mode", [(0, "value"), (1, "exact")])
+def test_moe_layer_three_kernels_match_numpy(seed, mode):
     t, k, f, n = 64, 64, 128, 128
     rng = np.random.default_rng(seed)
     x = _bf16(rng, t, k)
@@ -75,18 +75,19 @@ def test_moe_layer_three_kernels_match_numpy(seed):
     nan = np.float32(np.nan)
     r1 = interpret(_kernel("moe_gate_up", "moe_gate_up"),
                    {"X": x, "W1": w1, "W3": w3, "ids": ids, "counts": counts,
-                    "H": np.full((p, f), nan)}, seed=seed)
+                    "H": np.full((p, f), nan)}, seed=seed, mode=mode)
     assert r1.ok, r1.failures()
     h = r1.outputs["H"]
     assert _close(h, GATE_UP.reference(x, w1, w3, ids, counts))
     r2 = interpret(_kernel("moe", "moe_grouped"),
-                   {"X": h, "W": w2, "counts": counts, "Y": np.full((p, n), nan)}, seed=seed)
+                   {"X": h, "W": w2, "counts": counts, "Y": np.full((p, n), nan)}, seed=seed,
+                   mode=mode)
     assert r2.ok, r2.failures()
     yd = r2.outputs["Y"]
     assert _close(yd, GROUPED.reference(h, w2, counts))
     r3 = interpret(_kernel("moe_combine", "moe_combine"),
                    {"Yd": yd, "slots": slots, "gates": gates, "O": np.full((t, n), nan)},
-                   seed=seed)
+                   seed=seed, mode=mode)
     assert r3.ok, r3.failures()
     out = r3.outputs["O"]
     assert _close(out, COMBINE.reference(yd, slots, gates))

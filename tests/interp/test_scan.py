@@ -69,15 +69,17 @@ def k(F: Tensor[64, fp32], G: Tensor[64, fp32], B: Tensor[64, bf16], H: Tensor[6
 '''
 
 
+@pytest.mark.parametrize("mode", ["value", "exact"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_prefix_sum_of_fragments_sums_in_fp32_and_rounds_to_the_dtype(seed):
+def test_prefix_sum_of_fragments_sums_in_fp32_and_rounds_to_the_dtype(seed, mode):
     rng = np.random.default_rng(seed)
     f = rng.standard_normal(64).astype(np.float32)
     b = round_to_bf16(rng.standard_normal(64).astype(np.float32) * 8)
     i = rng.integers(-1000, 1000, 64).astype(np.int32)
     nan = np.full(64, np.nan, np.float32)
     out = interpret(compile_kernel(FRAGMENTS), {"F": f, "G": nan, "B": b, "H": nan.copy(),
-                                                "I": i, "J": np.zeros(64, np.int32)}, seed=seed)
+                                                "I": i, "J": np.zeros(64, np.int32)}, seed=seed,
+                    mode=mode)
     assert out.ok, out.failures()
 
     def exclusive(x):
@@ -116,11 +118,12 @@ def _groups(counts, t):
     return x, inputs
 
 
+@pytest.mark.parametrize("mode", ["value", "exact"])
 @pytest.mark.parametrize("counts", [[5, 0, 16, 3], [0, 0, 0, 9], [16, 16, 16, 16]])
-def test_segments_start_at_the_offsets_read_zeros_past_the_end_and_mask_stores(counts):
+def test_segments_start_at_the_offsets_read_zeros_past_the_end_and_mask_stores(counts, mode):
     t = sum(counts) + 6                          # six rows routed to no group
     x, inputs = _groups(counts, t)
-    out = interpret(compile_kernel(GROUPS), inputs, seed=2)
+    out = interpret(compile_kernel(GROUPS), inputs, seed=2, mode=mode)
     assert out.ok, out.failures()
     p, z = out.outputs["P"], out.outputs["Z"]
     offs = np.concatenate([[0], np.cumsum(counts)])
@@ -136,3 +139,23 @@ def test_segment_outside_its_tensor_is_an_error_naming_the_rows():
     with pytest.raises(InterpretError, match=rf"{FILE}:\d+:\d+: segment rows \[5, 21\) of "
                                              r"X, which has 20 rows.*add up"):
         interpret(compile_kernel(GROUPS), inputs)
+
+
+def test_exact_mode_prefix_sum_stays_in_the_fragments_registers():
+    """In exact mode the scan's result is registers dealt out through the result's layout
+    (thread t, register v), not a bare logical vector."""
+    from argus.interp.exact.fraglayout import layout_of
+    from argus.interp.exact.regs import Regs
+    from argus.interp.exact.rules import EXACT_RULES
+    k = compile_kernel(FRAGMENTS)
+    op = next(op for op in k.walk() if op.opcode == "scan.prefix_sum")
+    layout = layout_of(op.result.type)
+    x = np.arange(64, dtype=np.float32) % 7
+    gen = EXACT_RULES["scan.prefix_sum"](None, op, [Regs(layout, layout.from_logical(x))])
+    with pytest.raises(StopIteration) as done:
+        next(gen)
+    out = done.value.value
+    assert isinstance(out, Regs) and out.layout.same_as(layout)
+    want = np.concatenate([[0], np.cumsum(x[:-1])]).astype(np.float32)
+    np.testing.assert_array_equal(out.logical(), want)
+    np.testing.assert_array_equal(out.data, layout.from_logical(want))
