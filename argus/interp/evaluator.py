@@ -1,7 +1,8 @@
 """The IR evaluator: runs a kernel's IR on the machine model, block by block.
 
-Each block of the grid gets its own `Machine` (blocks share only global memory, and
-clusters of one block are all the examples use). Every warpgroup of the block is one
+Each cluster of the grid gets its own `Machine` (clusters share only global memory; the
+blocks of one cluster share the scheduler and reach each other through remote arrives,
+TMA multicast and the cluster barrier, see cluster.py). Every warpgroup of the block is one
 agent: it walks the kernel body, enters a `role` region only when it is one of the role's
 warpgroups, and yields the machine instructions the op rules produce. Shared-memory
 buffers and mbarriers are created once per block before the agents start. How each
@@ -25,6 +26,7 @@ from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import GlobalTensorType
 
 from .errors import InterpretError
+from .cluster import ClusterState, check_cluster, group_blocks
 from .exact.rules import EXACT_RULES
 from .exprs import eval_extent
 from .machine import GlobalTensor, Machine, RunResult
@@ -47,6 +49,9 @@ class BlockState:
     threads: int
     allocs: dict[int, Any] = field(default_factory=dict)   # id(op) -> buffer / barriers
     exact: bool = False
+    rank: int = 0            # this block's rank in its cluster
+    prefix: str = ""         # "cta<rank>." on names when the cluster has several blocks
+    cluster: Any = None      # the ClusterState shared by the blocks of one cluster
 
     @property
     def num_blocks(self) -> int:
@@ -67,7 +72,7 @@ class Agent:
     def __init__(self, block: BlockState, warpgroup: int):
         self.block = block
         self.warpgroup = warpgroup
-        self.name = f"wg{warpgroup}"
+        self.name = f"{block.prefix}wg{warpgroup}"
         self.role_index: int | None = None  # warpgroup_index inside the current role
         self.elected = False  # inside elect_one: the agent acts as one thread
         self.env: dict[Value, Any] = {}
@@ -123,7 +128,14 @@ class InterpretResult:
         return all(r.ok for r in self.runs.values())
 
     def failures(self) -> list[str]:
-        return [f"block {b}: {r}" for b, r in self.runs.items() if not r.ok]
+        """One line per failed run (a cluster's run is reported once, by its first block)."""
+        seen: set[int] = set()
+        out = []
+        for b, r in self.runs.items():
+            if not r.ok and id(r) not in seen:
+                seen.add(id(r))
+                out.append(f"block {b}: {r}")
+        return out
 
 
 def bind_symbols(kernel: Kernel, inputs: dict[str, np.ndarray]) -> dict[str, int]:
@@ -164,24 +176,31 @@ def _tensors(kernel: Kernel, inputs) -> dict[str, GlobalTensor]:
 
 
 def _allocate(state: BlockState) -> None:
-    """Create every smem buffer and mbarrier array of the kernel (uninitialised barriers)."""
-    m = state.machine
+    """Create every smem buffer and mbarrier array of the kernel (uninitialised barriers);
+    in a cluster of several blocks their names carry the CTA (cta1.full[0])."""
+    m, cluster = state.machine, state.cluster
     for op in state.kernel.walk():
+        name = f"{state.prefix}{op.result.name}" if op.results else ""
         if op.opcode == "smem.alloc":
             a = op.attrs
-            state.allocs[id(op)] = m.smem.alloc(op.result.name, machine_dtype(a["dtype"]),
-                                                tuple(a["shape"]), stages=a["stages"],
-                                                swizzle=a.get("swizzle", "none"))
+            buf = m.smem.alloc(name, machine_dtype(a["dtype"]), tuple(a["shape"]),
+                               stages=a["stages"], swizzle=a.get("swizzle", "none"))
+            state.allocs[id(op)] = buf
+            cluster.remember(buf, id(op))
         elif op.opcode == "mbarrier.alloc":
-            state.allocs[id(op)] = m.mbarriers(op.result.name, op.attrs["count"])
+            bars = m.mbarriers(name, op.attrs["count"])
+            state.allocs[id(op)] = bars
+            for i, bar in enumerate(bars):
+                cluster.remember(bar, id(op), i)
 
 
 def interpret(kernel: Kernel, inputs: dict[str, np.ndarray], seed: int = 0,
               blocks=None, mode: str = "value", **machine_options) -> InterpretResult:
     """Run `kernel` on `inputs` (every tensor parameter, by name); `blocks` bounds the grid
-    to those linear block indices (default: all). Each block's machine seed derives from
-    `seed` and the block index, so one seed replays the whole launch. `mode` is "value"
-    (logical tiles) or "exact" (per-thread registers, swizzled shared-memory bytes)."""
+    to those linear block indices (default: all; a cluster runs whole, so naming one of its
+    blocks runs them all). Each cluster's machine seed derives from `seed` and its first
+    block, so one seed replays the whole launch. `mode` is "value" (logical tiles) or
+    "exact" (per-thread registers, swizzled shared-memory bytes)."""
     if mode not in MODES:
         raise InterpretError(f"unknown interpreter mode {mode!r}; use one of {MODES}")
     exact = mode == "exact"
@@ -194,18 +213,34 @@ def interpret(kernel: Kernel, inputs: dict[str, np.ndarray], seed: int = 0,
     if threads % WARPGROUP:
         raise InterpretError(f"block={threads} is not a multiple of {WARPGROUP} threads; the "
                              f"interpreter runs one agent per warpgroup")
-    runs: dict[int, RunResult] = {}
     for b in indices:
         if not 0 <= b < total:
             raise InterpretError(f"block {b} is outside the grid of {total} blocks")
-        block_seed = zlib.crc32(f"{seed}:{b}".encode())
-        m = Machine(seed=block_seed, exact=exact, **machine_options)
-        state = BlockState(kernel, m, tensors, symbols, b, grid, threads, exact=exact)
-        _allocate(state)
-        for wg in range(threads // WARPGROUP):
-            agent = Agent(state, wg)
+    size = check_cluster(grid, kernel.launch.cluster)
+    options = dict(machine_options)
+    if size > 1:
+        # a peer's multicast may land before this CTA's expect_tx (tx-count goes negative)
+        options.setdefault("strict_tx", False)
+        options.setdefault("smem_bytes", size * 228 * 1024)
+    runs: dict[int, RunResult] = {}
+    for members in group_blocks(indices, grid, kernel.launch.cluster):
+        block_seed = zlib.crc32(f"{seed}:{members[0]}".encode())
+        m = Machine(seed=block_seed, exact=exact, **options)
+        cluster = ClusterState(m, size)
+        agents = []
+        for rank, b in enumerate(members):
+            prefix = f"cta{rank}." if size > 1 else ""
+            state = BlockState(kernel, m, tensors, symbols, b, grid, threads, exact=exact,
+                               rank=rank, prefix=prefix, cluster=cluster)
+            cluster.blocks[rank] = state
+            _allocate(state)
+            agents += [Agent(state, wg) for wg in range(threads // WARPGROUP)]
+        cluster.barrier = m.cluster_barrier(len(agents))
+        for agent in agents:
             m.spawn(agent.name, _program(agent, kernel))
-        runs[b] = m.run()
+        result = m.run()
+        for b in members:
+            runs[b] = result
     outputs = {name: t.values() for name, t in tensors.items()}
     return InterpretResult(outputs, runs)
 

@@ -98,13 +98,6 @@ def test_single_block_cluster_rank_and_sync(seed):
     np.testing.assert_array_equal(out.outputs["Y"], 2.0 * x)
 
 
-def test_cluster_of_two_blocks_is_refused():
-    kernel = compile_kernel(CLUSTER.replace("block=256)", "block=256, cluster=(2, 1, 1))"))
-    x = np.zeros((128, 64), np.float32)
-    with pytest.raises(InterpretError, match="clusters of one block only"):
-        interpret(kernel, {"X": x, "Y": x})
-
-
 def test_fragment_without_init_reads_as_nan():
     from interp_kernels import UNINITIALISED
     out = interpret(compile_kernel(UNINITIALISED), {"Y": np.zeros((64, 64), np.float32)})

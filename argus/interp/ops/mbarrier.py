@@ -1,7 +1,8 @@
 """mbarrier ops as machine instructions (the PTX state machine lives in the machine).
 
 An arrive outside elect_one is executed by all 128 threads of the warpgroup, so it
-counts 128 arrivals, as on the GPU; inside elect_one it counts one."""
+counts 128 arrivals, as on the GPU; inside elect_one it counts one. `arrive(bar, cta=r)`
+arrives on CTA r's copy of the barrier (mbarrier.arrive.shared::cluster)."""
 
 from __future__ import annotations
 
@@ -28,10 +29,10 @@ def _init(agent, op, args):
 
 
 def _arrive(agent, op, args):
-    if len(args) > 1 and args[1] not in (None, 0):
-        raise InterpretError(f"{op.loc}: remote arrive on block {args[1]} of a cluster is "
-                             f"not modelled (one block per machine)")
-    yield agent.machine.arrive(args[0], agent.threads)
+    bar = args[0]
+    if len(args) > 1 and args[1] is not None:
+        bar = agent.block.cluster.peer_barrier(op, bar, args[1])
+    yield agent.machine.arrive(bar, agent.threads)
 
 
 def _expect_tx(agent, op, args):

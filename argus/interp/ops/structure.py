@@ -18,17 +18,9 @@ def _block_id(agent, op, args):
     return agent.block.block_id(op.attrs["axis"])
 
 
-def single_block_cluster(agent, op) -> None:
-    if tuple(agent.block.kernel.launch.cluster) != (1, 1, 1):
-        raise InterpretError(f"{op.loc}: {op.opcode} in a cluster of "
-                             f"{agent.block.kernel.launch.cluster} blocks; the interpreter "
-                             f"runs one block per machine (clusters of one block only)")
-
-
 @pure
 def _cluster_rank(agent, op, args):
-    single_block_cluster(agent, op)
-    return 0
+    return agent.block.rank
 
 
 @pure

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .structure import single_block_cluster
 
 
 def _fence_proxy_async(agent, op, args):
@@ -10,7 +9,7 @@ def _fence_proxy_async(agent, op, args):
 
 
 def _fence_mbarrier_init(agent, op, args):
-    return  # one block per machine: init is visible to the block once executed
+    return  # an init is visible to the whole cluster once executed (the machine is shared)
     yield
 
 
@@ -23,8 +22,10 @@ def _barrier_named(agent, op, args):
 
 
 def _barrier_cluster(agent, op, args):
-    single_block_cluster(agent, op)  # a cluster of one block: a block-wide barrier
-    yield agent.machine.bar_sync(0, agent.block.threads)
+    # barrier.cluster.arrive + wait: every warpgroup of every CTA of the cluster
+    barrier = agent.block.cluster.barrier
+    yield agent.machine.cluster_arrive(barrier)
+    yield agent.machine.cluster_wait(barrier)
 
 
 RULES = {"barrier.cluster": _barrier_cluster, "fence.proxy_async": _fence_proxy_async, "fence.mbarrier_init": _fence_mbarrier_init,

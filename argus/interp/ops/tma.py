@@ -1,14 +1,34 @@
-"""TMA box copies between global tensors and shared memory, and their bulk groups."""
+"""TMA box copies between global tensors and shared memory, and their bulk groups.
+
+A multicast load (`multicast=mask`) is one instruction that delivers the box to the same
+tile of every CTA in the mask, each copy landing on its own and completing its bytes on
+that CTA's copy of the barrier."""
 
 from __future__ import annotations
 
-from ..errors import InterpretError
+from dataclasses import dataclass
+
+from ..machine.instructions import Instruction, TmaLoadIssue
+
+
+@dataclass
+class TmaMulticastIssue(Instruction):
+    loads: list
+
+    def execute(self, machine, agent):
+        for load in self.loads:
+            load.execute(machine, agent)
 
 
 def _load(agent, op, args):
     dst, src, bar = args[:3]
-    if len(args) > 3 and args[3] not in (None, 0):
-        raise InterpretError(f"{op.loc}: TMA multicast to a cluster is not modelled")
+    if len(args) > 3 and args[3] is not None:
+        cluster = agent.block.cluster
+        yield TmaMulticastIssue([
+            TmaLoadIssue(src.tensor, tuple(src.origin), cluster.peer_region(op, dst, r),
+                         cluster.peer_barrier(op, bar, r))
+            for r in cluster.ranks_of(op, args[3])])
+        return
     yield agent.machine.tma_load(src.tensor, src.origin, dst, bar)
 
 
