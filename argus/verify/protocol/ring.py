@@ -181,37 +181,71 @@ def _inits(m: Model, array: Value) -> list[Event]:
     return on_array(m, array, "mbarrier.init")
 
 
+def _rank_vars(m: Model) -> list:
+    return [m.terms.env[e.op.result] for e in m.opcode("cluster_rank")
+            if e.op.result in m.terms.env]
+
+
+def _at_rank(m: Model, term, b: int):
+    """term with every cluster_rank() replaced by b (the issuing block)."""
+    ranks = _rank_vars(m)
+    if not ranks or not z3.is_expr(term):
+        return term
+    return z3.substitute(term, *[(v, smt.as_term(b)) for v in ranks])
+
+
 def _arrivals(m: Model, array: Value) -> list:
     inits = _inits(m, array)
     fills = on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx")
     if not inits or not fills:
         return []
     count = inits[0].op.attrs.get("arrivals", 1)
-    total = 0
-    parts = []
-    for e in fills:
-        n = m.executions(e.where)
-        total = sym.add(smt.as_term(total) if sym.is_symbolic(total) else total,
-                        smt.as_term(smt.select(_cond(e.where), n, 0))
-                        if e.where.conds else n)
-        who = e.where.role.name if e.where.role else "every warpgroup"
-        parts.append(f"{n} at line {e.op.loc.line} ({who})")
-    found = m_find(m, fills[0].where, z3.Not(smt.eq(total, count)), m.step(fills[0].where)) \
-        if sym.is_symbolic(total) else (True if total != count else None)
-    if found is None:
-        return []
-    got = total if not sym.is_symbolic(total) else smt.value(found, total)
-    fix = ("arrive inside `with elect_one():` (one arrival per warpgroup)" if got > count
-           else f"mbarrier_init({array.name}[s], {got}) or add the missing arrivals")
-    model = found if found is not True else None
-    ref = m.bars[bar_operand(fills[0])]
-    return [finding(
-        "protocol.arrival-count", fills[0].op,
-        f"each phase of {array.name}[s] gets {got} arrivals ({', '.join(parts)}) but "
-        f"mbarrier_init at line {inits[0].op.loc.line} counts {count}: "
-        + ("the phase completes early" if got > count else "the phase never completes"),
-        fix, counterexample(m, model, fills[0].where,
-                            (array, ref.index if model is not None else 0)))]
+    C = m.cluster_size
+    for r in range(C):      # arrivals that reach block r's barrier, from every block b
+        total, parts = 0, []
+        for e in fills:
+            n = m.executions(e.where)
+            remote = e.op.opcode == "mbarrier.arrive" and len(e.op.operands) > 1
+            for b in range(C):
+                if remote:
+                    target = _at_rank(m, m.terms.of(e.op.operands[1]), b)
+                    hit = smt.eq(target, r)
+                else:
+                    hit = b == r
+                if e.where.conds:
+                    hit = z3.And(smt.bool_of(hit) if not isinstance(hit, bool) else hit,
+                                 _at_rank(m, _cond(e.where), b))
+                if hit is False:
+                    continue
+                total = _plus(total, smt.select(hit, n, 0) if not isinstance(hit, bool)
+                              else n)
+            who = e.where.role.name if e.where.role else "every warpgroup"
+            parts.append(f"{n} per block at line {e.op.loc.line} ({who})")
+        violation = z3.Not(smt.eq(total, count))
+        if isinstance(violation, bool):
+            found = True if violation else None
+        elif z3.is_false(z3.simplify(violation)):
+            found = None
+        else:
+            found = m_find(m, fills[0].where, violation, m.step(fills[0].where))
+        if found is None:
+            continue
+        model = found if found is not True else None
+        got = smt.value(model, total) if model is not None else total
+        fix = ("arrive inside `with elect_one():` (one arrival per warpgroup)" if got > count
+               else f"mbarrier_init({array.name}[s], {got}) or add the missing arrivals" if got
+               else "add the missing arrivals (arrive(bar, cta=r) reaches block r)")
+        ref = m.bars[bar_operand(fills[0])]
+        where = f" of block {r} in the cluster" if C > 1 else ""
+        return [finding(
+            "protocol.arrival-count", fills[0].op,
+            f"each phase of {array.name}[s]{where} gets {got} arrivals ({', '.join(parts)}) "
+            f"but mbarrier_init at line {inits[0].op.loc.line} counts {count}: "
+            + ("the phase completes early" if got > count else "the phase never completes"),
+            fix, counterexample(m, model, fills[0].where,
+                                (array, ref.index if model is not None else 0),
+                                block=(r,) if C > 1 else None))]
+    return []
 
 
 def _tx_bytes(m: Model, array: Value) -> list:

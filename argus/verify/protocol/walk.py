@@ -34,5 +34,7 @@ def walk(block: Block, state, visit) -> None:
 
 
 def role_blocks(kernel):
-    """(role op, its body) for every role, and the prologue ops before the first role."""
-    return [(op, op.regions[0]) for op in kernel.body.ops if op.opcode == "role"]
+    """(role op, its body) for every role; (None, the whole body) for a kernel without
+    roles, where every warpgroup runs the same code."""
+    roles = [(op, op.regions[0]) for op in kernel.body.ops if op.opcode == "role"]
+    return roles or [(None, kernel.body)]

@@ -99,7 +99,8 @@ def check(m) -> list:
             mma = next(s.in_flight())[0]
             report(("unwaited", id(role_op)), finding(
                 "protocol.wgmma-unwaited", mma,
-                f"role {role_op.attrs['name']} can end with this wgmma still in flight",
+                (f"role {role_op.attrs['name']}" if role_op is not None else "the kernel")
+                + " can end with this wgmma still in flight",
                 "end with wgmma_wait(0)", severity="warning"))
     return out
 

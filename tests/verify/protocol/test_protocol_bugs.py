@@ -135,3 +135,22 @@ def test_missing_init_fence_is_reported_though_the_interpreter_cannot_show_it():
     assert f.counterexample.barrier == "full[0]"      # the consumers' first wait
     assert f.counterexample.warpgroup == 1
     assert "fence_mbarrier_init()" in f.hint
+
+
+def test_multicast_expect_tx_counts_the_peers_half_and_the_fixed_variant_is_clean():
+    path = next(p for p in FILES if p.stem == "multicast_expect_tx")
+    f = _the_finding("multicast_expect_tx")
+    assert f.counterexample.block == (0,) and f.counterexample.barrier == "full[0]"
+    assert "32768" in f.message and "49152" in f.message
+    src = path.read_text()
+    fixed = src.replace("nbytes(a_s[s]) + nbytes(tile(b_s[s], (BN // 2, BK), (rank, 0)))",
+                        "nbytes(a_s[s]) + nbytes(b_s[s])")
+    assert fixed != src
+    from argus.frontend.parse import parse_source
+    kernel = parse_source(fixed, str(path))["gemm"]
+    assert [str(x) for x in protocol.check(kernel) if x.severity == "error"] == []
+    # one remote arrive missing: block 1's empty ring never completes
+    broken = fixed.replace("                    arrive(empty[s], cta=1)\n", "")
+    found = [x for x in protocol.check(parse_source(broken, str(path))["gemm"])
+             if x.check == "protocol.arrival-count"]
+    assert found and found[0].counterexample.block == (1,)
