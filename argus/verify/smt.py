@@ -1,0 +1,204 @@
+"""The verifier's z3 context: bounded unsigned variables, product atoms, queries, minimising.
+
+Every scalar the tag pass reasons about is a 64-bit unsigned bit-vector term built through
+`argus.layout.symbolic` (UDiv/URem/LShR, never the signed z3py operators). Base variables
+(shape symbols, block ids, tile coordinates, loop counters, lanes, registers) are bounded
+below 2^24, so sums and products with constants stay far below 2^64 and nothing wraps.
+
+A product of two symbolic terms (e.g. `i * KT`) is never handed to the solver as a
+multiplication: it becomes a fresh *product atom*, one per pair of operands, bounded by
+the product of their bounds. That over-approximates (the atom may take values the product
+cannot), so an `unsat` answer (no violation) is sound; a `sat` answer is re-checked with
+the real products put back before it is reported (`Query.model`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+import z3
+
+from argus.layout import symbolic as sym
+
+WIDTH = 64
+VAR_LIMIT = 1 << 24          # every base variable is below this
+TIMEOUT_MS = 5000
+
+
+def bv(x) -> z3.BitVecRef:
+    """An int or a term as a WIDTH-bit term."""
+    if isinstance(x, bool):
+        raise TypeError("a predicate is not an index")
+    if isinstance(x, int):
+        return z3.BitVecVal(x, WIDTH)
+    if x.size() > WIDTH:             # layout sums widen defensively; values stay < 2^WIDTH
+        return z3.Extract(WIDTH - 1, 0, x)
+    return sym.widen(x, WIDTH)
+
+
+def narrow(x, bits: int = 24):
+    """A bounded variable (< 2^bits) as a `bits`-wide term, for the layout functions, which
+    widen their sums to hold the largest value their inputs' widths allow."""
+    if isinstance(x, int):
+        return x
+    return z3.Extract(bits - 1, 0, bv(x))
+
+
+def concrete(x) -> Optional[int]:
+    """The int value of a term that simplifies to a constant, else None."""
+    if isinstance(x, int):
+        return x
+    s = z3.simplify(x)
+    return s.as_long() if z3.is_bv_value(s) else None
+
+
+@dataclass
+class Var:
+    name: str            # user-facing name (M, tm, k, t, v, ...)
+    term: z3.BitVecRef
+    kind: str            # size | block | tile | iteration | warpgroup | position | thread | register
+
+
+@dataclass
+class Context:
+    """All variables and background facts (bounds, assumptions) of one kernel's check."""
+    vars: dict[str, Var] = field(default_factory=dict)
+    facts: list = field(default_factory=list)            # z3 Bool, always assumed
+    atoms: dict[tuple[int, int], tuple] = field(default_factory=dict)  # (id a, id b) -> (atom, a, b)
+    _fresh: int = 0
+
+    # -- variables -----------------------------------------------------------------------
+    def var(self, name: str, kind: str, upper=None, lower: int = 0) -> z3.BitVecRef:
+        """A fresh bounded variable named `name` (made unique); upper may be a term."""
+        unique, n = name, 1
+        while unique in self.vars:
+            n += 1
+            unique = f"{name}#{n}"
+        term = z3.BitVec(unique, WIDTH)
+        self.vars[unique] = Var(name, term, kind)
+        self.facts.append(z3.ULT(term, VAR_LIMIT))
+        if lower:
+            self.facts.append(z3.UGE(term, lower))
+        if upper is not None:
+            self.facts.append(z3.ULT(term, bv(upper)))
+        return term
+
+    def copy_vars(self, names: Iterable[str], suffix: str) -> list[tuple]:
+        """Fresh copies of variables (same kind and bounds); returns z3 substitution pairs."""
+        pairs = []
+        for name in names:
+            v = self.vars[name]
+            c = z3.BitVec(f"{name}{suffix}", WIDTH)
+            pairs.append((v.term, c))
+        bounds = [f for f in self.facts if any(z3.is_app(f) and _mentions(f, v) for v, _ in pairs)]
+        for f in bounds:
+            self.facts.append(z3.substitute(f, *pairs))
+        return pairs
+
+    def name_of_term(self, term) -> str:
+        """The unique key of a variable term."""
+        for key, v in self.vars.items():
+            if v.term.eq(term):
+                return key
+        raise KeyError(str(term))
+
+    def name_of(self, term) -> str:
+        for key, v in self.vars.items():
+            if v.term.eq(term):
+                return v.name
+        return str(term)
+
+    # -- arithmetic that avoids symbolic x symbolic products -----------------------------
+    def mul(self, a, b):
+        if sym.is_symbolic(a) and sym.is_symbolic(b):
+            a, b = z3.simplify(a), z3.simplify(b)
+            if z3.is_bv_value(a):
+                return self.mul(a.as_long(), b)
+            if z3.is_bv_value(b):
+                return self.mul(a, b.as_long())
+            key = tuple(sorted((a.sexpr(), b.sexpr())))
+            if key not in self.atoms:
+                self._fresh += 1
+                atom = z3.BitVec(f"({a}*{b})", WIDTH)
+                self.atoms[key] = (atom, a, b)
+                self.facts.append(z3.ULT(atom, VAR_LIMIT * VAR_LIMIT))
+            return self.atoms[key][0]
+        return sym.mul(a, b)
+
+    def product_facts(self):
+        """The real meaning of every product atom (used only to confirm a model)."""
+        return [atom == a * b for atom, a, b in self.atoms.values()]
+
+
+def _mentions(expr, var) -> bool:
+    if expr.eq(var):
+        return True
+    return any(_mentions(c, var) for c in expr.children())
+
+
+def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = ()):
+    """A model of facts & goal, confirmed with real products, minimised lexicographically
+    over `minimise` (terms, most important first); None when goal cannot hold."""
+    base = [*ctx.facts, *extra, goal]
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*base)
+    if s.check() != z3.sat:
+        return None
+    exact = base + ctx.product_facts()
+    model = _minimised(exact, list(minimise))
+    if model is None:               # the violation needs an impossible product value
+        model = _minimised(base, list(minimise))
+    return model
+
+
+def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:
+    """Is `claim` true under the facts for every value of every variable?"""
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*ctx.facts, *extra, z3.Not(claim))
+    return s.check() == z3.unsat
+
+
+def _minimised(constraints, order):
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*constraints)
+    if s.check() != z3.sat:
+        return None
+    least(s, order)
+    return s.model()
+
+
+def least(s, order) -> None:
+    """Pin each term of `order` in turn to its least value (s is sat and stays sat)."""
+    for term in order:
+        best = s.model().eval(term, model_completion=True).as_long()
+        lo = 0
+        if best > 1:                 # most variables of a minimal model are 0 or 1
+            s.push()
+            s.add(z3.ULE(term, 1))
+            if s.check() == z3.sat:
+                best = s.model().eval(term, model_completion=True).as_long()
+            else:
+                lo = 2
+            s.pop()
+        while lo < best:             # binary search for the least value of `term`
+            mid = (lo + best) // 2
+            s.push()
+            s.add(z3.ULE(term, mid))
+            if s.check() == z3.sat:
+                best = s.model().eval(term, model_completion=True).as_long()
+                s.pop()
+            else:
+                s.pop()
+                lo = mid + 1
+        s.add(term == best)
+        s.check()
+
+
+def value(model, term) -> int:
+    if isinstance(term, int):
+        return term
+    return model.eval(bv(term), model_completion=True).as_long()

@@ -1,0 +1,30 @@
+"""Tag propagation by abstract interpretation over the IR, discharged with z3.
+
+`check(kernel)` walks the kernel (walker.py) applying each op family's transfer rule
+(memory.py, tma.py, operands.py, wgmma.py, store.py, asserts.py), then checks the
+stores of the whole kernel against each other (races, coverage). What is symbolic,
+enumerated, assumed and not checked: docs/design/verifier.md.
+"""
+
+from __future__ import annotations
+
+from argus.ir.nodes import Kernel
+from argus.verify.finding import Finding
+
+
+def check(kernel: Kernel) -> list[Finding]:
+    from . import store
+    from .walker import Walker
+
+    w = Walker(kernel)
+    w.run()
+    store.races(w)
+    store.coverage(w)
+    findings = list(w.findings)
+    for opcode, (loc, why) in w.unmodelled.items():
+        findings.append(Finding(
+            "tag.not-modelled", "warning",
+            f"the tag pass does not model {opcode}" + (f" ({why})" if why else "") +
+            "; tags flowing through it are not verified", loc, opcode,
+            "see docs/design/verifier.md for what is verified"))
+    return findings

@@ -1,0 +1,116 @@
+"""tag_assert: the user's relation, discharged for every element, thread, block and step.
+
+The predicate (argus.ir.tagexpr) is rendered to z3 over the positions of the element in
+the operands (all of one shape) and the scope; `tag(x).f` is field f of x's tag,
+`coord(x)[a]` the element's coordinate a (global for a global tile). A predicate that
+names a field the pass does not know, or a value whose tag is unknown, is reported as a
+warning (not discharged), never as proved."""
+
+from __future__ import annotations
+
+import z3
+
+from argus.ir import tagexpr as T
+from argus.ir.nodes import Op
+from argus.verify.finding import ElementTag, Finding
+from argus.verify.smt import bv, holds, value
+
+from . import report, scalars
+from .values import Fragment, GlobalTile, SmemView
+
+
+class Undischarged(Exception):
+    pass
+
+
+def tag_assert(w, op: Op) -> None:
+    if w.phase != "check":
+        return
+    vals = [w.value(o) for o in op.operands]
+    pred = op.attrs["pred"]
+    text = op.attrs.get("text", str(pred))
+    frags = [v for v in vals if isinstance(v, Fragment)]
+    layout = frags[0].layout if frags else None
+    shape = next((tuple(v.shape) for v in vals if isinstance(v, (Fragment, SmemView))),
+                 next((v.box for v in vals if isinstance(v, GlobalTile)), ()))
+    leaves: dict[str, object] = {}
+    try:
+        claim = _render(w, pred, vals, leaves)
+    except Undischarged as why:
+        w.report(Finding("tag.assert-undischarged", "warning",
+                         f"tag_assert({text}) is not verified: {why}", op.loc, "tag_assert",
+                         "the verifier proves tag asserts over loads, TMA/wgmma data and "
+                         "casts; see docs/design/verifier.md"))
+        return
+    sub = report.thread_vars(w, layout) if layout else None
+    pr, pc = w.pos["pr"], w.pos["pc"]
+    if sub is not None:
+        pairs, t, v, bounds = sub
+        inst = lambda x: z3.substitute(x, *pairs)
+    else:
+        bounds = [z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1])] if len(shape) == 2 else []
+        inst = lambda x: x
+    claim = inst(scalars.as_bool(claim))
+    if holds(w.ctx, claim, [*w.path, *bounds]):
+        return
+    scope = w.scope_vars()
+    model = report.find(w, z3.Not(claim), scope, bounds)
+    actual = {k: inst(bv(x)) for k, x in leaves.items() if k.startswith("tag")}
+    expected = {k: inst(bv(x)) for k, x in leaves.items() if not k.startswith("tag")}
+    idx = (inst(bv(pr)), inst(bv(pc)))
+    wg = w.role.warpgroup if w.role else None
+    cex = report.counterexample(w, model, scope, layout=layout, warpgroup=wg,
+                                thread_base=wg * 128 if wg is not None else 0,
+                                elements=(report.element(model, "element", idx, actual, expected),))
+    shown = ", ".join(f"{k} = {value(model, x)}" for k, x in {**actual, **expected}.items())
+    w.report(Finding("tag.assert", "error",
+                     f"tag_assert({text}) fails: {shown} ({report.where(cex)})", op.loc,
+                     "tag_assert", "the data does not land where the assertion says: check "
+                     "the tile coordinates of the loads and of the destination", cex))
+
+
+def _render(w, e, vals, leaves):
+    pr, pc = w.pos["pr"], w.pos["pc"]
+    if isinstance(e, T.Const):
+        return e.value
+    if isinstance(e, T.ScalarRef):
+        v = vals[e.operand]
+        if v is None or isinstance(v, (Fragment, GlobalTile, SmemView, float)):
+            raise Undischarged("a scalar operand is not known")
+        return v
+    if isinstance(e, T.TagField):
+        v = vals[e.operand]
+        if isinstance(v, Fragment):
+            if v.tag.state != "data":
+                raise Undischarged(v.tag.why_unknown or "the value carries no data tag")
+            if e.field not in v.tag.fields:
+                raise Undischarged(f"its tag has no field {e.field!r} "
+                                   f"(fields: {', '.join(v.tag.fields) or 'none'})")
+            leaves[f"tag.{e.field}"] = v.tag.fields[e.field]
+            return v.tag.fields[e.field]
+        if isinstance(v, GlobalTile) and e.field in ("row", "col"):
+            axis = 0 if e.field == "row" else 1
+            x = bv(v.origin[axis]) + (pr if axis == 0 else pc)
+            leaves[f"tag.{e.field}"] = x
+            return x
+        raise Undischarged(f"tag() of this operand is not modelled")
+    if isinstance(e, T.CoordOf):
+        v = vals[e.operand]
+        p = pr if e.axis == 0 else pc
+        if isinstance(v, GlobalTile):
+            x = bv(v.origin[e.axis]) + p
+        elif isinstance(v, Fragment):
+            x = p
+        elif isinstance(v, SmemView):
+            x = bv(v.offset[e.axis]) + p
+        else:
+            raise Undischarged("coord() of this operand is not modelled")
+        leaves[f"coord[{e.axis}]"] = x
+        return x
+    if isinstance(e, T.BinExpr):
+        a, b = _render(w, e.lhs, vals, leaves), _render(w, e.rhs, vals, leaves)
+        name = {"+": "add", "-": "sub", "*": "mul", "//": "floordiv", "%": "mod", "==": "eq",
+                "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "and": "land",
+                "or": "lor"}[e.op]
+        return scalars.binary(w.ctx, name, a, b)
+    raise Undischarged(f"the expression {e} is not modelled")

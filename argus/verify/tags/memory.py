@@ -1,0 +1,134 @@
+"""Transfer rules of memory objects and data movement that is not asynchronous:
+global tiles, shared-memory buffers and stages, fragments, loads, casts, elementwise
+math and user tag fields."""
+
+from __future__ import annotations
+
+import z3
+
+from argus.ir.nodes import Op
+from argus.ir.types import FragmentType
+from argus.verify.smt import bv
+
+from . import scalars
+from .values import FragTag, Fragment, GlobalTile, SmemBuffer, SmemView
+
+
+def tile(w, op: Op) -> None:
+    base = w.value(op.operands[0])
+    coords = [w.value(c) for c in op.operands[1:]]
+    box = tuple(op.attrs["box"])
+    if isinstance(base, tuple) and base[0] == "tensor":
+        name = base[1]
+        origin = tuple(scalars.binary(w.ctx, "mul", c, b) for c, b in zip(coords, box))
+        w.env[op.result] = GlobalTile(name, box, origin, w.tensors[name], op.loc)
+    else:
+        w.env[op.result] = None
+
+
+def smem_alloc(w, op: Op) -> None:
+    t = op.result.type
+    w.env[op.result] = SmemBuffer(op.result.name, t.stages, tuple(t.shape), t.dtype.bits // 8,
+                                  t.swizzle)
+
+
+def smem_stage(w, op: Op) -> None:
+    buf = w.value(op.operands[0])
+    stage = w.value(op.operands[1])
+    if not isinstance(buf, SmemBuffer) or stage is None:
+        w.env[op.result] = None
+        return
+    w.env[op.result] = SmemView(buf, stage, (0,) * len(buf.shape), buf.shape, op.loc)
+
+
+def smem_tile(w, op: Op) -> None:
+    view = w.value(op.operands[0])
+    coords = [w.value(c) for c in op.operands[1:]]
+    box = tuple(op.attrs["box"])
+    if not isinstance(view, SmemView) or any(c is None for c in coords):
+        w.env[op.result] = None
+        return
+    offset = tuple(scalars.binary(w.ctx, "add", o, scalars.binary(w.ctx, "mul", c, b))
+                   for o, c, b in zip(view.offset, coords, box))
+    w.env[op.result] = SmemView(view.buffer, view.stage, offset, box, view.stage_loc)
+
+
+def frag_alloc(w, op: Op) -> None:
+    t = op.result.type
+    w.env[op.result] = Fragment(t.shape, t.layout, FragTag("empty", reset_scope=w.scope_vars()),
+                                op.loc)
+
+
+def frag_assign(w, op: Op) -> None:
+    dst, src = w.value(op.operands[0]), w.value(op.operands[1])
+    if not isinstance(dst, Fragment):
+        return
+    if isinstance(src, Fragment):
+        dst.tag = src.tag.copy()
+    else:
+        dst.tag = FragTag("empty", reset_scope=w.scope_vars())
+
+
+def load(w, op: Op) -> None:
+    src = w.value(op.operands[0])
+    t = op.result.type
+    if isinstance(src, GlobalTile):
+        pr, pc = w.pos["pr"], w.pos["pc"]
+        fields = {"row": bv(scalars.binary(w.ctx, "add", src.origin[0], pr)),
+                  "col": bv(scalars.binary(w.ctx, "add", src.origin[1], pc))}
+        tag = FragTag("data", fields, src.tensor, reset_scope=w.scope_vars())
+    else:
+        w.not_modelled(op, "loads from shared memory")
+        tag = FragTag("unknown", why_unknown="a load from shared memory is not modelled")
+    w.env[op.result] = Fragment(t.shape, t.layout, tag, op.loc)
+
+
+def same_tag(x: Fragment, t: FragmentType, loc) -> Fragment:
+    return Fragment(t.shape, t.layout, x.tag.copy(), loc)
+
+
+def cast(w, op: Op) -> None:
+    x = w.value(op.operands[0])
+    t = op.result.type
+    if isinstance(x, Fragment) and t.layout == x.layout:
+        w.env[op.result] = same_tag(x, t, op.loc)
+    else:
+        w.env[op.result] = Fragment(t.shape, t.layout, FragTag("unknown", why_unknown=
+                                    "a cast that changes the layout"), op.loc)
+
+
+def elementwise(w, op: Op) -> None:
+    """Join of the operands' tags: kept when every fragment operand carries the same terms."""
+    frags = [w.value(o) for o in op.operands if isinstance(w.value(o), Fragment)]
+    t = op.result.type
+    if not frags:
+        w.env[op.result] = None
+        return
+    first = frags[0]
+    same = all(f.layout == first.layout and f.tag.state == first.tag.state
+               and f.tag.fields.keys() == first.tag.fields.keys()
+               and all(z3.simplify(bv(f.tag.fields[k]) == bv(first.tag.fields[k])).eq(
+                   z3.BoolVal(True)) for k in f.tag.fields)
+               for f in frags[1:])
+    if same and first.tag.state != "unknown":
+        w.env[op.result] = same_tag(first, t, op.loc)
+    else:
+        w.env[op.result] = Fragment(t.shape, t.layout, FragTag(
+            "unknown", why_unknown=f"{op.opcode} joins fragments with different tags"), op.loc)
+
+
+def tag_add(w, op: Op) -> None:
+    x = w.value(op.operands[0])
+    names = op.attrs.get("names", ())
+    if not isinstance(x, Fragment):
+        w.env[op.result] = None
+        return
+    out = same_tag(x, op.result.type, op.loc)
+    for name, v in zip(names, op.operands[1:]):
+        value = w.value(v)
+        if value is None or isinstance(value, (Fragment, float)) or scalars.is_pred(value):
+            out.tag.fields.pop(name, None)
+            w.not_modelled(op, "tag fields that are not uniform scalars")
+        else:
+            out.tag.fields[name] = bv(value)
+    w.env[op.result] = out

@@ -1,0 +1,215 @@
+"""Reading a wgmma shared-memory operand: which producer step filled the stage, and which
+tensor element each (row, k) of every instruction reads.
+
+Pipelines. A consumer read of stage s_c of buffer X must be preceded (in its own loop
+iteration, or outside its loop) by a wait on the barrier array that X's TMA writer
+completes on, at index x_c. Three equalities are proved for every value of every
+variable: writer stage == writer barrier index, x_c == s_c, and s_c == the writer's stage
+at the same step. Loops of the same shape share their counters across roles, so the
+last equality says that the consumer's step reads the fill of the producer's step with
+the same counters: the n-th wait on a stage then meets the n-th fill, provided the
+barrier phases are right, which the protocol pass checks (the parity of the wait).
+
+Layout. For instruction j (K of one wgmma: 32 bytes of k) the compiler's descriptor is
+that of the canonical operand layout of the stage (argus.layout.hopper.smem_operand),
+started at the view's (row, k) offset; `read_layout` says which byte the hardware reads
+for (mn, kk); inverting the TMA image of the writer gives the (row, col) of the stage
+that byte holds. It must be the element the operand means: (mn, kk) of a K-major view,
+(kk, mn) of an MN-major one. When no canonical layout exists for the tile (a swizzle
+span the rows do not fill), the layout of the swizzle's own atom is read, as a
+descriptor with that swizzle mode would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import z3
+
+from argus.layout.hopper import (DescriptorError, SmemLayoutError, descriptor_for,
+                                 instruction_k, read_layout, smem_operand)
+from argus.layout.hopper.smem import SWIZZLE_SPAN_BYTES
+from argus.verify.finding import Counterexample, ElementTag, Finding
+from argus.verify.smt import bv, concrete, holds, narrow, value
+
+from . import report
+from .tma import box_image
+from .values import SmemView, Writer
+
+
+@dataclass
+class OperandTags:
+    """Per instruction j: terms over (mn var, kk var) and the scope."""
+    tensor: str
+    mn: list
+    k: list
+    k_extent: object
+    kinstr: int
+
+
+def read(w, op, view: SmemView, major: str, mn_extent: int, k_total: int, name: str,
+         mn_var) -> OperandTags | None:
+    writer = _writer(w, op, view, name)
+    if writer is None or not _stage_ok(w, op, view, writer, name):
+        return None
+    return _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var)
+
+
+def _writer(w, op, view, name) -> Writer | None:
+    writers = [x for x in w.writers if x.view.buffer.name == view.buffer.name]
+    if len(writers) != 1:
+        why = ("no TMA load writes it" if not writers else
+               f"{len(writers)} TMA loads write it (one writer per buffer is modelled)")
+        w.not_modelled(op, f"operand {name} reads {view.buffer.name}: {why}")
+        return None
+    x = writers[0]
+    if x.view.offset != (0, 0) or x.view.shape != x.view.buffer.shape:
+        w.not_modelled(op, "TMA loads into part of a stage")
+        return None
+    if not set(x.scope) <= set(w.scope_vars()):
+        w.not_modelled(op, f"the loops around the TMA load at line {x.loc.line} do not match "
+                           "the loops around the read")
+        return None
+    return x
+
+
+def _stage_ok(w, op, view, writer, name) -> bool:
+    buf = view.buffer.name
+    scope = w.scope_vars()
+    # the writer: the stage it fills is the one its barrier stands for
+    if not holds(w.ctx, bv(writer.view.stage) == bv(writer.barrier.index), w.path):
+        model = report.find(w, bv(writer.view.stage) != bv(writer.barrier.index), writer.scope)
+        cex = report.counterexample(w, model, writer.scope)
+        w.report(Finding(
+            "tag.stage", "error",
+            f"the TMA load fills stage {value(model, writer.view.stage)} of {buf} but "
+            f"completes {writer.barrier.array}[{value(model, writer.barrier.index)}] "
+            f"({report.where(cex)})", writer.loc, "tma_load",
+            f"index the buffer and its barrier with the same stage: "
+            f"tma_load({buf}[s], ..., {writer.barrier.array}[s])", cex))
+        return False
+    waited = w.waits_on(writer.barrier.array)
+    if waited is None:
+        w.report(Finding(
+            "tag.stage", "error",
+            f"wgmma reads {buf} (operand {name}) without a wait on {writer.barrier.array}, "
+            f"the barrier its TMA load (line {writer.loc.line}) completes", op.loc, "wgmma",
+            f"wait({writer.barrier.array}[s], phase) before reading {buf}[s]"))
+        return False
+    bar, wloc = waited
+    checks = ((bv(view.stage) == bv(bar.index),
+               lambda m: (f"wgmma reads stage {value(m, view.stage)} of {buf} (operand {name}) "
+                          f"but the wait at line {wloc.line} was on "
+                          f"{bar.array}[{value(m, bar.index)}]"),
+               f"read {buf}[s] with the s of the wait at line {wloc.line}"),
+              (bv(view.stage) == bv(writer.view.stage),
+               lambda m: (f"wgmma reads stage {value(m, view.stage)} of {buf} (operand {name}) "
+                          f"but at this step the producer (line {writer.loc.line}) fills "
+                          f"stage {value(m, writer.view.stage)}"),
+               "compute the stage from the same step counter in producer and consumer"))
+    for claim, say, hint in checks:
+        if holds(w.ctx, claim, w.path):
+            continue
+        model = report.find(w, z3.Not(claim), scope)
+        cex = report.counterexample(w, model, scope, warpgroup=w.role.warpgroup if w.role else None,
+                                    barrier=f"{bar.array}[{value(model, bar.index)}]")
+        w.report(Finding("tag.stage", "error", f"{say(model)} ({report.where(cex)})",
+                         op.loc, "wgmma", hint, cex))
+        return False
+    return True
+
+
+def _operand_layout(view, major):
+    rows, cols = view.buffer.shape
+    eb = view.buffer.element_bytes
+    mn, k = (rows, cols) if major == "K" else (cols, rows)
+    try:
+        return smem_operand(mn, k, eb, major, view.buffer.swizzle), None
+    except SmemLayoutError as err:
+        atom = SWIZZLE_SPAN_BYTES[view.buffer.swizzle] // eb
+        try:
+            return smem_operand(mn, atom, eb, "K", view.buffer.swizzle), str(err)
+        except SmemLayoutError:
+            return None, str(err)
+
+
+def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> OperandTags | None:
+    buf = view.buffer
+    eb = buf.element_bytes
+    image = box_image(writer.view)
+    if image is None:
+        w.not_modelled(op, f"the TMA box of {buf.name} is not legal (see the resources check)")
+        return None
+    operand, note = _operand_layout(view, major)
+    offset = [concrete(o) for o in view.offset]
+    if operand is None or None in offset:
+        w.not_modelled(op, note or "a shared-memory view at a symbolic offset")
+        return None
+    kinstr = instruction_k(eb)
+    mn_off, k_off = (offset[0], offset[1]) if major == "K" else (offset[1], offset[0])
+    kk = w.pos["kk"]
+    rows, cols = buf.shape
+    src = writer.src
+    mn_terms, k_terms = [], []
+    unswz = image.smem_image().swizzle.inverse()
+    for j in range(k_total // kinstr):
+        k0 = k_off + j * kinstr
+        try:
+            base = descriptor_for(operand, 0)
+            desc = replace(base, start_address=operand.unswizzled_offset(mn_off, k0)).validate()
+            read_at = read_layout(desc, eb, major, mn_extent)
+        except (DescriptorError, SmemLayoutError, ValueError) as err:
+            w.not_modelled(op, f"the descriptor of operand {name}: {err}")
+            return None
+        addr = bv(read_at((narrow(mn_var, 16), narrow(kk, 16))))
+        u = bv(unswz(addr))
+        idx = z3.UDiv(u, eb)
+        r, c = z3.UDiv(idx, cols), z3.URem(idx, cols)
+        want_r, want_c = ((mn_off + mn_var, k0 + kk) if major == "K" else (k0 + kk, mn_off + mn_var))
+        ok = z3.And(z3.URem(u, eb) == 0, z3.ULT(idx, rows * cols), r == bv(want_r), c == bv(want_c))
+        bounds = [z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)]
+        if not holds(w.ctx, ok, [*w.path, *bounds]):
+            model = report.find(w, z3.Not(ok), w.scope_vars(), bounds,
+                                minimise_first=(mn_var, kk))
+            mn_v, kk_v = value(model, mn_var), value(model, kk)
+            got = (value(model, r), value(model, c))
+            want = (value(model, want_r), value(model, want_c))
+            byte = value(model, addr)
+            exp = {"row": value(model, bv(src.origin[0])) + want[0],
+                   "col": value(model, bv(src.origin[1])) + want[1]}
+            act = {"row": value(model, bv(src.origin[0])) + got[0],
+                   "col": value(model, bv(src.origin[1])) + got[1]}
+            cex = report.counterexample(
+                w, model, w.scope_vars(), warpgroup=w.role.warpgroup if w.role else None,
+                smem_byte=byte, elements=(ElementTag(f"{buf.name}[stage]", want, act, exp),),
+                extra_iter={"instruction": j})
+            detail = f" ({note})" if note else ""
+            w.report(Finding(
+                "tag.descriptor", "error",
+                f"wgmma operand {name} ({major}-major, {buf.swizzle} swizzle) reads "
+                f"{src.tensor}[{act['row']}, {act['col']}] at {buf.name} byte {byte} where it "
+                f"means {src.tensor}[{exp['row']}, {exp['col']}]: element ({mn_v}, {kk_v}) of "
+                f"k-step {j}; the TMA box and the descriptor disagree on the layout{detail}",
+                op.loc, "wgmma",
+                _hint(buf, major, name), cex))
+            return None
+        lr, lc = want_r, want_c
+        t0 = bv(src.origin[0]) + bv(lr)
+        t1 = bv(src.origin[1]) + bv(lc)
+        mn_terms.append(t0 if major == "K" else t1)
+        k_terms.append(t1 if major == "K" else t0)
+    k_extent = src.extents[1] if major == "K" else src.extents[0]
+    return OperandTags(src.tensor, mn_terms, k_terms, k_extent, kinstr)
+
+
+def _hint(buf, major, name) -> str:
+    rows, cols = buf.shape
+    row_bytes = cols * buf.element_bytes
+    fit = {16: "none", 32: "32B", 64: "64B", 128: "128B"}.get(row_bytes)
+    if major == "MN" and name == "b":
+        return ("the tile was written K-major (N x K rows of k); pass b_major='k', or load "
+                "a K x N tile for b_major='mn'")
+    if fit and fit != buf.swizzle:
+        return (f"{buf.name} rows are {row_bytes} bytes: declare it with swizzle=\"{fit}\" so "
+                f"the TMA box and the wgmma descriptor use one layout")
+    return "make the smem tile a whole number of swizzle atoms of its swizzle mode"

@@ -1,0 +1,141 @@
+"""Turning a z3 model into a minimised Counterexample: which variables to minimise first
+(block, step, tile, loop counters, warpgroup, thread, register, then sizes), where the
+thread sits in the block, and a tile order that the schedule really visits."""
+
+from __future__ import annotations
+
+import z3
+
+from argus.ir.schedule import tile_coords
+from argus.layout.hopper import get_atom
+from argus.layout.hopper.tv import TVLayoutError
+from argus.verify.finding import Counterexample, ElementTag
+from argus.verify.smt import bv, first_model, narrow, value
+
+KIND_ORDER = ("block", "iteration", "tile", "warpgroup", "thread", "register", "position",
+              "size")
+
+
+def tv_atom(layout: str):
+    try:
+        return get_atom(layout)
+    except TVLayoutError:
+        return None
+
+
+def thread_vars(w, layout: str):
+    """(substitution pr, pc -> position of (t, v), t, v, bounds) for a TV atom, else None."""
+    tv = tv_atom(layout)
+    if tv is None:
+        return None
+    if "t" not in w.ctx.vars:
+        w.ctx.var("t", "thread")
+        w.ctx.var("v", "register")
+    t, v = w.ctx.vars["t"].term, w.ctx.vars["v"].term
+    row, col = tv.coord(narrow(t, 16), narrow(v, 16))
+    pairs = [(w.pos["pr"], bv(row)), (w.pos["pc"], bv(col))]
+    bounds = [z3.ULT(t, tv.threads), z3.ULT(v, tv.values)]
+    return pairs, t, v, bounds
+
+
+def order_of(w, scope, extra=()) -> list:
+    """The terms to minimise, most important first."""
+    names = list(scope) + [n for n, v in w.ctx.vars.items()
+                           if v.kind in ("thread", "register", "position", "size")]
+    seen, terms = set(), []
+    for kind in KIND_ORDER:
+        for n in (["block"] if kind == "block" and "block" in w.ctx.vars else []) + names:
+            var = w.ctx.vars.get(n)
+            if var and var.kind == kind and n not in seen:
+                seen.add(n)
+                terms.append(var.term)
+    return [*extra, *terms]
+
+
+def find(w, goal, scope, extra=(), minimise_first=()):
+    """A minimised model of `goal` under the facts, path and `extra`; the tile coordinates
+    are then made the ones the schedule really visits at that block and step, if the
+    violation survives that."""
+    extra = [*w.path, *extra]
+    model = first_model(w.ctx, goal, order_of(w, scope, minimise_first), extra)
+    if model is None:
+        return None
+    pinned = _visited_tile(w, model, scope)
+    if pinned:
+        better = first_model(w.ctx, goal, order_of(w, scope, minimise_first), extra + pinned)
+        if better is not None:
+            return better
+    return model
+
+
+def _visited_tile(w, model, scope) -> list:
+    out = []
+    for i, info in w.schedules.items():
+        if i not in scope or "block" not in w.ctx.vars:
+            continue
+        try:
+            extents = tuple(value(model, e) for e in info.extents)
+            blocks = value(model, info.blocks)
+            t = value(model, w.ctx.vars["block"].term) + value(model, w.ctx.vars[i].term) * blocks
+            coords = tile_coords(info.order, info.group, extents, t)
+        except (ValueError, ZeroDivisionError):
+            continue
+        out.append(w.ctx.vars["block"].term == value(model, w.ctx.vars["block"].term))
+        out.append(w.ctx.vars[i].term == value(model, w.ctx.vars[i].term))
+        for size in w.sizes.values():
+            out.append(size == value(model, size))
+        out += [w.ctx.vars[c].term == x for c, x in zip(info.coords, coords)]
+    return out
+
+
+def counterexample(w, model, scope, *, layout=None, warpgroup=None, thread_base=0,
+                   elements=(), smem_byte=None, barrier=None, extra_iter=None):
+    iteration = {}
+    block = None
+    for n in scope:
+        var = w.ctx.vars[n]
+        iteration[var.name] = value(model, var.term)
+    if "block" in w.ctx.vars and any(n in w.schedules for n in scope):
+        block = (value(model, w.ctx.vars["block"].term),)
+    ids = [n for n in w.ctx.vars if w.ctx.vars[n].kind == "block" and n.startswith("block_")]
+    if ids and any(n in scope for n in ids) or ids:
+        block = tuple(value(model, w.ctx.vars[n].term) for n in ids) if block is None else block
+    for n in list(iteration):
+        if n.startswith("block_"):
+            iteration.pop(n)
+    if extra_iter:
+        iteration.update(extra_iter)
+    sizes = {n: value(model, t) for n, t in w.sizes.items()}
+    thread = register = warp = lane = None
+    if layout is not None and tv_atom(layout) is not None and "t" in w.ctx.vars:
+        t = value(model, w.ctx.vars["t"].term)
+        register = value(model, w.ctx.vars["v"].term)
+        thread = thread_base + t
+        warp, lane = thread // 32, thread % 32
+    return Counterexample(block=block, warpgroup=warpgroup, warp=warp, lane=lane,
+                          thread=thread, register=register, smem_byte=smem_byte,
+                          iteration=iteration, sizes=sizes, elements=tuple(elements),
+                          barrier=barrier)
+
+
+def element(model, tensor, index_terms, actual, expected) -> ElementTag:
+    return ElementTag(tensor, tuple(value(model, x) for x in index_terms),
+                      {k: value(model, x) for k, x in actual.items()},
+                      {k: value(model, x) for k, x in expected.items()})
+
+
+def where(cex) -> str:
+    """A short phrase naming the counterexample's block, thread and step."""
+    parts = []
+    if cex.block is not None:
+        parts.append("block " + ",".join(map(str, cex.block)))
+    if cex.thread is not None:
+        parts.append(f"thread {cex.thread} (warpgroup {cex.warpgroup}, warp {cex.warp}, "
+                     f"lane {cex.lane}) register {cex.register}")
+    elif cex.warpgroup is not None:
+        parts.append(f"warpgroup {cex.warpgroup}")
+    if cex.iteration:
+        parts.append(", ".join(f"{k}={v}" for k, v in cex.iteration.items()))
+    if cex.sizes:
+        parts.append(", ".join(f"{k}={v}" for k, v in cex.sizes.items()))
+    return "; ".join(parts)

@@ -1,0 +1,21 @@
+"""Which transfer rule handles which opcode (structure and scalars are in walker.py)."""
+
+from . import asserts, memory, store, tma, wgmma
+
+RULES = {
+    "tile": memory.tile,
+    "smem.alloc": memory.smem_alloc,
+    "smem.stage": memory.smem_stage,
+    "smem.tile": memory.smem_tile,
+    "frag.alloc": memory.frag_alloc,
+    "frag.assign": memory.frag_assign,
+    "load": memory.load,
+    "math.cast": memory.cast,
+    "tag.add": memory.tag_add,
+    "tma.load": tma.tma_load,
+    "wgmma.mma": wgmma.mma,
+    "store": store.store,
+    "tag.assert": asserts.tag_assert,
+}
+for _name in ("add", "sub", "mul", "div", "max", "min", "exp2", "neg", "select"):
+    RULES[f"math.{_name}"] = memory.elementwise

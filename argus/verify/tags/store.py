@@ -1,0 +1,353 @@
+"""Stores to global memory: the value's tag is the destination coordinate, every k was
+accumulated exactly once, no two (block, thread, register) write one element, every
+element of the output is written, and nothing is written outside the tensor.
+
+Writers are told apart by their *identity*: tile coordinates, loop counters other than a
+schedule's step counter, warpgroup and (thread, register). That the schedule visits each
+tile exactly once (so tile coordinates stand for the block and its step) is proved
+separately (schedule.py)."""
+
+from __future__ import annotations
+
+import z3
+
+from argus.ir.nodes import Op
+from argus.verify.finding import Counterexample, ElementTag, Finding
+from argus.verify.smt import TIMEOUT_MS, bv, holds, least, value
+
+from . import report
+from .values import Fragment, GlobalTile, StoreRecord
+
+
+def _instance(w, layout, shape):
+    """(instantiate(term), bounds, has_thread) for the elements of a fragment."""
+    sub = report.thread_vars(w, layout)
+    if sub is not None:
+        pairs, t, v, bounds = sub
+        return (lambda x: z3.substitute(bv(x), *pairs)), bounds, True
+    pr, pc = w.pos["pr"], w.pos["pc"]
+    return (lambda x: bv(x)), [z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1])], False
+
+
+def store(w, op: Op) -> None:
+    dst, src = w.value(op.operands[0]), w.value(op.operands[1])
+    if w.phase != "check":
+        return
+    if not isinstance(dst, GlobalTile):
+        w.not_modelled(op, "stores to shared memory")
+        return
+    if not isinstance(src, Fragment):
+        return
+    pr, pc = w.pos["pr"], w.pos["pc"]
+    coords = (bv(dst.origin[0]) + pr, bv(dst.origin[1]) + pc)
+    scope = w.scope_vars()
+    identity = tuple(v for v in scope if v not in w.schedules)
+    wg = w.role.warpgroup if w.role else None
+    base = wg * 128 if wg is not None else 0
+    w.stores.append(StoreRecord(dst.tensor, coords, dst.extents, identity, src.layout,
+                                tuple(src.shape), wg, base, tuple(w.path), op.loc))
+    inst, bounds, _ = _instance(w, src.layout, src.shape)
+    cex_of = lambda model, elements=(): report.counterexample(
+        w, model, scope, layout=src.layout, warpgroup=wg, thread_base=base, elements=elements)
+    # the destination lies inside the tensor
+    inside = z3.And(z3.ULT(inst(coords[0]), bv(dst.extents[0])),
+                    z3.ULT(inst(coords[1]), bv(dst.extents[1])))
+    if not holds(w.ctx, inside, [*w.path, *bounds]):
+        model = report.find(w, z3.Not(inside), scope, bounds)
+        idx = (inst(coords[0]), inst(coords[1]))
+        cex = cex_of(model, (report.element(model, dst.tensor, idx, {}, {}),))
+        w.report(Finding("tag.store-bounds", "error",
+                         f"the store writes {dst.tensor}[{value(model, idx[0])}, "
+                         f"{value(model, idx[1])}], outside the tensor ({report.where(cex)})",
+                         op.loc, "store", "guard the tail tile, or assume the sizes are "
+                         "multiples of the tile", cex))
+    tag = src.tag
+    if tag.state != "data":
+        return
+    _k_coverage(w, op, tag, inst, bounds, scope, src, wg, base)
+    if id(op.operands[1]) in w.asserted:
+        return            # the user's tag_assert states what this value must satisfy
+    for axis, field in enumerate(("row", "col")):
+        if field not in tag.fields:
+            continue
+        claim = inst(tag.fields[field]) == inst(coords[axis])
+        if holds(w.ctx, claim, [*w.path, *bounds]):
+            continue
+        model = report.find(w, z3.Not(claim), scope, bounds)
+        idx = (inst(coords[0]), inst(coords[1]))
+        actual = {f: inst(tag.fields[f]) for f in ("row", "col") if f in tag.fields}
+        expected = {"row": idx[0], "col": idx[1]}
+        cex = cex_of(model, (report.element(model, dst.tensor, idx, actual, expected),))
+        w.report(Finding("tag.store-coordinate", "error",
+                         f"the value stored at {dst.tensor}[{value(model, idx[0])}, "
+                         f"{value(model, idx[1])}] carries {field} "
+                         f"{value(model, actual[field])} ({report.where(cex)})",
+                         op.loc, "store", "store the tile at the coordinates of its rows and "
+                         "columns", cex))
+        return
+
+
+def _k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
+    contribs = tag.contributions
+    if not contribs:
+        return
+    kk = w.pos["kk"]
+    extent = contribs[0].axis_extent
+    cex_of = lambda model, elements=(): report.counterexample(
+        w, model, scope, layout=src.layout, warpgroup=wg, thread_base=base, elements=elements)
+    loc = contribs[0].loc
+    for c in contribs:
+        kb = [z3.ULT(kk, c.kinstr)]
+        ok = z3.ULT(inst(c.k), bv(extent))
+        if not holds(w.ctx, ok, [*w.path, *bounds, *kb]):
+            model = report.find(w, z3.Not(ok), scope + c.accumulated[:-1], [*bounds, *kb])
+            cex = cex_of(model)
+            w.report(Finding("tag.k-coverage", "error",
+                             f"the accumulator adds k = {value(model, inst(c.k))}, outside "
+                             f"[0, {value(model, extent)}) ({report.where(cex)})", c.loc,
+                             "wgmma", "load the k tiles at coordinates below K // BK", cex))
+            return
+    for i, c in enumerate(contribs):
+        for d in contribs[i:]:
+            names = [n for n in d.accumulated]
+            copies = w.ctx.copy_vars(names, "''")
+            other = lambda x: z3.substitute(bv(x), *copies)
+            kinstr = [z3.ULT(kk, c.kinstr), z3.ULT(other(kk), d.kinstr)]
+            differ = z3.Or(*[a != b for a, b in copies]) if d is c else z3.BoolVal(True)
+            twice = z3.And(differ, inst(c.k) == other(inst(d.k)))
+            if holds(w.ctx, z3.Not(twice), [*w.path, *bounds, *kinstr]):
+                continue
+            model = report.find(w, twice, scope, [*bounds, *kinstr])
+            cex = cex_of(model)
+            w.report(Finding("tag.k-coverage", "error",
+                             f"k = {value(model, inst(c.k))} is accumulated twice into one "
+                             f"element ({report.where(cex)})", d.loc, "wgmma",
+                             "each k step must load a different k tile", cex))
+            return
+    counts = [c.count for c in contribs]
+    if any(n is None for n in counts):
+        w.report(Finding("tag.k-coverage", "warning",
+                         "the number of k values accumulated is not known (the accumulator "
+                         "is not reset inside the tile loop?); k coverage not verified",
+                         loc, "wgmma", "reset the accumulator with assign(acc, 0.0) per tile"))
+        return
+    total = bv(counts[0])
+    for n in counts[1:]:
+        total = total + bv(n)
+    if not holds(w.ctx, total == bv(extent), w.path):
+        model = report.find(w, total != bv(extent), scope)
+        cex = cex_of(model)
+        w.report(Finding("tag.k-coverage", "error",
+                         f"the accumulator adds {value(model, total)} k values, but K = "
+                         f"{value(model, extent)}: some k are never accumulated "
+                         f"({report.where(cex)})", loc, "wgmma",
+                         "make the k loop cover K (assume(K % BK == 0) or a tail step)", cex))
+
+
+def races(w) -> None:
+    """No two writers (distinct identity, warpgroup or element) write one element."""
+    for i, r in enumerate(w.stores):
+        for q in w.stores[i:]:
+            if q.tensor != r.tensor:
+                continue
+            if _race(w, r, q):
+                return
+
+
+def _race(w, r: StoreRecord, q: StoreRecord) -> bool:
+    inst_r, b_r, thr = _instance(w, r.layout, r.shape)
+    inst_q, b_q, _ = _instance(w, q.layout, q.shape)
+    names = list(dict.fromkeys([*q.identity, *_scope_of(w, q), *_pos_names(w, q.layout)]))
+    copies = w.ctx.copy_vars(names, "~")
+    cp = lambda x: z3.substitute(x if isinstance(x, z3.BoolRef) else bv(x), *copies)
+    same = z3.And(inst_r(r.dst[0]) == cp(inst_q(q.dst[0])),
+                  inst_r(r.dst[1]) == cp(inst_q(q.dst[1])))
+    if q is r:
+        ident = [w.ctx.vars[n].term for n in [*r.identity, *_pos_names(w, r.layout)]]
+        differ = z3.Or(*[x != cp(x) for x in ident]) if ident else z3.BoolVal(False)
+        differ = differ if r.warpgroup is None else differ
+    else:
+        differ = z3.BoolVal(True)
+    if r.warpgroup is not None and q.warpgroup is not None and q is not r:
+        pass
+    extra = [*r.path, *[cp(p) for p in q.path], *b_r, *[cp(b) for b in b_q]]
+    goal = z3.And(same, differ)
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*w.ctx.facts, *extra, goal)
+    if s.check() != z3.sat:
+        return False
+    scope = tuple(n for n in w.ctx.vars if w.ctx.vars[n].kind in ("tile", "iteration")
+                  and n in (*r.identity, *_scope_of(w, r)))
+    model = report.find(w, goal, scope, extra)
+    if model is None:
+        return False
+    idx = (inst_r(r.dst[0]), inst_r(r.dst[1]))
+    other = {}
+    if "t" in w.ctx.vars:
+        other = {"thread": q.thread_base + value(model, cp(w.ctx.vars["t"].term)),
+                 "register": value(model, cp(w.ctx.vars["v"].term))}
+    for n, c in copies:
+        name = w.ctx.name_of(n)
+        if name in ("t", "v", "pr", "pc"):
+            continue
+        other[name] = value(model, c)
+    if q.warpgroup is not None:
+        other["warpgroup"] = q.warpgroup
+    cex = report.counterexample(w, model, scope, layout=r.layout, warpgroup=r.warpgroup,
+                                thread_base=r.thread_base,
+                                elements=(ElementTag(r.tensor, tuple(value(model, x) for x in idx),
+                                                     {"second writer": other},
+                                                     {"writers": 1}),))
+    where = report.where(cex)
+    second = ", ".join(f"{k} {v}" for k, v in other.items())
+    w.report(Finding("tag.store-race", "error",
+                     f"{r.tensor}[{value(model, idx[0])}, {value(model, idx[1])}] is written "
+                     f"twice: by {where} and by {second}", q.loc, "store",
+                     "give each warpgroup and tile its own rows: include the warpgroup index "
+                     "in the destination tile coordinate", cex))
+    return True
+
+
+def _scope_of(w, rec: StoreRecord):
+    return [n for n in w.schedules if n in w.ctx.vars and rec.identity is not None]
+
+
+def _pos_names(w, layout):
+    if report.tv_atom(layout) is not None:
+        return ["t", "v"]
+    return ["pr", "pc"]
+
+
+def coverage(w) -> None:
+    """Every element of every stored tensor is written by some writer.
+
+    "For every element there is a writer" is a quantifier alternation z3 does not decide
+    here (unknown after seconds), so a writer is constructed: the destination of a store
+    is affine in its identity variables and positions, and a witness for element e is
+    found by Euclidean division by the coefficients, largest first. The quantifier-free
+    query "some element in the tensor has no witness writer" is then asked; unsat proves
+    coverage. A model is confirmed (no writer at all for that element, with those sizes)
+    before it is reported; otherwise coverage is reported as not proved (a warning)."""
+    by_tensor: dict[str, list[StoreRecord]] = {}
+    for r in w.stores:
+        by_tensor.setdefault(r.tensor, []).append(r)
+    for tensor, recs in by_tensor.items():
+        _cover(w, tensor, recs)
+
+
+def _cover(w, tensor, recs) -> None:
+    ext = recs[0].extents
+    e = z3.BitVecs(f"{tensor}_row {tensor}_col", 64)
+    steps = [w.ctx.vars[n].term for n in (*w.schedules, "block") if n in w.ctx.vars]
+    qnames = sorted({n for r in recs for n in (*r.identity, "pr", "pc")})
+    qvars = [w.ctx.vars[n].term for n in qnames]
+    inside, outside = [], []
+    for f in w.ctx.facts:
+        if any(_mentions(f, s) for s in steps):
+            continue
+        (inside if any(_mentions(f, q) for q in qvars) else outside).append(f)
+    witnessed, exact = [], []
+    for r in recs:
+        own = z3.And(*inside, *r.path, z3.ULT(w.pos["pr"], r.shape[0]),
+                     z3.ULT(w.pos["pc"], r.shape[1]), r.dst[0] == e[0], r.dst[1] == e[1])
+        exact.append(own)
+        pairs = _witness(w, r, e)
+        if pairs is None:
+            w.report(Finding("tag.store-coverage", "warning",
+                             f"the destination of this store is not affine in its tile "
+                             f"coordinates; coverage of {tensor} not verified", r.loc, "store",
+                             "write destinations as tile(C, box, coords) with affine coords"))
+            return
+        witnessed.append(z3.substitute(own, *pairs))
+    bounds = [z3.ULT(e[0], bv(ext[0])), z3.ULT(e[1], bv(ext[1]))]
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*outside, *bounds, z3.Not(z3.Or(*witnessed)))
+    result = s.check()
+    if result == z3.unsat:
+        return
+    if result == z3.sat:
+        model = _minimise(s, [*w.sizes.values(), *e])
+        fixed = [t == value(model, t) for t in (*w.sizes.values(), *e)]
+        confirm = z3.Solver()
+        confirm.set("timeout", TIMEOUT_MS)
+        confirm.add(*outside, *fixed, z3.Or(*exact))
+        if confirm.check() == z3.unsat:
+            row, col = value(model, e[0]), value(model, e[1])
+            sizes = {n: value(model, t) for n, t in w.sizes.items()}
+            size_text = ", ".join(f"{n}={v}" for n, v in sizes.items())
+            cex = Counterexample(sizes=sizes, elements=(
+                ElementTag(tensor, (row, col), {"writers": 0}, {"writers": 1}),))
+            w.report(Finding("tag.store-coverage", "error",
+                             f"{tensor}[{row}, {col}] is never written ({size_text})",
+                             recs[-1].loc, "store",
+                             "cover the whole tensor: assume the sizes are multiples of the "
+                             "tile (assume(M % BM == 0)) or add a tail tile", cex))
+            return
+    w.report(Finding("tag.store-coverage", "warning",
+                     f"could not prove that every element of {tensor} is written", recs[-1].loc,
+                     "store", "write destinations as tile(C, box, coords) with affine coords"))
+
+
+def _witness(w, r: StoreRecord, e):
+    """Substitution pairs (variable, witness term) making r write element e, or None."""
+    pairs, used = [], set()
+    for axis in (0, 1):
+        terms = _affine(z3.simplify(r.dst[axis]))
+        if terms is None:
+            return None
+        const = terms.pop(None, 0)
+        rest = e[axis] - const
+        for var_id, (coeff, var) in sorted(terms.items(), key=lambda kv: -kv[1][0]):
+            if var_id in used:
+                return None
+            used.add(var_id)
+            pairs.append((var, z3.UDiv(rest, coeff)))
+            rest = z3.URem(rest, coeff)
+    return pairs
+
+
+def _affine(t):
+    """{var sexpr: (coeff, var)} plus {None: const} for a sum of constant multiples of
+    variables, else None."""
+    if z3.is_bv_value(t):
+        return {None: t.as_long()}
+    if z3.is_const(t):
+        return {t.sexpr(): (1, t)}
+    if z3.is_app_of(t, z3.Z3_OP_BADD):
+        out = {}
+        for c in t.children():
+            part = _affine(c)
+            if part is None:
+                return None
+            for k, v in part.items():
+                if k is None:
+                    out[None] = out.get(None, 0) + v
+                elif k in out:
+                    out[k] = (out[k][0] + v[0], v[1])
+                else:
+                    out[k] = v
+        return out
+    if z3.is_app_of(t, z3.Z3_OP_BMUL) and len(t.children()) == 2:
+        a, b = t.children()
+        if z3.is_bv_value(b):
+            a, b = b, a
+        if z3.is_bv_value(a):
+            part = _affine(b)
+            if part is None:
+                return None
+            k = a.as_long()
+            return {key: (v * k if key is None else (v[0] * k, v[1])) for key, v in part.items()}
+    return None
+
+
+def _minimise(s, order):
+    least(s, order)
+    return s.model()
+
+
+def _mentions(expr, var) -> bool:
+    if expr.eq(var):
+        return True
+    return any(_mentions(c, var) for c in expr.children())

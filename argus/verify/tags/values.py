@@ -1,0 +1,119 @@
+"""The abstract values of the tag pass: what each SSA value stands for.
+
+Terms are 64-bit z3 bit-vectors (or ints) over the context's variables. Fragment tags
+are written over two *position* variables (row `pr`, column `pc` of the element in the
+fragment's logical tile); an instantiation substitutes concrete positions or the
+(thread, register) -> position formula of the fragment's TV layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from argus.ir.nodes import Loc
+
+
+@dataclass(frozen=True)
+class GlobalTile:
+    """tile(X, box, coords): element (p0, p1) is X[origin0 + p0, origin1 + p1]."""
+    tensor: str
+    box: tuple[int, ...]
+    origin: tuple                 # terms: coords[i] * box[i]
+    extents: tuple                # the tensor's shape as terms
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class SmemBuffer:
+    name: str
+    stages: int
+    shape: tuple[int, ...]
+    element_bytes: int
+    swizzle: str
+
+    @property
+    def stage_bytes(self) -> int:
+        n = self.element_bytes
+        for d in self.shape:
+            n *= d
+        return n
+
+
+@dataclass(frozen=True)
+class SmemView:
+    """A stage of a buffer (offset 0) or a tile of a stage at a logical offset."""
+    buffer: SmemBuffer
+    stage: Any                    # term
+    offset: tuple                 # logical (row, col) of the view's (0, 0) in the stage
+    shape: tuple[int, ...]
+    stage_loc: Loc                # where the stage was selected (buf[s])
+
+
+@dataclass(frozen=True)
+class Barrier:
+    array: str
+    index: Any
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One wgmma site's k values added into an accumulator: `k` over position and the
+    accumulated variables (loop counters since the reset, the instruction's kk)."""
+    k: Any                        # term: A's coordinate along k
+    axis_extent: Any              # the extent of A's k axis (e.g. K)
+    accumulated: tuple[str, ...]  # variable names that range (loops + kk)
+    count: Any                    # how many (loop iterations x kk) tuples: a term
+    kinstr: int                   # kk ranges over [0, kinstr)
+    loc: Loc
+
+
+@dataclass
+class FragTag:
+    """The tag of every element of a fragment, as terms over the positions (pr, pc).
+
+    state: "empty" (constants, nothing accumulated), "data", or "unknown" (not modelled:
+    nothing is claimed about it and no check depending on it is made).
+    """
+    state: str = "empty"
+    fields: dict[str, Any] = field(default_factory=dict)      # row, col, user fields
+    source: str = ""                                           # "A x B", "X", ...
+    contributions: list[Contribution] = field(default_factory=list)
+    reset_scope: tuple[str, ...] = ()                          # variables in scope at reset
+    why_unknown: str = ""
+
+    def copy(self) -> "FragTag":
+        return FragTag(self.state, dict(self.fields), self.source, list(self.contributions),
+                       self.reset_scope, self.why_unknown)
+
+
+@dataclass
+class Fragment:
+    shape: tuple[int, ...]
+    layout: str                   # the TV atom name, or "blocked" and other derived names
+    tag: FragTag
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Writer:
+    """A TMA load into a shared-memory stage: who fills which stage with which box."""
+    view: SmemView
+    src: GlobalTile
+    barrier: Barrier
+    scope: tuple[str, ...]        # variables of the loops around it
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class StoreRecord:
+    tensor: str
+    dst: tuple                    # terms over pr, pc and the scope
+    extents: tuple
+    identity: tuple[str, ...]     # variables that tell two writers apart (not the step i)
+    layout: str
+    shape: tuple[int, ...]
+    warpgroup: Optional[int]      # the warpgroup of the role (absolute), None if all
+    thread_base: int              # first thread of that warpgroup in the block
+    path: tuple                   # path conditions (z3 Bools)
+    loc: Loc

@@ -1,0 +1,326 @@
+"""The abstract interpreter: walks a kernel's IR once per warpgroup of each role, with
+symbolic sizes, block ids, tile coordinates and loop counters, and gives each SSA value
+an abstract value (argus.verify.tags.values). The op families' transfer rules and checks
+live in their own modules; this one handles structure (roles, loops, schedules, elect,
+if, assume) and scalars.
+
+Two walks: the first only collects the TMA writers of every shared-memory buffer (the
+producer may come after the consumer in program order); the second runs every rule.
+Loops of the same kind, depth and bounds share their variables across roles, which is
+what lets a consumer's step read the producer's step (see operands.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import z3
+
+from argus.ir.nodes import Block, Kernel, Op, Value
+from argus.ir.types import GlobalTensorType
+from argus.verify.finding import Finding
+from argus.verify.smt import Context, bv, concrete
+
+from . import scalars
+from .schedule import prove_bijection
+from .values import Barrier, FragTag, Fragment, GlobalTile, SmemBuffer, SmemView, Writer
+
+WARPGROUP = 128
+
+
+@dataclass
+class Frame:
+    vars: list[str] = field(default_factory=list)
+    waits: list[tuple[Barrier, object]] = field(default_factory=list)   # (barrier, loc)
+
+
+@dataclass
+class RoleContext:
+    name: str
+    warpgroups: tuple[int, ...]
+    index: int                # warpgroup_index() in this walk
+
+    @property
+    def warpgroup(self) -> int:
+        return self.warpgroups[self.index]
+
+
+@dataclass
+class ScheduleInfo:
+    order: str
+    group: int
+    extents: tuple
+    i: str
+    coords: tuple[str, ...]
+    blocks: object            # number of blocks walking it (int or term)
+
+
+def display_name(value: Value) -> str:
+    return re.sub(r"\.\d+$", "", value.name)
+
+
+class Walker:
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.ctx = Context()
+        self.env: dict[Value, object] = {}
+        self.frames: list[Frame] = [Frame()]
+        self.path: list = []
+        self.role: RoleContext | None = None
+        self.phase = "collect"
+        self.writers: list[Writer] = []
+        self.stores: list = []
+        self.findings: list[Finding] = []
+        self.unmodelled: dict[str, object] = {}      # opcode -> first loc
+        self.loop_vars: dict[tuple, object] = {}     # loop key -> tuple of var names
+        self.trip: dict[str, object] = {}            # var name -> trip count term (or None)
+        self.schedules: dict[str, ScheduleInfo] = {}  # i var name -> info
+        self.asserted: set[int] = set()              # ids of values named by tag.assert
+        self.sizes: dict[str, object] = {}
+        self.tensors: dict[str, tuple] = {}           # tensor -> extents as terms
+        self.grid = ()
+        self.pos = {"pr": self.ctx.var("pr", "position"), "pc": self.ctx.var("pc", "position"),
+                    "kk": self.ctx.var("kk", "position")}
+        self.checked_schedules: set = set()
+        self._setup()
+
+    # -- setup ----------------------------------------------------------------------------
+    def _setup(self) -> None:
+        k = self.kernel
+        for s in k.symbols:
+            term = self.ctx.var(s.name, "size", lower=1)
+            self.env[s] = term
+            self.sizes[s.name] = term
+        names = dict(self.sizes)
+        names.update({n: v for n, v in k.constants.items() if isinstance(v, int)})
+        for p in k.params:
+            if isinstance(p.type, GlobalTensorType):
+                ext = tuple(d if isinstance(d, int) else self.sizes[d] for d in p.type.shape)
+                self.tensors[p.name] = ext
+                self.env[p] = ("tensor", p.name)
+        self.grid = tuple(scalars.extent(self.ctx, g, names) for g in k.launch.grid)
+        for op in k.walk():
+            if op.opcode == "tag.assert":
+                self.asserted.update(id(v) for v in op.operands if isinstance(v, Value))
+
+    @property
+    def num_blocks(self):
+        total = 1
+        for g in self.grid:
+            total = scalars.binary(self.ctx, "mul", total, g)
+        return total
+
+    def scope_vars(self) -> tuple[str, ...]:
+        return tuple(v for f in self.frames for v in f.vars)
+
+    # -- diagnostics ------------------------------------------------------------------------
+    def report(self, finding: Finding) -> None:
+        if self.phase == "check":
+            self.findings.append(finding)
+
+    def not_modelled(self, op: Op, why: str = "") -> None:
+        if self.phase == "check" and op.opcode not in self.unmodelled:
+            self.unmodelled[op.opcode] = (op.loc, why)
+
+    # -- walking ----------------------------------------------------------------------------
+    def run(self) -> None:
+        for phase in ("collect", "check"):
+            self.phase = phase
+            self.env = {k: v for k, v in self.env.items()
+                        if k in self.kernel.symbols or k in self.kernel.params}
+            self.walk_block(self.kernel.body)
+
+    def walk_block(self, block: Block) -> None:
+        for op in block.ops:
+            self.walk_op(op)
+
+    def value(self, operand):
+        if isinstance(operand, Value):
+            return self.env.get(operand)
+        return operand
+
+    def walk_op(self, op: Op) -> None:
+        from . import rules
+        handler = getattr(self, "op_" + op.opcode.replace(".", "_"), None)
+        if handler is not None:
+            handler(op)
+            return
+        rule = rules.RULES.get(op.opcode)
+        if rule is not None:
+            rule(self, op)
+            return
+        if op.opcode.startswith("arith."):
+            self.op_arith(op)
+            return
+        self.not_modelled(op)
+        for r in op.results:
+            self.env[r] = Fragment(getattr(r.type, "shape", ()), getattr(r.type, "layout", ""),
+                                   FragTag("unknown", why_unknown=f"{op.opcode} is not modelled"),
+                                   op.loc) if hasattr(r.type, "layout") else None
+
+    # -- structure ----------------------------------------------------------------------------
+    def op_arith(self, op: Op) -> None:
+        name = op.opcode.split(".", 1)[1]
+        args = [self.value(o) for o in op.operands]
+        if any(a is None or isinstance(a, float) for a in args):
+            self.env[op.result] = None
+            return
+        try:
+            out = (scalars.unary(name, args[0]) if len(args) == 1
+                   else scalars.binary(self.ctx, name, args[0], args[1]))
+        except scalars.ScalarError:
+            self.not_modelled(op)
+            out = None
+        self.env[op.result] = out
+
+    def op_assume(self, op: Op) -> None:
+        cond = self.value(op.operands[0])
+        if cond is not None and self.phase == "collect":
+            self.ctx.facts.append(scalars.as_bool(cond))
+
+    def op_block_id(self, op: Op) -> None:
+        axis = op.attrs.get("axis", "x")
+        i = "xyz".index(axis)
+        key = ("block_id", axis)
+        if key not in self.loop_vars:
+            upper = self.grid[i] if i < len(self.grid) else 1
+            self.loop_vars[key] = (self.ctx.var(f"block_{axis}", "block", upper=upper),)
+        self.env[op.result] = self.loop_vars[key][0]
+
+    def op_cluster_rank(self, op: Op) -> None:
+        size = 1
+        for c in self.kernel.launch.cluster:
+            size *= c
+        if size == 1:
+            self.env[op.result] = 0
+        else:
+            self.not_modelled(op, "clusters larger than one block")
+            self.env[op.result] = None
+
+    def op_warpgroup_index(self, op: Op) -> None:
+        self.env[op.result] = self.role.index if self.role else 0
+
+    def op_role(self, op: Op) -> None:
+        saved = self.role
+        wgs = tuple(op.attrs["warpgroups"])
+        for index in range(len(wgs)):
+            self.role = RoleContext(op.attrs["name"], wgs, index)
+            self.walk_block(op.regions[0])
+        self.role = saved
+
+    def op_elect_one(self, op: Op) -> None:
+        self.walk_block(op.regions[0])
+
+    def op_if(self, op: Op) -> None:
+        cond = self.value(op.operands[0])
+        if cond is None:
+            self.not_modelled(op, "a condition the pass cannot express")
+            return
+        cond = scalars.as_bool(cond)
+        for region, c in zip(op.regions, (cond, z3.Not(cond))):
+            self.path.append(c)
+            self.walk_block(region)
+            self.path.pop()
+
+    def _key(self, x):
+        if isinstance(x, int):
+            return x
+        if x is None:
+            return None
+        return z3.simplify(bv(x)).sexpr()
+
+    def op_for(self, op: Op) -> None:
+        start, stop, step = (self.value(o) for o in op.operands)
+        depth = len(self.frames)
+        key = ("for", depth, self._key(start), self._key(stop), self._key(step))
+        (arg,) = op.regions[0].args
+        if key not in self.loop_vars:
+            var = self.ctx.var(display_name(arg), "iteration", upper=stop)
+            if not (isinstance(start, int) and start == 0):
+                self.ctx.facts.append(z3.UGE(var, bv(start)))
+            if not (isinstance(step, int) and step == 1):
+                self.ctx.facts.append(scalars.binary(self.ctx, "mod", scalars.binary(
+                    self.ctx, "sub", var, start), step) == 0)
+            name = self.ctx.name_of_term(var)
+            self.loop_vars[key] = (name,)
+            trip = scalars.binary(self.ctx, "sub", stop, start)
+            if not (isinstance(step, int) and step == 1):
+                trip = scalars.binary(self.ctx, "floordiv", scalars.binary(
+                    self.ctx, "add", trip, scalars.binary(self.ctx, "sub", step, 1)), step)
+            self.trip[name] = trip
+        (name,) = self.loop_vars[key]
+        self._enter(op.regions[0], [(arg, self.ctx.vars[name].term)], [name])
+
+    def _enter(self, block: Block, bindings, names) -> None:
+        for arg, term in bindings:
+            self.env[arg] = term
+        self.frames.append(Frame(vars=list(names)))
+        self.walk_block(block)
+        self.frames.pop()
+
+    def op_schedule(self, op: Op) -> None:
+        extents = tuple(self.value(o) for o in op.operands)
+        order, group = op.attrs.get("order", "row_major"), op.attrs.get("group", 1)
+        depth = len(self.frames)
+        key = ("schedule", depth, tuple(self._key(e) for e in extents), order, group)
+        args = op.regions[0].args
+        if key not in self.loop_vars:
+            i = self.ctx.name_of_term(self.ctx.var(display_name(args[0]), "iteration"))
+            coords = tuple(self.ctx.name_of_term(self.ctx.var(display_name(a), "tile", upper=e))
+                           for a, e in zip(args[1:], extents))
+            if "block" not in self.ctx.vars:
+                self.ctx.var("block", "block", upper=self.num_blocks)
+            total = 1
+            for e in extents:
+                total = scalars.binary(self.ctx, "mul", total, e)
+            step = scalars.binary(self.ctx, "mul", self.ctx.vars[i].term, self.num_blocks)
+            t = scalars.binary(self.ctx, "add", step, self.ctx.vars["block"].term)
+            self.ctx.facts.append(z3.ULT(bv(t), bv(total)))
+            self.loop_vars[key] = (i, *coords)
+            self.trip[i] = None
+            for c in coords:
+                self.trip[c] = None
+            self.schedules[i] = ScheduleInfo(order, group, extents, i, coords, self.num_blocks)
+        names = self.loop_vars[key]
+        if self.phase == "check" and key not in self.checked_schedules:
+            self.checked_schedules.add(key)
+            ok, how = prove_bijection(order, group, len(extents))
+            if not ok:
+                self.report(Finding(
+                    "tag.schedule", "error",
+                    f"the {order} tile order (group {group}) is not a bijection onto the "
+                    f"tile grid: {how}", op.loc, "schedule",
+                    "use order='row_major' or fix the group size"))
+        self._enter(op.regions[0], [(a, self.ctx.vars[n].term) for a, n in zip(args, names)],
+                    names)
+
+    # -- mbarriers (only the waits matter to tags; the protocol pass checks the rest) ----------
+    def op_mbarrier_alloc(self, op: Op) -> None:
+        self.env[op.result] = ("barriers", op.result.name, op.attrs.get("count"))
+
+    def op_mbarrier_at(self, op: Op) -> None:
+        arr = self.value(op.operands[0])
+        self.env[op.result] = Barrier(arr[1] if arr else "?", self.value(op.operands[1]))
+
+    def op_mbarrier_wait(self, op: Op) -> None:
+        bar = self.value(op.operands[0])
+        if isinstance(bar, Barrier):
+            self.frames[-1].waits.append((bar, op.loc))
+
+    def _noop(self, op: Op) -> None:
+        pass
+
+    op_mbarrier_init = op_mbarrier_arrive = op_mbarrier_expect_tx = _noop
+    op_fence_proxy_async = op_fence_mbarrier_init = op_barrier_block = _noop
+    op_barrier_named = op_barrier_cluster = _noop
+    op_wgmma_fence = op_wgmma_commit = op_wgmma_wait = _noop
+    op_tma_store_commit = op_tma_store_wait = _noop
+
+    def waits_on(self, array: str):
+        """The most recent wait on `array` visible here (innermost frame first)."""
+        for frame in reversed(self.frames):
+            for bar, loc in reversed(frame.waits):
+                if bar.array == array:
+                    return bar, loc
+        return None

@@ -1,0 +1,115 @@
+"""wgmma: the GEMM invariants at every instruction, and the accumulator's new tag.
+
+For the instruction of every k-step j and every accumulator element (m, n) (through the
+accumulator's TV layout, so a violation names a thread and a register), for all kk:
+  A.k == B.k                                         (the k slices meet)
+  A.row == D.row, B.row == D.col                     (the same rows and columns keep
+                                                     meeting the same accumulator element,
+                                                     at every step since the last reset)
+where D.row/D.col is the accumulator's tag, or A's/B's at j = kk = 0 on the first
+accumulation. Every instruction adds a contribution (A.k over the loop counters since the
+reset and kk) that the store checks covers [0, K) exactly once."""
+
+from __future__ import annotations
+
+import z3
+
+from argus.ir.nodes import Op
+from argus.verify.finding import ElementTag, Finding
+from argus.verify.smt import bv, holds, value
+
+from . import operands, report
+from .values import Contribution, FragTag, Fragment, SmemView
+
+
+def mma(w, op: Op) -> None:
+    if w.phase != "check":
+        return
+    acc, a, b = (w.value(o) for o in op.operands)
+    if not isinstance(acc, Fragment):
+        return
+    if not (isinstance(a, SmemView) and isinstance(b, SmemView)):
+        w.not_modelled(op, "wgmma with A in registers")
+        acc.tag = FragTag("unknown", why_unknown="wgmma with A in registers is not modelled")
+        return
+    if acc.tag.state == "unknown":
+        return
+    m, n, k = op.attrs["m"], op.attrs["n"], op.attrs["k"]
+    pr, pc = w.pos["pr"], w.pos["pc"]
+    b_major = "K" if op.attrs.get("b_major", "k") == "k" else "MN"
+    A = operands.read(w, op, a, "K", m, k, "a", pr)
+    B = operands.read(w, op, b, b_major, n, k, "b", pc) if A is not None else None
+    if A is None or B is None:
+        acc.tag = FragTag("unknown", why_unknown="an operand of the wgmma at line "
+                          f"{op.loc.line} could not be verified")
+        return
+    scope = w.scope_vars()
+    accumulated = tuple(v for v in scope if v not in acc.tag.reset_scope)
+    sub = report.thread_vars(w, acc.layout)
+    kk = w.pos["kk"]
+    tb = [z3.ULT(kk, A.kinstr)]
+    if sub is not None:
+        pairs, t, v, bounds = sub
+        inst = lambda x: z3.substitute(bv(x), *pairs)
+        tb += bounds
+    else:
+        inst = lambda x: bv(x)
+        tb += [z3.ULT(pr, m), z3.ULT(pc, n)]
+    base = (w.role.warpgroup * 128) if w.role else 0
+    wg = w.role.warpgroup if w.role else None
+    copies = w.ctx.copy_vars(accumulated, "'") if accumulated else []
+    earlier = lambda x: z3.substitute(bv(x), *copies) if copies else bv(x)
+    row = acc.tag.fields.get("row") if acc.tag.state == "data" else A.mn[0]
+    col = acc.tag.fields.get("col") if acc.tag.state == "data" else B.mn[0]
+    if row is None or col is None:
+        acc.tag = FragTag("unknown", why_unknown="accumulator without row/col tags")
+        return
+    row0, col0 = z3.substitute(bv(row), (kk, z3.BitVecVal(0, 64))), \
+        z3.substitute(bv(col), (kk, z3.BitVecVal(0, 64)))
+    for j in range(len(A.k)):
+        checks = (
+            ("tag.wgmma-k", A.k[j], B.k[j], "k", "A.k == B.k",
+             "the k slices of A and B that meet here differ",
+             "load A and B tiles at the same k coordinate and read the same stage"),
+            ("tag.wgmma-row", A.mn[j], earlier(row0), "row", "A.row == D.row",
+             "the accumulator row meets a different row of A than it did",
+             "keep the A tile's row coordinate fixed over the k loop and reset the "
+             "accumulator (assign(acc, 0.0)) for every output tile"),
+            ("tag.wgmma-col", B.mn[j], earlier(col0), "col", "B.row == D.col",
+             "the accumulator column meets a different row of B than it did",
+             "keep the B tile's row coordinate fixed over the k loop and reset the "
+             "accumulator for every output tile"),
+        )
+        for check, lhs, rhs, field, rel, say, hint in checks:
+            claim = inst(lhs) == inst(rhs)
+            if holds(w.ctx, claim, [*w.path, *tb]):
+                continue
+            model = report.find(w, z3.Not(claim), scope, tb)
+            cex = report.counterexample(
+                w, model, scope, layout=acc.layout, warpgroup=wg, thread_base=base,
+                elements=(_element(w, model, inst, A, B, j, acc),),
+                extra_iter={"instruction": j, "kk": value(model, kk)})
+            w.report(Finding(check, "error",
+                             f"wgmma breaks {rel}: {say}: {value(model, inst(lhs))} vs "
+                             f"{value(model, inst(rhs))} ({report.where(cex)})",
+                             op.loc, "wgmma", hint, cex))
+            acc.tag = FragTag("unknown", why_unknown=f"{check} failed at line {op.loc.line}")
+            return
+    count = A.kinstr
+    for v in accumulated:
+        trip = w.trip.get(v)
+        count = None if trip is None or count is None else w.ctx.mul(trip, count)
+    new = acc.tag.contributions + [
+        Contribution(A.k[j], A.k_extent, accumulated + ("kk",), count, A.kinstr, op.loc)
+        for j in range(len(A.k))]
+    acc.tag = FragTag("data", {"row": row0 if acc.tag.state != "data" else row,
+                               "col": col0 if acc.tag.state != "data" else col},
+                      f"{A.tensor} x {B.tensor}", new, acc.tag.reset_scope)
+
+
+def _element(w, model, inst, A, B, j, acc) -> ElementTag:
+    pos = (value(model, inst(w.pos["pr"])), value(model, inst(w.pos["pc"])))
+    actual = {"a.row": value(model, inst(A.mn[j])), "a.k": value(model, inst(A.k[j])),
+              "b.row": value(model, inst(B.mn[j])), "b.k": value(model, inst(B.k[j]))}
+    expected = {"a.k == b.k": value(model, inst(A.k[j]))}
+    return ElementTag("acc", pos, actual, expected)
