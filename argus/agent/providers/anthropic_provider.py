@@ -24,9 +24,9 @@ class AnthropicProvider:
         turns = [{"role": m.role, "content": m.content} for m in request.turns()]
         kwargs = {"system": request.system} if request.system else {}
         try:
+            # No sampling parameters: the anthropic 2.x SDK no longer takes temperature.
             response = self.client.messages.create(
-                model=self.model, max_tokens=request.max_tokens, messages=turns,
-                temperature=request.temperature, **kwargs)
+                model=self.model, max_tokens=request.max_tokens, messages=turns, **kwargs)
         except self._anthropic.AnthropicError as err:
             raise ProviderError(f"anthropic endpoint {self.base_url or 'api.anthropic.com'} "
                                 f"(model {self.model}) failed: {type(err).__name__}: {err}; "
