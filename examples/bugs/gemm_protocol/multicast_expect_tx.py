@@ -9,7 +9,7 @@ nbytes(a_s[s]) + nbytes(b_s[s]). The empty ring counts the consumers of both blo
 (init 4, remote arrives), as every block's stage is written by both producers.
 
 Expected: protocol.expect-tx at line 52 (`expect_tx(full[s], nbytes(a_s[s]) + nbytes(tile(b_s[s]`).
-Interpreter: not runnable (the interpreter models clusters of one block only).
+Interpreter: on a cluster of 2 blocks, a deadlock at full[s] (tx-count gone negative) or a race and a wrong C.
 """
 
 import numpy as np

@@ -154,3 +154,35 @@ def test_multicast_expect_tx_counts_the_peers_half_and_the_fixed_variant_is_clea
     found = [x for x in protocol.check(parse_source(broken, str(path))["gemm"])
              if x.check == "protocol.arrival-count"]
     assert found and found[0].counterexample.block == (1,)
+
+
+def test_multicast_bug_confirmed_on_a_cluster_of_two_blocks():
+    import numpy as np
+    from argus.frontend.parse import parse_source
+    from argus.interp.evaluator import interpret
+    from argus.interp.machine import round_to_bf16
+
+    path = next(p for p in FILES if p.stem == "multicast_expect_tx")
+    src = path.read_text()
+    fixed = src.replace("nbytes(a_s[s]) + nbytes(tile(b_s[s], (BN // 2, BK), (rank, 0)))",
+                        "nbytes(a_s[s]) + nbytes(b_s[s])")
+    M, N, K = 256, 256, 6 * 64
+    rng = np.random.default_rng(11)
+    a = round_to_bf16(rng.standard_normal((M, K)).astype(np.float32))
+    b = round_to_bf16(rng.standard_normal((N, K)).astype(np.float32))
+    ref = round_to_bf16(a @ b.T)
+
+    def run(text, seed):
+        kernel = parse_source(text, str(path))["gemm"]
+        r = interpret(kernel, {"A": a, "B": b, "C": np.full((M, N), np.nan, np.float32)},
+                      seed=seed, blocks=[0, 1])
+        return r, np.allclose(r.outputs["C"], ref, rtol=2 ** -7, atol=0.1)
+
+    result, right = run(fixed, 0)
+    assert result.ok and right, result.failures()
+    outcomes = [run(src, seed) for seed in (0, 1)]
+    # every seed: the peer's multicast half of B lands in stage 0 after full[0]'s phase
+    # completed, racing with the wgmma reading it; some seed computes a wrong C
+    assert all(not r.ok for r, _ in outcomes) and any(not right for _, right in outcomes)
+    assert all(any("b_s[stage 0]" in str(x) or "full[0]" in str(x) for x in r.runs.values())
+               for r, _ in outcomes)
