@@ -156,6 +156,7 @@ class KernelVisitor:
         self.scopes[0].update({p.name: p for p in params})
         self.scopes[0].update(symbols)
         self.block_threads = launch["block"]
+        self.cluster = tuple(launch["cluster"])
         body = fn.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]   # docstring

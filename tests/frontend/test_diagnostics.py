@@ -161,3 +161,68 @@ def test_error_text_shows_source_line_and_caret(dsl_error):
     assert text.startswith("kern.py:5:14: error: unknown name 'Q'")
     assert "    y = tile(Q, (64, 64), (0, 0))" in text
     assert text.splitlines()[2].index("^") == 4 + 13
+
+
+MULTICAST_BODY = """
+    a_s = smem(bf16, (64, 64))
+    full = mbarrier(1)
+    with elect_one("block"):
+        mbarrier_init(full[0], 1)
+    expect_tx(full[0], nbytes(a_s[0]))
+    tma_load(a_s[0], tile(A, (64, 64), (0, 0)), full[0], multicast=MASK)
+    wait(full[0], 0)
+"""
+
+
+def test_multicast_without_a_cluster(dsl_error):
+    err = dsl_error(MULTICAST_BODY.replace("MASK", "3"))
+    assert (err.body_line, err.loc.col) == (6, 68)    # points at the mask
+    assert "multicast TMA load needs a cluster of several blocks" in err.message
+    assert "cluster=(2, 1, 1)" in err.hint
+
+
+def test_multicast_mask_outside_the_cluster(dsl_error, compile_body):
+    compile_body(MULTICAST_BODY.replace("MASK", "3"), cluster=(2, 1, 1))
+    err = dsl_error(MULTICAST_BODY.replace("MASK", "4"), cluster=(2, 1, 1))
+    assert err.body_line == 6 and "mask 0b100 names CTAs outside the cluster of 2" in err.message
+    assert "multicast=3" in err.hint
+
+
+REMOTE_BODY = """
+    bar = mbarrier(1)
+    with elect_one("block"):
+        mbarrier_init(bar[0], 1)
+    arrive(bar[0], cta=CTA)
+    wait(bar[0], 0)
+"""
+
+
+def test_remote_arrive_without_a_cluster(dsl_error):
+    err = dsl_error(REMOTE_BODY.replace("CTA", "1"))
+    assert err.body_line == 4 and "remote arrive (cta=) needs a cluster" in err.message
+
+
+def test_remote_arrive_to_a_cta_outside_the_cluster(dsl_error, compile_body):
+    compile_body(REMOTE_BODY.replace("CTA", "1 - cluster_rank()"), cluster=(2, 1, 1))
+    err = dsl_error(REMOTE_BODY.replace("CTA", "2"), cluster=(2, 1, 1))
+    assert err.body_line == 4 and "CTA 2 is not in the cluster of 2 blocks" in err.message
+    assert "cta=1 - cluster_rank()" in err.hint
+
+
+def test_f_string_of_constants_folds_and_of_runtime_values_is_refused(compile_body, dsl_error):
+    compile_body('acc = fragment(fp32, (64, 128), f"wgmma_acc_m64n{N}")',
+                 params='A: Tensor["M", "K", bf16], N: const = 128')
+    err = dsl_error('b = block_id("x")\nx = load(tile(C, (64, 64), (0, 0)), f"blocked{b}")')
+    assert err.body_line == 2 and "f-string in a kernel can only interpolate compile-time" \
+        in err.message and "const" in err.hint
+
+
+@pytest.mark.parametrize("body", [
+    'a_s = smem(bf16, (64, 64))\nb_s = smem(bf16, (256, 64))\n'
+    'acc = fragment(bf16, (64, 256), "wgmma_acc_m64n256")\nwgmma(acc, a_s[0], b_s[0])',
+    'full = mbarrier(1)\nwait(full[0], "x")',
+    'x = load(tile(C, (64, 64), (0, 0)), "blocked")\ny = cast(x, "int8")',
+])
+def test_every_rule_error_carries_a_hint(dsl_error, body):
+    err = dsl_error(body)
+    assert err.hint, str(err)

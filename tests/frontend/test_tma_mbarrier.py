@@ -16,7 +16,7 @@ def test_tma_ring_ops(body_ops):
         tma_store(tile(A, (64, 64), (0, 1)), a_s[0])
         tma_store_commit()
         tma_store_wait(1)
-    """)
+    """, cluster=(2, 1, 1))
     assert ops == [
         "%a_s = smem.alloc {dtype=bf16, shape=(64, 64), stages=2, swizzle=128B} : "
         "smem<bf16>[2 x 64, 64, swizzle=128B]",

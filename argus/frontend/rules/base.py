@@ -40,7 +40,10 @@ class Args:
         return self._bound[name][1] if name in self._bound else self.call
 
     def fail(self, name: str, message: str, hint: str = ""):
-        raise self.fx.error(self.node(name), f"{self.fn}: {message}", hint)
+        # every diagnostic says how to fix it; a rule without its own hint points at the
+        # function's documentation (its signature and what each argument takes)
+        raise self.fx.error(self.node(name), f"{self.fn}: {message}",
+                            hint or f"see the docstring of argus.{self.fn}")
 
     def value(self, name: str, *types: type, what: str = "", hint: str = "") -> Value:
         x = self.get(name)
@@ -93,6 +96,20 @@ class Args:
         if isinstance(x, Value) and isinstance(x.type, ScalarType):
             return x
         self.fail(name, f"argument {name} must be a scalar, got {describe(x)}")
+
+    def cluster_rank(self, name: str, what: str):
+        """A CTA rank (or multicast mask) argument: only in a kernel with a cluster of several
+        blocks, and, when static, naming CTAs of that cluster."""
+        x = self.scalar(name)
+        shape = getattr(self.fx, "cluster", (1, 1, 1))
+        size = 1
+        for c in shape:
+            size *= c
+        if size == 1:
+            self.fail(name, f"{what} needs a cluster of several blocks, but the kernel's "
+                      f"cluster is {tuple(shape)}", "declare one in the decorator, e.g. "
+                      "@kernel(grid=..., block=..., cluster=(2, 1, 1)), or drop the argument")
+        return x, size
 
     def scalars(self, name: str) -> tuple:
         x = self.get(name)

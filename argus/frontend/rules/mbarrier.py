@@ -33,7 +33,14 @@ def mbarrier_init(fx, a: Args):
 def arrive(fx, a: Args):
     bar = barrier(a)
     cta = a.get("cta")
-    operands = (bar,) if cta is None else (bar, a.scalar("cta"))
+    if cta is None:
+        operands = (bar,)
+    else:
+        cta, size = a.cluster_rank("cta", "a remote arrive (cta=)")
+        if isinstance(cta, int) and not 0 <= cta < size:
+            a.fail("cta", f"CTA {cta} is not in the cluster of {size} blocks",
+                   f"name a rank in 0..{size - 1}, e.g. cta=1 - cluster_rank()")
+        operands = (bar, cta)
     return fx.emit("mbarrier.arrive", operands, a.call)
 
 

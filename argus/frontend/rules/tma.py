@@ -18,7 +18,12 @@ def tma_load(fx, a: Args):
     bar = barrier(a)
     operands = (dst, src, bar)
     if a.get("multicast") is not None:
-        operands += (a.scalar("multicast"),)
+        mask, size = a.cluster_rank("multicast", "a multicast TMA load")
+        if isinstance(mask, int) and not 0 < mask < 1 << size:
+            a.fail("multicast", f"multicast mask {mask:#b} names CTAs outside the cluster of "
+                   f"{size} blocks", f"set bits 0..{size - 1} only, e.g. multicast="
+                   f"{(1 << size) - 1} for all of them")
+        operands += (mask,)
     return fx.emit("tma.load", operands, a.call)
 
 
