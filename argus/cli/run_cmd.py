@@ -85,7 +85,8 @@ def run_kernel(args) -> int:
     from argus.interp.evaluator import interpret
 
     kernel = load_kernel(args.target)
-    reference = load_reference(split_target(args.target)[0])
+    path, kernel_name = split_target(args.target)
+    reference = load_reference(path, kernel_name)
     symbols = bind_shapes(kernel, args.shape)
     inputs, outputs = split_params(kernel, reference)
     rng = np.random.default_rng(args.seed)
@@ -131,14 +132,16 @@ def bind_shapes(kernel, given: dict[str, int]) -> dict[str, int]:
     return symbols
 
 
-def load_reference(path: Path):
+def load_reference(path: Path, kernel_name: str | None = None):
+    """`reference_<kernel>` when the file has one (several kernels), else `reference`."""
     spec = importlib.util.spec_from_file_location(f"argus_run_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
     except Exception as err:  # the user's module failed to import: say so, no traceback
         raise UsageError(f"{path}: importing it failed: {type(err).__name__}: {err}") from None
-    reference = getattr(module, "reference", None)
+    reference = getattr(module, f"reference_{kernel_name}", None) if kernel_name else None
+    reference = reference if callable(reference) else getattr(module, "reference", None)
     if not callable(reference):
         raise UsageError(f"{path} defines no reference(...); add a NumPy function taking the "
                          f"kernel's input tensors by name and returning its output")

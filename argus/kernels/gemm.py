@@ -3,7 +3,9 @@ and C = A @ B (gemm_nn, B is K x N, `x @ W`), bf16 or fp16 in, fp32 accumulate.
 
 One producer warpgroup streams A and B tiles by TMA into an S-stage ring (full/empty
 mbarriers); two consumer warpgroups each own 64 rows of the BM x BN tile (BM = 128) and
-accumulate with wgmma; blocks walk the tiles persistently in grouped order. Tails in M, N
+accumulate with wgmma, keeping one k-step's wgmma in flight while the next is issued (a
+stage is released once the wgmma reading it has retired); blocks walk the tiles
+persistently in grouped order. Tails in M, N
 and K need no special code: TMA fills out-of-bounds elements with zeros (so the last K
 step adds nothing wrong) and the store drops what falls outside C. K and N must be
 multiples of 8 (16-byte TMA row strides); the launcher says so otherwise.
@@ -19,6 +21,7 @@ from argus.lang import (Tensor, arrive, assign, cast, const, coord, elect_one, e
 
 DT = "bf16"
 BLOCKS = 132     # one persistent block per SM of an H200
+ACC = "wgmma_acc_m64n256"   # the accumulator layout of BN (specialised with BN)
 
 
 @kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
@@ -50,7 +53,7 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
 
     with role("consumer", warpgroups=(1, 2), regs=232):
         wg = warpgroup_index()
-        acc = fragment(fp32, (64, BN), "wgmma_acc_m64n256", init=0.0)
+        acc = fragment(fp32, (64, BN), ACC, init=0.0)
         for i, tm, tn in schedule((M + BM - 1) // BM, (N + BN - 1) // BN, order="grouped",
                                   group=GROUP):
             assign(acc, 0.0)
@@ -61,9 +64,14 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
                 wgmma_fence()
                 wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s])
                 wgmma_commit()
-                wgmma_wait(0)
-                with elect_one():
-                    arrive(empty[s])
+                # keep this step's wgmma in flight; the previous one is done: free its stage
+                wgmma_wait(1)
+                if k > 0:
+                    with elect_one():
+                        arrive(empty[(g - 1) % S])
+            wgmma_wait(0)
+            with elect_one():
+                arrive(empty[(i * KT + KT - 1) % S])
             out = cast(acc, DT)
             dst = tile(C, (64, BN), (tm * 2 + wg, tn))
             tag_assert(tag(out).row == coord(dst)[0] and tag(out).col == coord(dst)[1])
@@ -99,7 +107,7 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
 
     with role("consumer", warpgroups=(1, 2), regs=232):
         wg = warpgroup_index()
-        acc = fragment(fp32, (64, BN), "wgmma_acc_m64n256", init=0.0)
+        acc = fragment(fp32, (64, BN), ACC, init=0.0)
         for i, tm, tn in schedule((M + BM - 1) // BM, (N + BN - 1) // BN, order="grouped",
                                   group=GROUP):
             assign(acc, 0.0)
@@ -110,16 +118,27 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
                 wgmma_fence()
                 wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s], b_major="mn")
                 wgmma_commit()
-                wgmma_wait(0)
-                with elect_one():
-                    arrive(empty[s])
+                # keep this step's wgmma in flight; the previous one is done: free its stage
+                wgmma_wait(1)
+                if k > 0:
+                    with elect_one():
+                        arrive(empty[(g - 1) % S])
+            wgmma_wait(0)
+            with elect_one():
+                arrive(empty[(i * KT + KT - 1) % S])
             out = cast(acc, DT)
             dst = tile(C, (64, BN), (tm * 2 + wg, tn))
             tag_assert(tag(out).row == coord(dst)[0] and tag(out).col == coord(dst)[1])
             store(dst, out)
 
 
-def reference(A, B):
-    """gemm_nt's C = A @ B^T in fp32 (the caller rounds and compares)."""
+def reference_gemm_nt(A, B):
+    """C = A @ B^T in fp32 (the caller rounds and compares)."""
     import numpy as np
     return np.asarray(A, np.float32) @ np.asarray(B, np.float32).T
+
+
+def reference_gemm_nn(A, B):
+    """C = A @ B in fp32."""
+    import numpy as np
+    return np.asarray(A, np.float32) @ np.asarray(B, np.float32)

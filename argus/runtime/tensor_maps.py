@@ -30,7 +30,10 @@ def encode_2d(spec, address: int, rows: int, cols: int, row_stride_bytes: int):
     box_cols, box_rows = spec.box
     err, tmap = driver.cuTensorMapEncodeTiled(
         getattr(driver.CUtensorMapDataType, DATA_TYPES[spec.dtype]), 2, address,
-        [cols, rows], [row_stride_bytes], [box_cols, box_rows], [1, 1],
+        [driver.cuuint64_t(cols), driver.cuuint64_t(rows)],
+        [driver.cuuint64_t(row_stride_bytes)],
+        [driver.cuuint32_t(box_cols), driver.cuuint32_t(box_rows)],
+        [driver.cuuint32_t(1), driver.cuuint32_t(1)],
         driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         getattr(driver.CUtensorMapSwizzle, SWIZZLES[spec.swizzle]),
         driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
