@@ -23,7 +23,7 @@ from typing import Any
 from argus.agent import resources as R
 from argus.agent.gemm_config import GemmConfig
 from argus.agent.task import GemmTask
-from argus.bench.roofline import PEAKS, bound_seconds
+from argus.agent.roofline_peaks import PEAKS, bound_seconds
 
 DEVICE = "H200"
 SUSTAINED_CLOCK_FRACTION = 0.9   # H200 under wgmma load holds ~1.6-1.7 GHz of the 1.83 spec

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from argus.agent.episodes import EpisodeStore
-from argus.agent.evaluators import CpuEvaluator, GpuEvaluator, cuda_available
+from argus.agent.evaluators import CpuEvaluator, GpuEvaluator
+from argus.agent.evaluators import gpu as gpu_eval
 from argus.agent.evaluators.base import EvaluatorUnavailable
-from argus.agent.evaluators.gpu import backend_available
 from argus.agent.gemm_config import SMALLEST, GemmConfig
 from argus.agent.planner import Budget, IcrlPlanner, RunResult
 from argus.agent.providers import ProviderConfig, make_provider
@@ -33,9 +33,9 @@ def choose_evaluator(kind: str, benchmark: Callable | None = None):
         if benchmark is None:
             evaluator._get_benchmark()          # fail now, not at step 1
         return evaluator, "measured on the GPU"
-    if not cuda_available():
+    if not gpu_eval.cuda_available():
         return CpuEvaluator(), "cost model (CPU): no CUDA GPU here"
-    ok, why = backend_available()
+    ok, why = gpu_eval.backend_available()
     if not ok:
         return CpuEvaluator(), f"cost model (CPU): {why}"
     return GpuEvaluator(), "measured on the GPU"

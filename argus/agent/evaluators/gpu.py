@@ -92,7 +92,7 @@ class GpuEvaluator:
         return self._benchmark
 
     def evaluate(self, config: GemmConfig, task: GemmTask) -> Outcome:
-        from argus.bench.roofline import plausibility
+        from argus.agent.roofline_peaks import plausibility
 
         violations = check_resources(config, task)
         if violations:
