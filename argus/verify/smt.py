@@ -66,7 +66,9 @@ class Context:
     vars: dict[str, Var] = field(default_factory=dict)
     facts: list = field(default_factory=list)            # z3 Bool, always assumed
     atoms: dict[tuple[int, int], tuple] = field(default_factory=dict)  # (id a, id b) -> (atom, a, b)
+    var_facts: dict[str, list] = field(default_factory=dict)          # var -> its bounds
     _fresh: int = 0
+    _copied: dict = field(default_factory=dict)
 
     # -- variables -----------------------------------------------------------------------
     def var(self, name: str, kind: str, upper=None, lower: int = 0) -> z3.BitVecRef:
@@ -77,12 +79,19 @@ class Context:
             unique = f"{name}#{n}"
         term = z3.BitVec(unique, WIDTH)
         self.vars[unique] = Var(name, term, kind)
-        self.facts.append(z3.ULT(term, VAR_LIMIT))
+        self.var_facts[unique] = []
+        self.fact(z3.ULT(term, VAR_LIMIT), unique)
         if lower:
-            self.facts.append(z3.UGE(term, lower))
+            self.fact(z3.UGE(term, lower), unique)
         if upper is not None:
-            self.facts.append(z3.ULT(term, bv(upper)))
+            self.fact(z3.ULT(term, bv(upper)), unique)
         return term
+
+    def fact(self, f, *about: str) -> None:
+        """Assume `f` always; `about` names the variables whose bounds it is."""
+        self.facts.append(f)
+        for name in about:
+            self.var_facts[name].append(f)
 
     def copy_vars(self, names: Iterable[str], suffix: str) -> list[tuple]:
         """Fresh copies of variables (same kind and bounds); returns z3 substitution pairs."""
@@ -91,9 +100,11 @@ class Context:
             v = self.vars[name]
             c = z3.BitVec(f"{name}{suffix}", WIDTH)
             pairs.append((v.term, c))
-        bounds = [f for f in self.facts if any(z3.is_app(f) and _mentions(f, v) for v, _ in pairs)]
-        for f in bounds:
-            self.facts.append(z3.substitute(f, *pairs))
+        if tuple(names) not in self._copied.setdefault(suffix, set()):
+            self._copied[suffix].add(tuple(names))
+            for name in names:
+                for f in self.var_facts[name]:
+                    self.facts.append(z3.substitute(f, *pairs))
         return pairs
 
     def name_of_term(self, term) -> str:

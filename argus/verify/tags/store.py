@@ -96,11 +96,12 @@ def _k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
     cex_of = lambda model, elements=(): report.counterexample(
         w, model, scope, layout=src.layout, warpgroup=wg, thread_base=base, elements=elements)
     loc = contribs[0].loc
+    ranges = lambda c, f=(lambda x: x): [z3.ULT(f(w.pos[n]), hi) for n, hi in c.ranges]
     for c in contribs:
-        kb = [z3.ULT(kk, c.kinstr)]
+        kb = ranges(c)
         ok = z3.ULT(inst(c.k), bv(extent))
         if not holds(w.ctx, ok, [*w.path, *bounds, *kb]):
-            model = report.find(w, z3.Not(ok), scope + c.accumulated[:-1], [*bounds, *kb])
+            model = report.find(w, z3.Not(ok), scope + c.accumulated[:-2], [*bounds, *kb])
             cex = cex_of(model)
             w.report(Finding("tag.k-coverage", "error",
                              f"the accumulator adds k = {value(model, inst(c.k))}, outside "
@@ -112,7 +113,7 @@ def _k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
             names = [n for n in d.accumulated]
             copies = w.ctx.copy_vars(names, "''")
             other = lambda x: z3.substitute(bv(x), *copies)
-            kinstr = [z3.ULT(kk, c.kinstr), z3.ULT(other(kk), d.kinstr)]
+            kinstr = [*ranges(c), *ranges(d, other)]
             differ = z3.Or(*[a != b for a, b in copies]) if d is c else z3.BoolVal(True)
             twice = z3.And(differ, inst(c.k) == other(inst(d.k)))
             if holds(w.ctx, z3.Not(twice), [*w.path, *bounds, *kinstr]):

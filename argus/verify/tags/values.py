@@ -63,8 +63,8 @@ class Contribution:
     k: Any                        # term: A's coordinate along k
     axis_extent: Any              # the extent of A's k axis (e.g. K)
     accumulated: tuple[str, ...]  # variable names that range (loops + kk)
-    count: Any                    # how many (loop iterations x kk) tuples: a term
-    kinstr: int                   # kk ranges over [0, kinstr)
+    count: Any                    # how many (loop iterations x j x kk) tuples: a term
+    ranges: tuple                 # (variable name, upper bound) of j and kk
     loc: Loc
 
 

@@ -81,7 +81,7 @@ class Walker:
         self.tensors: dict[str, tuple] = {}           # tensor -> extents as terms
         self.grid = ()
         self.pos = {"pr": self.ctx.var("pr", "position"), "pc": self.ctx.var("pc", "position"),
-                    "kk": self.ctx.var("kk", "position")}
+                    "kk": self.ctx.var("kk", "position"), "j": self.ctx.var("j", "position")}
         self.checked_schedules: set = set()
         self._setup()
 
@@ -235,14 +235,20 @@ class Walker:
         depth = len(self.frames)
         key = ("for", depth, self._key(start), self._key(stop), self._key(step))
         (arg,) = op.regions[0].args
+        if None in (start, stop, step):
+            self.not_modelled(op, "loop bounds the pass cannot express")
+            if key not in self.loop_vars:
+                name = self.ctx.name_of_term(self.ctx.var(display_name(arg), "iteration"))
+                self.loop_vars[key] = (name,)
+                self.trip[name] = None
         if key not in self.loop_vars:
             var = self.ctx.var(display_name(arg), "iteration", upper=stop)
-            if not (isinstance(start, int) and start == 0):
-                self.ctx.facts.append(z3.UGE(var, bv(start)))
-            if not (isinstance(step, int) and step == 1):
-                self.ctx.facts.append(scalars.binary(self.ctx, "mod", scalars.binary(
-                    self.ctx, "sub", var, start), step) == 0)
             name = self.ctx.name_of_term(var)
+            if not (isinstance(start, int) and start == 0):
+                self.ctx.fact(z3.UGE(var, bv(start)), name)
+            if not (isinstance(step, int) and step == 1):
+                self.ctx.fact(bv(scalars.binary(self.ctx, "mod", scalars.binary(
+                    self.ctx, "sub", var, start), step)) == 0, name)
             self.loop_vars[key] = (name,)
             trip = scalars.binary(self.ctx, "sub", stop, start)
             if not (isinstance(step, int) and step == 1):
@@ -261,6 +267,9 @@ class Walker:
 
     def op_schedule(self, op: Op) -> None:
         extents = tuple(self.value(o) for o in op.operands)
+        if None in extents:
+            self.not_modelled(op, "tile-grid extents the pass cannot express")
+            return
         order, group = op.attrs.get("order", "row_major"), op.attrs.get("group", 1)
         depth = len(self.frames)
         key = ("schedule", depth, tuple(self._key(e) for e in extents), order, group)
@@ -276,7 +285,7 @@ class Walker:
                 total = scalars.binary(self.ctx, "mul", total, e)
             step = scalars.binary(self.ctx, "mul", self.ctx.vars[i].term, self.num_blocks)
             t = scalars.binary(self.ctx, "add", step, self.ctx.vars["block"].term)
-            self.ctx.facts.append(z3.ULT(bv(t), bv(total)))
+            self.ctx.fact(z3.ULT(bv(t), bv(total)), i)
             self.loop_vars[key] = (i, *coords)
             self.trip[i] = None
             for c in coords:

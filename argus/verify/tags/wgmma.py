@@ -95,13 +95,18 @@ def mma(w, op: Op) -> None:
                              op.loc, "wgmma", hint, cex))
             acc.tag = FragTag("unknown", why_unknown=f"{check} failed at line {op.loc.line}")
             return
-    count = A.kinstr
+    steps = len(A.k)
+    count = A.kinstr * steps
     for v in accumulated:
         trip = w.trip.get(v)
         count = None if trip is None or count is None else w.ctx.mul(trip, count)
+    jv = w.pos["j"]
+    k_of_j = bv(A.k[-1])
+    for j in range(steps - 2, -1, -1):
+        k_of_j = z3.If(jv == j, bv(A.k[j]), k_of_j)
     new = acc.tag.contributions + [
-        Contribution(A.k[j], A.k_extent, accumulated + ("kk",), count, A.kinstr, op.loc)
-        for j in range(len(A.k))]
+        Contribution(k_of_j, A.k_extent, accumulated + ("j", "kk"), count,
+                     (("j", steps), ("kk", A.kinstr)), op.loc)]
     acc.tag = FragTag("data", {"row": row0 if acc.tag.state != "data" else row,
                                "col": col0 if acc.tag.state != "data" else col},
                       f"{A.tensor} x {B.tensor}", new, acc.tag.reset_scope)
