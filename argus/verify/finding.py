@@ -36,11 +36,13 @@ class Counterexample:
     sizes: dict[str, int] = field(default_factory=dict)       # shape symbol -> value (M, N, K)
     elements: tuple[ElementTag, ...] = ()
     barrier: Optional[str] = None             # "full[1]" when a barrier is named
+    layout: Optional[str] = None              # the TV atom of the fragment `thread` holds
+    cell: Optional[tuple[int, int]] = None    # (row, col) of that register in the atom's tile
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key in ("block", "warpgroup", "warp", "lane", "thread", "register", "smem_byte",
-                    "barrier"):
+                    "barrier", "layout", "cell"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = list(value) if isinstance(value, tuple) else value
