@@ -90,32 +90,28 @@ def _visited_tile(w, model, scope) -> list:
 
 def counterexample(w, model, scope, *, layout=None, warpgroup=None, thread_base=0,
                    elements=(), smem_byte=None, barrier=None, extra_iter=None):
-    iteration = {}
+    iteration = {w.ctx.vars[n].name: value(model, w.ctx.vars[n].term) for n in scope}
     block = None
-    for n in scope:
-        var = w.ctx.vars[n]
-        iteration[var.name] = value(model, var.term)
     if "block" in w.ctx.vars and any(n in w.schedules for n in scope):
-        block = (value(model, w.ctx.vars["block"].term),)
-    ids = [n for n in w.ctx.vars if w.ctx.vars[n].kind == "block" and n.startswith("block_")]
-    if ids and any(n in scope for n in ids) or ids:
-        block = tuple(value(model, w.ctx.vars[n].term) for n in ids) if block is None else block
-    for n in list(iteration):
-        if n.startswith("block_"):
-            iteration.pop(n)
+        block = (value(model, w.ctx.vars["block"].term),)      # a persistent block
+    ids = [n for n in w.ctx.vars if n.startswith("block_")]
+    if block is None and ids:                                    # block_id("x"), ...
+        block = tuple(value(model, w.ctx.vars[n].term) for n in ids)
     if extra_iter:
         iteration.update(extra_iter)
     sizes = {n: value(model, t) for n, t in w.sizes.items()}
-    thread = register = warp = lane = None
-    if layout is not None and tv_atom(layout) is not None and "t" in w.ctx.vars:
+    thread = register = warp = lane = cell = None
+    tv = tv_atom(layout) if layout is not None else None
+    if tv is not None and "t" in w.ctx.vars:
         t = value(model, w.ctx.vars["t"].term)
         register = value(model, w.ctx.vars["v"].term)
         thread = thread_base + t
         warp, lane = thread // 32, thread % 32
+        cell = tuple(int(x) for x in tv.coord(t, register))
     return Counterexample(block=block, warpgroup=warpgroup, warp=warp, lane=lane,
                           thread=thread, register=register, smem_byte=smem_byte,
                           iteration=iteration, sizes=sizes, elements=tuple(elements),
-                          barrier=barrier)
+                          barrier=barrier, layout=layout if cell else None, cell=cell)
 
 
 def element(model, tensor, index_terms, actual, expected) -> ElementTag:
