@@ -15,7 +15,7 @@ from typing import Any, Optional
 import z3
 
 from argus.ir.nodes import Block, Kernel, Op, Value
-from argus.ir.types import BarrierArrayType, SmemBufferType
+from argus.ir.types import BarrierArrayType, ScalarType, SmemBufferType
 
 from . import smt
 from .terms import STEP_BOUND, SIZE_BOUND, Terms, UnknownTerm
@@ -46,6 +46,7 @@ class Where:
     loops: tuple[Loop, ...]
     elect: Optional[str]
     conds: tuple = ()
+    filtered: bool = False   # under an `if` inside a loop: not every iteration runs it
 
     @property
     def signature(self) -> tuple:
@@ -118,6 +119,21 @@ class Model:
             n = self.terms.mul(n, loop.trip) if not isinstance(n, int) or n else 0
             n = _add(n, loop.counter)
         return n
+
+    def ring_step(self, where: Where, index, stages: int):
+        """The step a ring op runs at: the loop count, or, under an `if` that skips
+        iterations, the user's own counter g of a stage written g % S (trusted to count
+        the steps that run: see docs/design/verifier-protocol.md). None when neither."""
+        if not where.filtered:
+            return self.step(where)
+        if stages == 1:
+            return None
+        t = smt.as_term(index) if z3.is_expr(index) else None
+        if t is not None and t.decl().kind() in (z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
+            d = t.arg(1)
+            if z3.is_bv_value(d) and d.as_long() == stages:
+                return t.arg(0)
+        return None
 
     def first_iteration(self, where: Where) -> list:
         """Outer loop counters at 0: what a counterexample prefers (the first tile)."""
@@ -199,6 +215,9 @@ class _Walker:
                     self.m.smem[op.result] = SmemRef(base.buffer, base.stage, origin, box)
         except UnknownTerm as e:
             self.m.unknown.append((op, str(e)))
+        for r in op.results:    # data-dependent scalars (indices.element, ...): any value
+            if isinstance(r.type, ScalarType) and r not in t.env:
+                t.bind(r, t.fresh(_display(r.name), 0, SIZE_BOUND))
         for_regions = self.regions(op, where)
         if for_regions is not None:
             for region, inner in for_regions:
@@ -210,21 +229,22 @@ class _Walker:
             a = op.attrs
             role = RoleInfo(a["name"], tuple(a["warpgroups"]), a["regs"], op)
             self.m.roles.append(role)
-            return [(op.regions[0], Where(role, where.loops, where.elect, where.conds))]
+            return [(op.regions[0], Where(role, where.loops, where.elect, where.conds, where.filtered))]
         if code == "elect_one":
             return [(op.regions[0], Where(where.role, where.loops, op.attrs.get("scope",
                                                                               "warpgroup"),
-                                          where.conds))]
+                                          where.conds, where.filtered))]
         if code == "if":
             try:
                 cond = smt.bool_of(t.of(op.operands[0]))
             except UnknownTerm:
                 cond = z3.Bool(f"cond@{op.loc.line}")
+            filtered = where.filtered or bool(where.loops)
             out = [(op.regions[0], Where(where.role, where.loops, where.elect,
-                                         where.conds + (cond,)))]
+                                         where.conds + (cond,), filtered))]
             if len(op.regions) > 1:
                 out.append((op.regions[1], Where(where.role, where.loops, where.elect,
-                                                 where.conds + (z3.Not(cond),))))
+                                                 where.conds + (z3.Not(cond),), filtered)))
             return out
         if code == "for":
             try:
@@ -244,7 +264,7 @@ class _Walker:
             t.bind(arg, value)
             loop = Loop(op, _display(arg.name), counter, trip, ("for", _key(trip)))
             return [(op.regions[0], Where(where.role, where.loops + (loop,), where.elect,
-                                          where.conds))]
+                                          where.conds, where.filtered))]
         if code == "schedule":
             args = op.regions[0].args
             extents = []
@@ -264,7 +284,7 @@ class _Walker:
                 t.bind(a, t.fresh(_display(a.name), 0, e))
             loop = Loop(op, _display(args[0].name), counter, trip, key)
             return [(op.regions[0], Where(where.role, where.loops + (loop,), where.elect,
-                                          where.conds))]
+                                          where.conds, where.filtered))]
         if op.regions:
             return [(r, where) for r in op.regions]
         return None

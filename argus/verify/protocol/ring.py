@@ -111,12 +111,20 @@ def _stages_and_parity(m: Model, array: Value) -> list:
     fill_events = on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx", *TMA_BAR)
     fill_sigs = {e.where.signature for e in fill_events}
     for e in fill_events + on_array(m, array, "mbarrier.wait"):
-        if e.where.role is None:
-            continue
         ref = m.bars[bar_operand(e)]
-        n = m.step(e.where)
+        n = m.ring_step(e.where, ref.index, S)
+        if n is None:
+            if e.op.opcode == "mbarrier.wait":
+                out.append(finding(
+                    "protocol.unmodelled", e.op,
+                    f"this wait on {array.name} runs on some iterations only and its stage "
+                    f"is not written g % {S}: stage and parity are not checked",
+                    f"count the steps that run in g and use {array.name}[g % {S}]",
+                    severity="warning"))
+            continue
         stage = sym.umod(smt.as_term(n), S) if sym.is_symbolic(n) else n % S
-        found = m_find(m, e.where, z3.Not(smt.eq(ref.index, stage)), n)
+        found = None if e.where.filtered else \
+            m_find(m, e.where, z3.Not(smt.eq(ref.index, stage)), n)
         if found is not None:
             idx, want = smt.value(found, ref.index), smt.value(found, stage)
             out.append(finding(
@@ -129,7 +137,7 @@ def _stages_and_parity(m: Model, array: Value) -> list:
             continue
         if e.op.opcode != "mbarrier.wait":
             continue
-        if e.where.signature not in fill_sigs:
+        if not e.where.filtered and e.where.signature not in fill_sigs:
             out.append(finding(
                 "protocol.unmodelled", e.op,
                 f"the wait on {array.name} and its fills run in different loop nests; its "

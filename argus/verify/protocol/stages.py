@@ -86,7 +86,9 @@ def _refills(m: Model, data, loads) -> list:
             continue
         S = stages(ref.buffer)
         prior = [w for w in waits if _same_body(w, e) and w.order < e.order]
-        n = m.step(e.where)
+        n = m.ring_step(e.where, ref.stage, S)
+        if n is None:
+            continue
         name = release.name if release is not None else "the readers' release barrier"
         if not prior:
             found = m_find(m, e.where, smt.le(S, n), n)
@@ -119,8 +121,6 @@ def _reads_before_data(m: Model, data, guarded) -> list:
     out = []
     waits = on_array(m, data, "mbarrier.wait")
     for e in m.events:
-        if e.where.role is None:
-            continue
         for ref in _smem_reads(m, e):
             if ref.buffer not in guarded:
                 continue

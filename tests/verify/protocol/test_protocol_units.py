@@ -209,3 +209,16 @@ def test_init_fence_after_the_first_use_does_not_count():
         "    wait(full[0], 0)\n", "    wait(full[0], 0)\n    fence_mbarrier_init()\n    sync_block()\n")
     got = _checks(protocol.check(_kernel(src, "ldm")))
     assert ("protocol.mbarrier-init-fence", _line_of(src, "mbarrier_init(full[0], 1)")) in got
+
+
+def test_parity_is_checked_outside_roles_too():
+    src = LDMATRIX.replace("wait(full[0], 0)", "wait(full[0], 1)")
+    f = [f for f in protocol.check(_kernel(src, "ldm")) if f.check == "protocol.parity"]
+    assert f and f[0].loc.line == _line_of(src, "wait(full[0], 1)")
+    assert f[0].counterexample.barrier == "full[0]"
+
+
+def test_ldmatrix_before_the_wait_races_with_the_tma():
+    src = LDMATRIX.replace("    wait(full[0], 0)\n", "")
+    got = _checks(protocol.check(_kernel(src, "ldm")))
+    assert ("protocol.smem-race", _line_of(src, "ldmatrix(")) in got
