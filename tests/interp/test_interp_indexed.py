@@ -17,7 +17,8 @@ from argus.interp.machine import Faulted, round_to_bf16  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_gather_scatter_and_atomic_add(seed):
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_gather_scatter_and_atomic_add(seed, mode):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((200, 128)).astype(np.float32)
     idx = rng.permutation(200)[:64].astype(np.int32)
@@ -25,7 +26,7 @@ def test_gather_scatter_and_atomic_add(seed):
     y = np.full_like(x, np.nan)
     z = np.zeros((64, 128), np.float32)
     out = interpret(compile_kernel(GATHER_SCATTER), {"X": x, "I": idx, "Y": y, "Z": z},
-                    seed=seed)
+                    seed=seed, mode=mode)
     assert out.ok, out.failures()
     real = idx >= 0
     expect_y = np.full_like(x, np.nan)
@@ -37,22 +38,25 @@ def test_gather_scatter_and_atomic_add(seed):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_gather_tma_lands_through_the_barrier(seed):
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_gather_tma_lands_through_the_barrier(seed, mode):
     rng = np.random.default_rng(seed)
     x = round_to_bf16(rng.standard_normal((100, 64)).astype(np.float32))
     idx = rng.integers(0, 100, 64).astype(np.int32)
     out = interpret(compile_kernel(GATHER_TMA),
-                    {"X": x, "I": idx, "Y": np.full((64, 64), np.nan, np.float32)}, seed=seed)
+                    {"X": x, "I": idx, "Y": np.full((64, 64), np.nan, np.float32)}, seed=seed,
+                    mode=mode)
     assert out.ok, out.failures()
     np.testing.assert_array_equal(out.outputs["Y"], x[idx])
 
 
-def test_gather_tma_read_without_wait_is_caught():
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_gather_tma_read_without_wait_is_caught(mode):
     kernel = compile_kernel(GATHER_TMA.replace("    wait(bar[0], 0)\n", ""))
     x = np.ones((100, 64), np.float32)
     idx = np.arange(64, dtype=np.int32)
     results = [interpret(kernel, {"X": x, "I": idx, "Y": np.full((64, 64), np.nan, np.float32)},
-                         seed=s) for s in range(4)]
+                         seed=s, mode=mode) for s in range(4)]
     assert all(not r.ok for r in results)
 
 

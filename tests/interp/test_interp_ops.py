@@ -23,13 +23,14 @@ def _nan(shape):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_math_reductions_casts_and_coordinates(seed):
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_math_reductions_casts_and_coordinates(seed, mode):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((128, 64)).astype(np.float32)
     # plant a known maximum of 5 + row in each row
     x[np.arange(128), rng.integers(0, 64, 128)] = 5.0 + np.arange(128) % 64
     out = interpret(compile_kernel(MATH), {"X": x, "Y": _nan(x.shape), "R": _nan(x.shape),
-                                           "C": _nan(x.shape)}, seed=seed)
+                                           "C": _nan(x.shape)}, seed=seed, mode=mode)
     assert out.ok, out.failures()
     y, r, c = out.outputs["Y"], out.outputs["R"], out.outputs["C"]
     # exp2(relu(x)) - 2 max(x, 0): 1 where x <= 0
@@ -45,29 +46,32 @@ def test_math_reductions_casts_and_coordinates(seed):
     assert not np.array_equal(c, x)  # the cast did round
 
 
-def test_tma_store_through_shared_memory():
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_tma_store_through_shared_memory(mode):
     rng = np.random.default_rng(4)
     x = round_to_bf16(rng.standard_normal((192, 64)).astype(np.float32))
-    out = interpret(compile_kernel(TMA_STORE), {"X": x, "Y": _nan(x.shape)}, seed=4)
+    out = interpret(compile_kernel(TMA_STORE), {"X": x, "Y": _nan(x.shape)}, seed=4, mode=mode)
     assert out.ok, out.failures()
     np.testing.assert_array_equal(out.outputs["Y"], x)
 
 
-def test_tma_store_without_proxy_fence_is_reported():
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_tma_store_without_proxy_fence_is_reported(mode):
     kernel = compile_kernel(TMA_STORE.replace("    fence_proxy_async()\n", ""))
     x = np.ones((64, 64), np.float32)
-    out = interpret(kernel, {"X": x, "Y": _nan(x.shape)}, seed=0)
+    out = interpret(kernel, {"X": x, "Y": _nan(x.shape)}, seed=0, mode=mode)
     assert not out.ok
     assert any(h.kind == "missing-proxy-fence" for r in out.runs.values() for h in r.hazards)
 
 
 @pytest.mark.parametrize("order", ["row_major", "grouped", "swizzled"])
-def test_schedule_visits_every_tile_once_with_if(order):
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_schedule_visits_every_tile_once_with_if(order, mode):
     rng = np.random.default_rng(9)
     x = rng.standard_normal((5 * 64, 3 * 64)).astype(np.float32)
     out = interpret(compile_kernel(SCHEDULE.replace("ORDER", order).replace(
         "GROUP", "" if order == "row_major" else ", group=2")),
-                    {"X": x, "Y": _nan(x.shape)}, seed=2)
+                    {"X": x, "Y": _nan(x.shape)}, seed=2, mode=mode)
     assert out.ok, out.failures()
     tm = np.arange(x.shape[0])[:, None] // 64
     tn = np.arange(x.shape[1])[None, :] // 64
@@ -75,25 +79,28 @@ def test_schedule_visits_every_tile_once_with_if(order):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_roles_and_named_barrier(seed):
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_roles_and_named_barrier(seed, mode):
     x = np.random.default_rng(seed).standard_normal((64, 64)).astype(np.float32)
-    out = interpret(compile_kernel(ROLES), {"X": x, "Y": _nan(x.shape)}, seed=seed)
+    out = interpret(compile_kernel(ROLES), {"X": x, "Y": _nan(x.shape)}, seed=seed, mode=mode)
     assert out.ok, out.failures()
     np.testing.assert_array_equal(out.outputs["Y"], x + 1.0)
 
 
-def test_roles_without_the_barrier_race():
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_roles_without_the_barrier_race(mode):
     kernel = compile_kernel(ROLES.replace("        named_barrier(1, 256)\n", ""))
     x = np.ones((64, 64), np.float32)
-    out = interpret(kernel, {"X": x, "Y": _nan(x.shape)}, seed=0)
+    out = interpret(kernel, {"X": x, "Y": _nan(x.shape)}, seed=0, mode=mode)
     assert not out.ok
     assert any(h.kind == "race" for r in out.runs.values() for h in r.hazards)
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_single_block_cluster_rank_and_sync(seed):
+@pytest.mark.parametrize("mode", ["value", "exact"])
+def test_single_block_cluster_rank_and_sync(seed, mode):
     x = np.random.default_rng(seed).standard_normal((128, 64)).astype(np.float32)
-    out = interpret(compile_kernel(CLUSTER), {"X": x, "Y": _nan(x.shape)}, seed=seed)
+    out = interpret(compile_kernel(CLUSTER), {"X": x, "Y": _nan(x.shape)}, seed=seed, mode=mode)
     assert out.ok, out.failures()
     np.testing.assert_array_equal(out.outputs["Y"], 2.0 * x)
 
