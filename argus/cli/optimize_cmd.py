@@ -78,8 +78,9 @@ def run_optimize(args) -> int:
         raise UsageError(f"unknown op {args.op!r}; use one of: {', '.join(OPS)}")
     try:
         task = parse_gemm_shape(args.shape, args.dtype)
-        budget = Budget(evaluations=args.budget or Budget().evaluations,
-                        seconds=args.time_budget or Budget().seconds)
+        default = Budget()
+        budget = Budget(evaluations=default.evaluations if args.budget is None else args.budget,
+                        seconds=default.seconds if args.time_budget is None else args.time_budget)
         config = load_config({"provider": args.provider, "model": args.model,
                               "base_url": args.base_url})
     except (TaskError, ProviderError, ValueError) as err:

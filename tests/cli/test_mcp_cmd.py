@@ -1,0 +1,69 @@
+"""`argus mcp`: the official mcp SDK's stdio client lists the tools and calls every one."""
+import json
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+mcp = pytest.importorskip("mcp")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXPECTED = {"check", "compile", "run_interpret", "layout_show", "knowledge_search",
+            "knowledge_get", "cost_model", "optimize", "bench"}
+
+
+def _payload(result):
+    assert result.content, result
+    return json.loads(result.content[0].text)
+
+
+async def _session_calls(tmp_path):
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "argus.cli.main", "mcp"],
+                                   cwd=str(Path(__file__).resolve().parents[2]))
+    copy = f"{EXAMPLES / 'copy.py'}::copy"
+    calls = {
+        "check": {"target": str(EXAMPLES / "gemm.py")},
+        "compile": {"target": copy, "emit": "ir"},
+        "run_interpret": {"target": copy, "shape": "M=64,N=64"},
+        "layout_show": {"layout": "(4,8):(8,1)", "output": str(tmp_path / "l.svg")},
+        "knowledge_search": {"query": "split k", "shape": "128x4096x4096", "top_k": 3},
+        "knowledge_get": {"technique_id": "gemm-warp-specialization"},
+        "cost_model": {"shape": "4096x4096x4096",
+                       "config": {"BM": 128, "BN": 256, "consumers": 2, "stages": 4,
+                                  "warp_specialized": True}},
+        "optimize": {"shape": "4096x4096x4096", "budget": 3},
+        "bench": {"shape": "4096x4096x4096"},
+    }
+    results = {}
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            results["_tools"] = {t.name: t for t in listed.tools}
+            for name, args in calls.items():
+                results[name] = _payload(await session.call_tool(name, args))
+            results["_bad"] = await session.call_tool("cost_model", {"shape": "4096x4096x4096",
+                                                                     "config": {"BM": 96}})
+    return results
+
+
+def test_every_tool_answers_over_stdio(tmp_path):
+    r = anyio.run(_session_calls, tmp_path)
+    assert set(r["_tools"]) == EXPECTED
+    assert "shape" in r["_tools"]["cost_model"].input_schema["properties"]
+    kernels = r["check"]["result"]["kernels"]       # names, or records with a name
+    assert r["check"]["ok"] and [k if isinstance(k, str) else k["name"] for k in kernels] == ["gemm"]
+    assert r["compile"]["ok"] and "kernel @copy" in r["compile"]["stdout"]
+    assert r["run_interpret"]["passed"]
+    assert r["layout_show"]["ok"] and "<svg" in (tmp_path / "l.svg").read_text()
+    assert r["knowledge_search"]["results"][0]["id"] == "gemm-split-k"
+    assert "skinny" in r["knowledge_search"]["shape_classes"]
+    assert r["knowledge_get"]["technique"]["sources"][0]["url"].startswith("https://")
+    assert r["cost_model"]["ok"] and r["cost_model"]["prediction"]["tflops"] > 100
+    assert r["optimize"]["ok"] and r["optimize"]["summary"]["evaluations"] == 3
+    assert r["bench"]["available"] is False and "CUDA" in r["bench"]["error"]
+    bad = _payload(r["_bad"])
+    assert bad["ok"] is False and "BM=96 is not admissible" in bad["error"]
