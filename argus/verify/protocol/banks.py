@@ -13,7 +13,7 @@ from collections import Counter
 
 from argus.layout.swizzle import hopper_swizzle
 
-from .report import finding
+from .report import finding, first_run
 
 
 def _ways(row_bytes: int, swizzle: str, row0: int, col_byte: int) -> int:
@@ -43,5 +43,5 @@ def check(m) -> list:
                 f"swizzle {buf.swizzle}): the 8 rows of a matrix hit {worst}-way bank "
                 f"conflicts, {worst} shared-memory wavefronts per 8x8 matrix instead of 1",
                 "use swizzle=\"128B\" (or the swizzle whose span equals the row bytes) for "
-                "this buffer", severity="warning"))
+                "this buffer", first_run(m, e.op), severity="warning"))
     return out

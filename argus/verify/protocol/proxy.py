@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from argus.ir.types import SmemTileType
 
-from .report import finding, surface
+from .report import finding, first_run, surface
 from .walk import role_blocks, walk
 
 GENERIC_WRITES = {"store": 0, "stmatrix": 0}
@@ -69,7 +69,7 @@ def check(m) -> list:
                         f"{surface(op)} reads {buf} through the async proxy, but the "
                         f"{surface(w)} at line {w.loc.line} wrote it with ordinary stores and "
                         "no fence_proxy_async() came between", "call fence_proxy_async() "
-                        f"after the {surface(w)} and before the {surface(op)}"))
+                        f"after the {surface(w)} and before the {surface(op)}", first_run(m, op)))
             if code == "tma.store":
                 s.storing[_buffer(op.operands[1])] = op
         if code in GENERIC_WRITES:
@@ -81,7 +81,7 @@ def check(m) -> list:
                         "protocol.store-reuse", op,
                         f"this overwrites {buf} while the TMA store at line {st.loc.line} "
                         "may still be reading it", "call tma_store_commit() and "
-                        "tma_store_wait(0) before writing the buffer again"))
+                        "tma_store_wait(0) before writing the buffer again", first_run(m, op)))
                 s.dirty[buf] = op
 
     for role_op, body in role_blocks(m.kernel):
@@ -128,6 +128,6 @@ def _cross_role(m) -> list:
                         f"{w.where.role.name} writes at line {w.op.loc.line}, with no barrier "
                         "ordering the two", "order them: the writer arrives on an mbarrier "
                         "(or calls named_barrier) after the write, the reader waits before "
-                        "the access"))
+                        "the access", first_run(m, r.op)))
                     return out
     return out

@@ -63,3 +63,13 @@ def finding(check: str, op: Op, message: str, hint: str, cex=None,
             severity: str = "error") -> Finding:
     return Finding(check=check, severity=severity, message=message, loc=op.loc,
                    op=surface(op), hint=hint, counterexample=cex)
+
+
+def first_run(m: Model, op: Op) -> Optional[Counterexample]:
+    """Where `op` first runs: its warpgroup (the first of its role) at iteration 0."""
+    e = next((e for e in m.events if e.op is op), None)
+    if e is None:
+        return None
+    wg = e.where.role.warpgroups[0] if e.where.role is not None else 0
+    return Counterexample(warpgroup=wg, thread=wg * 128,
+                          iteration={l.name: 0 for l in e.where.loops})

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import z3
 
-from argus.ir.nodes import Op, Value
+from argus.ir.nodes import Value
 from argus.ir.types import SmemTileType
 from argus.layout import symbolic as sym
 

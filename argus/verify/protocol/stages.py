@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import z3
 
-from argus.ir.types import SmemTileType
 from argus.layout import symbolic as sym
 
 from . import smt

@@ -6,7 +6,7 @@ from the same state and are joined."""
 from __future__ import annotations
 
 
-from argus.ir.nodes import Block, Op
+from argus.ir.nodes import Block
 
 
 def walk(block: Block, state, visit) -> None:

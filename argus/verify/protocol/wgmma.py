@@ -9,9 +9,7 @@ from __future__ import annotations
 from argus.ir.nodes import Value
 from argus.ir.types import FragmentType
 
-from argus.verify.finding import Counterexample
-
-from .report import finding, surface
+from .report import finding, first_run, surface
 from .walk import role_blocks, walk
 
 
@@ -66,7 +64,7 @@ def check(m) -> list:
                     "this wgmma is not preceded by wgmma_fence() since its accumulator or "
                     "register operands were last written (or since the role began)",
                     "call wgmma_fence() right before the first wgmma of each k-step",
-                    _cex(m, op)))
+                    first_run(m, op)))
             s.open.append((op, set(_frags(op))))
         elif code == "wgmma.commit":
             if s.open:
@@ -88,7 +86,7 @@ def check(m) -> list:
                             f"{surface(op)} touches {name} while the wgmma at line "
                             f"{mma.loc.line} that uses it may still be in flight",
                             "call wgmma_wait(0) (after wgmma_commit()) before touching the "
-                            "accumulator"))
+                            "accumulator", first_run(m, op)))
                         break
                 s.fenced = False
 
@@ -104,12 +102,3 @@ def check(m) -> list:
                 "end with wgmma_wait(0)", severity="warning"))
     return out
 
-
-def _cex(m, op):
-    """The warpgroup and the first iteration at which the unfenced wgmma runs."""
-    e = next((e for e in m.events if e.op is op), None)
-    if e is None or e.where.role is None:
-        return None
-    wg = e.where.role.warpgroups[0]
-    return Counterexample(warpgroup=wg, thread=wg * 128,
-                          iteration={l.name: 0 for l in e.where.loops})

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from argus.frontend.parse import parse_source
 from argus.verify import protocol
@@ -105,6 +104,7 @@ def test_tma_store_without_proxy_fence():
     f = [f for f in protocol.check(_kernel(src, "epi")) if f.check == "protocol.proxy-fence"]
     assert f and f[0].loc.line == _line_of(src, "tma_store(tile")
     assert "fence_proxy_async()" in f[0].hint
+    assert f[0].counterexample.warpgroup == 0
 
 
 LOOPED = HEAD + '''
