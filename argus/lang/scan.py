@@ -7,8 +7,13 @@ from ._stub import surface
 
 @surface
 def element(v, i):
-    """Entry `i` of an index vector as a uniform scalar (the same value in every thread),
-    e.g. the first row of expert e: element(prefix_sum(counts), e)."""
+    """Entry `i` of an index vector or of a 1-D int32 fragment as a uniform scalar (the same
+    value in every thread), e.g. the first row of expert e: element(prefix_sum(counts), e)."""
+
+
+@surface
+def to_indices(x):
+    """A 1-D int32 fragment as an index vector (e.g. computed slots, to scatter() to)."""
 
 
 @surface

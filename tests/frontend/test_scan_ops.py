@@ -26,15 +26,50 @@ def test_routing_ops_to_ir(body_ops):
     ]
 
 
-def test_element_of_a_fragment_says_to_use_an_index_vector(dsl_error):
+def test_element_of_a_2d_fragment_says_what_it_takes(dsl_error):
     err = dsl_error("""
         f = load(tile(Y, (64, 64), (0, 0)), "blocked")
         n = element(f, 0)
     """, params=PARAMS)
     assert err.body_line == 2 and str(err).startswith(f"kern.py:{err.loc.line}:")
     assert "n = element(f, 0)" in str(err) and "hint:" in str(err)
-    assert "element: argument v must be an index vector" in err.message
+    assert "element: needs a 1-D int32 fragment, got frag<bf16>[64, 64" in err.message
+    assert "cast(x, int32)" in err.hint
+
+
+def test_element_of_a_constant_says_to_use_an_index_vector(dsl_error):
+    err = dsl_error("n = element(3, 0)", params=PARAMS)
+    assert err.body_line == 1
+    assert "element: argument v must be an index vector, got the constant 3" in err.message
     assert "load_indices" in err.hint
+
+
+def test_round_up_of_a_fragment_points_at_index_vectors(dsl_error):
+    err = dsl_error("""
+        f = load(tile(C, (8,), (0,)), "blocked")
+        r = round_up(f, 128)
+    """, params=PARAMS)
+    assert err.body_line == 2 and "argument v must be an index vector" in err.message
+    assert "load_indices(...) a 1-D int32 tile" in err.hint
+
+
+def test_element_and_to_indices_of_int32_fragments(body_ops):
+    ops = body_ops("""
+        f = load(tile(C, (8,), (0,)), "rows(blocked)")
+        n = element(f, 7)
+        v = to_indices(f)
+    """, params=PARAMS)
+    assert ops[-2:] == ["%n = indices.element %f, 7 : index",
+                        "%v = indices.from_frag %f : indices[8]"]
+
+
+def test_to_indices_needs_int32(dsl_error):
+    err = dsl_error("""
+        f = load(tile(Y, (64, 64), (0, 0)), "blocked")
+        v = to_indices(row_sum(f))
+    """, params=PARAMS)
+    assert err.body_line == 2 and "to_indices: needs a 1-D int32 fragment, got frag<bf16>[64"\
+        in err.message
 
 
 def test_element_index_out_of_range(dsl_error):

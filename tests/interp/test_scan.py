@@ -159,3 +159,22 @@ def test_exact_mode_prefix_sum_stays_in_the_fragments_registers():
     want = np.concatenate([[0], np.cumsum(x[:-1])]).astype(np.float32)
     np.testing.assert_array_equal(out.logical(), want)
     np.testing.assert_array_equal(out.data, layout.from_logical(want))
+
+
+INT_FRAGMENT = '''
+@kernel(grid=(1,), block=128)
+def k(C: Tensor[8, int32]):
+    f = load(tile(C, (8,), (0,)), "rows(blocked)")
+    n = element(f, 7)
+    v = to_indices(f)
+'''
+
+
+def test_element_and_to_indices_of_an_int32_fragment():
+    k = compile_kernel(INT_FRAGMENT)
+    f = np.array([4, 0, 9, 1, 1, 2, 3, 12], np.float32)   # fragments hold values as fp32
+    assert run_rule(k, "indices.element", f, 7) == 12
+    v = run_rule(k, "indices.from_frag", f)
+    assert v.dtype == np.int64 and v.tolist() == [4, 0, 9, 1, 1, 2, 3, 12]
+    with pytest.raises(InterpretError, match=rf"{FILE}:8:\d+: to_indices of non-integer"):
+        run_rule(k, "indices.from_frag", f + 0.5)

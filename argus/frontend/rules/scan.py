@@ -1,9 +1,9 @@
-"""Rules for device-side routing: element(), round_up() and segment() (prefix_sum itself
-is a math rule)."""
+"""Rules for device-side routing: element(), to_indices(), round_up() and segment()
+(prefix_sum itself is a math rule)."""
 
 from __future__ import annotations
 
-from argus.ir.types import INDEX, FragmentType, GlobalTensorType, IndexVectorType
+from argus.ir.types import INDEX, DType, FragmentType, GlobalTensorType, IndexVectorType
 
 from .base import Args, describe, rule
 
@@ -18,16 +18,37 @@ def _index_vector(a: Args, name: str = "v"):
     return a.value(name, IndexVectorType, what="an index vector", hint=hint)
 
 
+def _int_vector(a: Args, name: str = "x"):
+    x = a.value(name, FragmentType, what="a 1-D int32 fragment",
+                hint="cast(x, int32) a 1-D fragment first")
+    if len(x.type.shape) != 1 or x.type.dtype != DType.int32:
+        a.fail(name, f"needs a 1-D int32 fragment, got {x.type}",
+               "cast(x, int32) a 1-D fragment (e.g. a row vector from row_sum) first")
+    return x
+
+
 @rule("element")
 def element(fx, a: Args):
-    v = _index_vector(a)
+    v = a.get("v")
+    if hasattr(v, "type") and isinstance(v.type, FragmentType):
+        v = _int_vector(a, "v")
+        length = v.type.shape[0]
+    else:
+        v = _index_vector(a)
+        length = v.type.length
     i = a.scalar("i")
     if isinstance(i, float):
         a.fail("i", f"the index must be an integer, got {i!r}")
-    if isinstance(i, int) and not 0 <= i < v.type.length:
-        a.fail("i", f"index {i} is out of range for {describe(v)} of {v.type.length} entries",
-               f"use 0..{v.type.length - 1}")
+    if isinstance(i, int) and not 0 <= i < length:
+        a.fail("i", f"index {i} is out of range for {describe(v)} of {length} entries",
+               f"use 0..{length - 1}")
     return fx.emit("indices.element", (v, i), a.call, INDEX)
+
+
+@rule("to_indices")
+def to_indices(fx, a: Args):
+    x = _int_vector(a)
+    return fx.emit("indices.from_frag", (x,), a.call, IndexVectorType(x.type.shape[0]))
 
 
 @rule("round_up")

@@ -54,6 +54,14 @@ def _element(agent, op, args):
 
 
 @pure
+def _from_frag(agent, op, args):
+    v = _vector(op, args[0])
+    if not np.all(v == np.round(v)):
+        raise InterpretError(f"{op.loc}: to_indices of non-integer values; cast to int32 first")
+    return v.astype(np.int64)
+
+
+@pure
 def _round_up(agent, op, args):
     v = _vector(op, args[0]).astype(np.int64)
     m = int(op.attrs["multiple"])
@@ -77,4 +85,5 @@ def _segment(agent, op, args):
 
 
 RULES = {"scan.prefix_sum": _prefix_sum, "indices.element": _element,
+         "indices.from_frag": _from_frag,
          "indices.round_up": _round_up, "segment": _segment}
