@@ -8,7 +8,7 @@ from .math import (cast, col_of, convert_layout, exp2, maximum, minimum, prefix_
                    row_of, row_sum, select)
 from .memory import (assign, atomic_add, fragment, gather, gather_tma, load, load_indices,
                      scatter, smem, store, tile)
-from .scan import element, round_up, segment
+from .scan import element, round_up, segment, to_indices
 from .structure import (assume, block_id, cdiv, cluster_rank, elect_one, nbytes, pipeline,
                         role, schedule, warpgroup_index)
 from .sync import cluster_sync, fence_mbarrier_init, fence_proxy_async, named_barrier, sync_block
