@@ -112,7 +112,7 @@ def tma_image(base: int, shape, element_bytes: int, swizzle: str, start: int,
     (a whole-atom 2-D tile; other tiles land dense, as `tile_image` says)."""
     shape = tuple(int(d) for d in shape)
     if not is_atom_tiled(shape, element_bytes, swizzle):
-        return tile_image(base, shape, element_bytes, swizzle)[start:stop]
+        return swizzled(swizzle, tile_image(base, shape, element_bytes, swizzle)[start:stop])
     return _tma_image(int(base), shape, int(element_bytes), swizzle, int(start), int(stop))
 
 

@@ -72,11 +72,12 @@ def test_interleaved_bands_do_not_overlap():
         assert all(not (s & set(range(lo, hi))) for s in spans)
 
 
-def test_tma_load_lands_swizzled_and_reads_back():
+@pytest.mark.parametrize("shape", [(64, 128), (4, 64)])   # (4, 64): not whole atoms
+def test_tma_load_lands_swizzled_and_reads_back(shape):
     m = Machine(seed=1, exact=True)
-    x = np.random.default_rng(0).standard_normal((64, 128)).astype(np.float32)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     src = GlobalTensor.from_values("X", x, "bf16")
-    buf = m.smem.alloc("x", "bf16", (64, 128), stages=1, swizzle="128B")
+    buf = m.smem.alloc("x", "bf16", shape, stages=1, swizzle="128B")
     full = m.mbarrier("full", count=1)
     got = {}
 
