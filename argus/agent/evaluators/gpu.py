@@ -42,8 +42,7 @@ def backend_available() -> tuple[bool, str]:
     return True, ""
 
 
-def default_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:
-    """A benchmark through the isolated harness; raises EvaluatorUnavailable off-GPU."""
+def _require_gpu_backend() -> None:
     if not cuda_available():
         raise EvaluatorUnavailable("the GPU evaluator needs a CUDA GPU (torch.cuda is not "
                                    "available here); use --evaluator cpu for the cost model")
@@ -51,30 +50,66 @@ def default_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:
     if not ok:
         raise EvaluatorUnavailable(why + "; use --evaluator cpu until the backend lands")
 
+
+def _from_harness(result: dict) -> dict[str, Any]:
+    """The harness's evaluation dict -> the benchmark result this evaluator reads."""
+    timing = result.get("timing") or {}
+    out = {"status": result.get("status", "error"), "reasons": result.get("reasons", []),
+           "stderr_tail": result.get("stderr_tail", "")}
+    if isinstance(timing.get("candidate"), dict):
+        out["time_ms"] = timing["candidate"].get("median_ms")
+        out["peer_time_ms"] = (timing.get("peer") or {}).get("median_ms")
+    return out
+
+
+def _job(task: GemmTask, reps: int) -> dict[str, Any]:
+    return {"problem": {"factory": "argus.bench.problems:matmul",
+                        "args": {"m": task.M, "n": task.N, "k": task.K, "dtype": task.dtype}},
+            "candidate": "argus.agent.evaluators.gpu_candidate:gemm", "peer": None,
+            "device": "cuda", "checks": 2, "seed": 0,
+            "timing": {"warmup": 10, "reps": reps}, "tolerance": {"factor": 2.0}}
+
+
+def default_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:
+    """Each evaluation in a child process under the harness's watchdog (run_isolated):
+    the candidate cannot touch the planner, its timers or the oracle. Raises
+    EvaluatorUnavailable where there is no GPU or no GPU backend."""
+    _require_gpu_backend()
+
     def benchmark(config: GemmConfig, task: GemmTask) -> dict[str, Any]:
         from argus.bench import run_isolated
 
-        job = {"problem": {"factory": "argus.bench.problems:matmul",
-                           "args": {"m": task.M, "n": task.N, "k": task.K, "dtype": task.dtype}},
-               "candidate": "argus.agent.evaluators.gpu_candidate:gemm", "peer": None,
-               "device": "cuda", "checks": 2, "seed": 0,
-               "timing": {"warmup": 10, "reps": reps}, "tolerance": {"factor": 2.0}}
         previous = os.environ.get(CONFIG_ENV)
         os.environ[CONFIG_ENV] = json.dumps(config.to_json())
         try:
-            result = run_isolated(job, timeout_s=timeout_s)
+            return _from_harness(run_isolated(_job(task, reps), timeout_s=timeout_s))
         finally:
             if previous is None:
                 os.environ.pop(CONFIG_ENV, None)
             else:
                 os.environ[CONFIG_ENV] = previous
-        timing = result.get("timing") or {}
-        out = {"status": result.get("status", "error"), "reasons": result.get("reasons", []),
-               "stderr_tail": result.get("stderr_tail", "")}
-        if isinstance(timing.get("candidate"), dict):
-            out["time_ms"] = timing["candidate"].get("median_ms")
-            out["peer_time_ms"] = (timing.get("peer") or {}).get("median_ms")
-        return out
+
+    return benchmark
+
+
+def inprocess_benchmark(reps: int = 50, checks: int = 2) -> Callable:
+    """The same checks and timing (argus.bench.evaluate) in this process: no child start
+    per evaluation. Only for the library's own kernel at planner-chosen constants (as in
+    benchmarks/optimize_gemm.py), never for model-written code."""
+    _require_gpu_backend()
+
+    def benchmark(config: GemmConfig, task: GemmTask) -> dict[str, Any]:
+        from argus.bench import TimingConfig, evaluate, matmul
+        from argus.ops import matmul as argus_matmul
+
+        knobs = config.to_json()
+
+        def candidate(inputs, outputs):
+            argus_matmul(inputs[0], inputs[1], out=outputs[0], **knobs)
+
+        problem = matmul(task.M, task.N, task.K, dtype=task.dtype)
+        return _from_harness(evaluate(problem, candidate, device="cuda", checks=checks,
+                                      timing=TimingConfig(warmup=10, reps=reps)))
 
     return benchmark
 
