@@ -168,6 +168,12 @@ def scatter(fx, a: Args):
     src = a.value("src", FragmentType, what="a fragment")
     if src.type.shape[0] != rows.type.length:
         a.fail("src", f"{src.type.shape[0]} fragment rows scattered to {rows.type.length} rows")
+    if len(dst.type.shape) != len(src.type.shape):
+        a.fail("src", f"a {len(src.type.shape)}-D fragment scattered into the "
+               f"{len(dst.type.shape)}-D {dst.name}", "scatter a 1-D fragment into a 1-D "
+               "tensor (one element per index) or 2-D rows into a 2-D tensor")
+    if len(dst.type.shape) == 1 and col != 0:
+        a.fail("col", f"a 1-D scatter has no column tile, got {describe(col)}", "pass col=0")
     return fx.emit("scatter.store", (dst, rows, col, src), a.call)
 
 

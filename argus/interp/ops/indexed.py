@@ -52,6 +52,9 @@ class ScatterStore(Instruction):
 
     def execute(self, machine, agent):
         rows, ok = _rows_in(self.tensor, self.rows)
+        if self.tensor.codes.ndim == 1:   # one element per index
+            self.tensor.codes[rows[ok]] = self.tensor.dtype.encode(self.values[ok])
+            return
         cols = self.values.shape[1]
         lo = self.col * cols
         self.tensor.codes[rows[ok], lo:lo + cols] = self.tensor.dtype.encode(self.values[ok])
