@@ -20,7 +20,7 @@ from math import prod
 import z3
 
 from argus.ir.nodes import Kernel
-from argus.ir.types import GlobalTensorType, GlobalTileType, SmemTileType
+from argus.ir.types import GlobalTileType, SmemTileType
 from argus.layout import symbolic as sym
 from argus.layout.hopper.tma import TmaBox, TmaError
 from argus.verify.finding import Counterexample, Finding
@@ -30,7 +30,7 @@ from argus.verify.protocol.report import counterexample, finding
 
 SMEM_LIMIT = 227 * 1024
 REGISTER_FILE = 64 * 1024
-MAX_THREAD_REGS = 255
+MAX_THREAD_REGS = 256     # allocated per thread (255 addressable, allocation granularity 8)
 MIN_REGS, MAX_REGS = 24, 256
 MAX_CLUSTER = 8
 SWIZZLE_ALIGN = {"none": 128, "32B": 256, "64B": 512, "128B": 1024}
@@ -80,7 +80,7 @@ def _smem(m: Model) -> list:
 
 def register_pool(threads: int) -> int:
     """Registers the block holds after launch: per-thread allocation in steps of 8."""
-    per_thread = min(MAX_THREAD_REGS // 8 * 8, REGISTER_FILE // threads // 8 * 8)
+    per_thread = min(MAX_THREAD_REGS, REGISTER_FILE // threads // 8 * 8)
     return per_thread * threads
 
 

@@ -148,9 +148,12 @@ def _mentions(expr, var) -> bool:
     return any(_mentions(c, var) for c in expr.children())
 
 
-def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = ()):
+def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (),
+                exact_only: bool = False):
     """A model of facts & goal, confirmed with real products, minimised lexicographically
-    over `minimise` (terms, most important first); None when goal cannot hold."""
+    over `minimise` (terms, most important first); None when goal cannot hold. When no
+    model survives the real products, the over-approximate one is returned (the check
+    cannot be proved; its counterexample may not be reachable) unless `exact_only`."""
     base = [*ctx.facts, *extra, goal]
     s = z3.Solver()
     s.set("timeout", TIMEOUT_MS)
@@ -159,7 +162,7 @@ def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (
         return None
     exact = base + ctx.product_facts()
     model = _minimised(exact, list(minimise))
-    if model is None:               # the violation needs an impossible product value
+    if model is None and not exact_only:   # it needs a product value that cannot occur
         model = _minimised(base, list(minimise))
     return model
 

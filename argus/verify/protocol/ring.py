@@ -86,6 +86,25 @@ def data_partner(m: Model, release: Value):
     return (same or found or [None])[0]
 
 
+def main_place(m: Model, array: Value):
+    """Where the waits on `array` run (or its first fill, when nobody waits on it)."""
+    events = on_array(m, array, "mbarrier.wait") or on_array(
+        m, array, "mbarrier.arrive", "mbarrier.expect_tx", *TMA_BAR)
+    return events[0].where if events else None
+
+
+def _same_place(a, b) -> bool:
+    if a.filtered or b.filtered:    # steps counted by the user's g: compare the nest shape
+        return a.filtered == b.filtered and len(a.loops) == len(b.loops)
+    return a.signature == b.signature
+
+
+def is_split(m: Model, e: Event, main) -> bool:
+    """A fill outside the waits' loop nest, or under an `if` the waits are not under (a
+    pipelined release of the previous step, the last release after the loop, ...)."""
+    return main is not None and not _same_place(e.where, main)
+
+
 def _cond(where):
     return z3.And(*where.conds) if where.conds else True
 
@@ -110,8 +129,18 @@ def _stages_and_parity(m: Model, array: Value) -> list:
     backward = is_backward(m, array)
     fill_events = on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx", *TMA_BAR)
     fill_sigs = {e.where.signature for e in fill_events}
+    main = main_place(m, array)
     for e in fill_events + on_array(m, array, "mbarrier.wait"):
         ref = m.bars[bar_operand(e)]
+        if e.op.opcode != "mbarrier.wait" and is_split(m, e, main):
+            if m.ring_step(Where_filtered(e.where), ref.index, S) is None and S > 1:
+                out.append(finding(
+                    "protocol.unmodelled", e.op,
+                    f"this fill of {array.name} runs outside the loop nest of its waits and "
+                    f"its stage is not written g % {S}: its stage is not checked",
+                    f"index the ring with the step it releases: {array.name}[g % {S}]",
+                    severity="warning"))
+            continue
         n = m.ring_step(e.where, ref.index, S)
         if n is None:
             if e.op.opcode == "mbarrier.wait":
@@ -179,6 +208,12 @@ def _stages_and_parity(m: Model, array: Value) -> list:
     return out
 
 
+def Where_filtered(where):
+    """The same place, read as filtered: its step is the user's counter g of g % S."""
+    from dataclasses import replace
+    return replace(where, filtered=True)
+
+
 def m_find(m: Model, where, violation, n):
     conds = list(where.conds)
     return smt.find(m.constraints + conds, violation, _minimise(m, where, n),
@@ -208,6 +243,16 @@ def _arrivals(m: Model, array: Value) -> list:
     if not inits or not fills:
         return []
     count = inits[0].op.attrs.get("arrivals", 1)
+    main = main_place(m, array)
+    split = [e for e in fills if is_split(m, e, main)]
+    if split:
+        lines = ", ".join(str(e.op.loc.line) for e in fills)
+        return [finding(
+            "protocol.unmodelled", split[0].op,
+            f"the arrivals on {array.name} are split across loop nests or branches (lines "
+            f"{lines}); the arrival count per phase is not checked",
+            "keep one arrive per step in the loop of the waits, or check the count by hand",
+            severity="warning")]
     C = m.cluster_size
     for r in range(C):      # arrivals that reach block r's barrier, from every block b
         total, parts = 0, []

@@ -146,33 +146,45 @@ def _reads_before_data(m: Model, data, guarded) -> list:
     return out
 
 
-def _in_flight(m: Model, body: list[Event], until: int):
-    """wgmma events of `body` (program order) not retired before order `until`."""
-    open_, groups = [], []
+def _simulate(body: list[Event], until: int, groups=()):
+    """Replay wgmma.mma / commit / wait of `body` (program order) up to order `until`,
+    starting from committed `groups` (lists of (event, from_previous_step)). Returns the
+    open (uncommitted) wgmmas and the committed groups still in flight."""
+    open_, groups = [], [list(g) for g in groups]
     for e in body:
         if e.order >= until:
             break
         code = e.op.opcode
         if code == "wgmma.mma":
-            open_.append(e)
+            open_.append((e, False))
         elif code == "wgmma.commit" and open_:
             groups.append(open_)
             open_ = []
         elif code == "wgmma.wait":
             keep = int(e.op.attrs.get("pending", 0))
             groups = groups[len(groups) - keep:] if keep else []
-    return open_ + [x for g in groups for x in g]
+    return open_, groups
+
+
+def _nested(a: Event, e: Event) -> bool:
+    """e runs in a's role, in a's loop nest or in loops inside it."""
+    n = len(a.where.loops)
+    return e.where.role is a.where.role and e.where.loops[:n] == a.where.loops
 
 
 def _early_release(m: Model, release, guarded) -> list:
     out = []
     for a in on_array(m, release, "mbarrier.arrive"):
-        body = [e for e in m.events if _same_body(e, a)]
+        body = [e for e in m.events if _nested(a, e)]
         idx = m.bars[a.op.operands[0]].index
         n = m.step(a.where)
-        candidates = [(e, False) for e in _in_flight(m, body, a.order)]
-        if a.where.loops:   # groups left in flight at the end of the previous step
-            candidates += [(e, True) for e in _in_flight(m, body, 1 << 60)]
+        start = []
+        if a.where.loops:   # what the previous iteration left in flight
+            left_open, left = _simulate(body, 1 << 60)
+            start = [[(e, True) for e, _ in g] for g in left] + \
+                ([[(e, True) for e, _ in left_open]] if left_open else [])
+        open_, groups = _simulate(body, a.order, start)
+        candidates = open_ + [x for g in groups for x in g]
         for e, previous in candidates:
             for ref in _smem_reads(m, e):
                 if ref.buffer not in guarded:

@@ -12,7 +12,7 @@ import z3
 
 from argus.ir import tagexpr as T
 from argus.ir.nodes import Op
-from argus.verify.finding import ElementTag, Finding
+from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
 
 from . import report, scalars
@@ -61,12 +61,20 @@ def tag_assert(w, op: Op) -> None:
     wg = w.role.warpgroup if w.role else None
     cex = report.counterexample(w, model, scope, layout=layout, warpgroup=wg,
                                 thread_base=wg * 128 if wg is not None else 0,
-                                elements=(report.element(model, "element", idx, actual, expected),))
+                                elements=(report.element(model, _name(op, vals), idx, actual, expected),))
     shown = ", ".join(f"{k} = {value(model, x)}" for k, x in {**actual, **expected}.items())
     w.report(Finding("tag.assert", "error",
-                     f"tag_assert({text}) fails: {shown} ({report.where(cex)})", op.loc,
+                     f"tag_assert({text}) fails: {shown}", op.loc,
                      "tag_assert", "the data does not land where the assertion says: check "
                      "the tile coordinates of the loads and of the destination", cex))
+
+
+def _name(op, vals) -> str:
+    """The SSA name of the first fragment the assertion names (its element is reported)."""
+    for o, v in zip(op.operands, vals):
+        if isinstance(v, Fragment):
+            return o.name
+    return "element"
 
 
 def _render(w, e, vals, leaves):

@@ -29,7 +29,7 @@ import z3
 from argus.layout.hopper import (DescriptorError, SmemLayoutError, descriptor_for,
                                  instruction_k, read_layout, smem_operand)
 from argus.layout.hopper.smem import SWIZZLE_SPAN_BYTES
-from argus.verify.finding import Counterexample, ElementTag, Finding
+from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, concrete, holds, narrow, value
 
 from . import report
@@ -83,8 +83,8 @@ def _stage_ok(w, op, view, writer, name) -> bool:
         w.report(Finding(
             "tag.stage", "error",
             f"the TMA load fills stage {value(model, writer.view.stage)} of {buf} but "
-            f"completes {writer.barrier.array}[{value(model, writer.barrier.index)}] "
-            f"({report.where(cex)})", writer.loc, "tma_load",
+            f"completes {writer.barrier.array}[{value(model, writer.barrier.index)}]",
+            writer.loc, "tma_load",
             f"index the buffer and its barrier with the same stage: "
             f"tma_load({buf}[s], ..., {writer.barrier.array}[s])", cex))
         return False
@@ -113,7 +113,7 @@ def _stage_ok(w, op, view, writer, name) -> bool:
         model = report.find(w, z3.Not(claim), scope)
         cex = report.counterexample(w, model, scope, warpgroup=w.role.warpgroup if w.role else None,
                                     barrier=f"{bar.array}[{value(model, bar.index)}]")
-        w.report(Finding("tag.stage", "error", f"{say(model)} ({report.where(cex)})",
+        w.report(Finding("tag.stage", "error", f"{say(model)}",
                          op.loc, "wgmma", hint, cex))
         return False
     return True

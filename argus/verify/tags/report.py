@@ -53,19 +53,56 @@ def order_of(w, scope, extra=()) -> list:
 
 
 def find(w, goal, scope, extra=(), minimise_first=()):
-    """A minimised model of `goal` under the facts, path and `extra`; the tile coordinates
-    are then made the ones the schedule really visits at that block and step, if the
-    violation survives that."""
+    """A minimised model of `goal` under the facts, path and `extra`. With free tile
+    coordinates a model may name a tile that its block does not visit at that step; the
+    model is then re-solved with a (block, step, tile) triple the schedule really visits:
+    first the block and step that visit the model's tile, else the tile that the model's
+    block visits at its step. If neither keeps the violation, the model stays as it is."""
     extra = [*w.path, *extra]
-    model = first_model(w.ctx, goal, order_of(w, scope, minimise_first), extra)
+    order = order_of(w, scope, minimise_first)
+    model = first_model(w.ctx, goal, order, extra)
     if model is None:
         return None
-    pinned = _visited_tile(w, model, scope)
-    if pinned:
-        better = first_model(w.ctx, goal, order_of(w, scope, minimise_first), extra + pinned)
-        if better is not None:
-            return better
+    for pinned in (_visiting_block(w, model, scope), _visited_tile(w, model, scope)):
+        if pinned:
+            better = first_model(w.ctx, goal, order, extra + pinned, exact_only=True)
+            if better is not None:
+                return better
     return model
+
+
+TILE_SEARCH_LIMIT = 1 << 16
+
+
+def _schedule_values(w, model, i, info):
+    extents = tuple(value(model, e) for e in info.extents)
+    total = 1
+    for e in extents:
+        total *= e
+    return extents, total, value(model, info.blocks)
+
+
+def _pin(w, model, i, info, block, step, coords) -> list:
+    out = [w.ctx.vars["block"].term == block, w.ctx.vars[i].term == step]
+    out += [size == value(model, size) for size in w.sizes.values()]
+    out += [w.ctx.vars[c].term == x for c, x in zip(info.coords, coords)]
+    return out
+
+
+def _visiting_block(w, model, scope) -> list:
+    out = []
+    for i, info in w.schedules.items():
+        if i not in scope or "block" not in w.ctx.vars:
+            continue
+        extents, total, blocks = _schedule_values(w, model, i, info)
+        want = tuple(value(model, w.ctx.vars[c].term) for c in info.coords)
+        if not 0 < total <= TILE_SEARCH_LIMIT or not blocks:
+            continue
+        for t in range(total):
+            if tuple(tile_coords(info.order, info.group, extents, t)) == want:
+                out += _pin(w, model, i, info, t % blocks, t // blocks, want)
+                break
+    return out
 
 
 def _visited_tile(w, model, scope) -> list:
@@ -73,18 +110,14 @@ def _visited_tile(w, model, scope) -> list:
     for i, info in w.schedules.items():
         if i not in scope or "block" not in w.ctx.vars:
             continue
-        try:
-            extents = tuple(value(model, e) for e in info.extents)
-            blocks = value(model, info.blocks)
-            t = value(model, w.ctx.vars["block"].term) + value(model, w.ctx.vars[i].term) * blocks
-            coords = tile_coords(info.order, info.group, extents, t)
-        except (ValueError, ZeroDivisionError):
+        extents, total, blocks = _schedule_values(w, model, i, info)
+        block = value(model, w.ctx.vars["block"].term)
+        step = value(model, w.ctx.vars[i].term)
+        t = block + step * blocks
+        if not 0 <= t < total:
             continue
-        out.append(w.ctx.vars["block"].term == value(model, w.ctx.vars["block"].term))
-        out.append(w.ctx.vars[i].term == value(model, w.ctx.vars[i].term))
-        for size in w.sizes.values():
-            out.append(size == value(model, size))
-        out += [w.ctx.vars[c].term == x for c, x in zip(info.coords, coords)]
+        out += _pin(w, model, i, info, block, step, tile_coords(info.order, info.group,
+                                                                 extents, t))
     return out
 
 

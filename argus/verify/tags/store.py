@@ -58,7 +58,7 @@ def store(w, op: Op) -> None:
         cex = cex_of(model, (report.element(model, dst.tensor, idx, {}, {}),))
         w.report(Finding("tag.store-bounds", "error",
                          f"the store writes {dst.tensor}[{value(model, idx[0])}, "
-                         f"{value(model, idx[1])}], outside the tensor ({report.where(cex)})",
+                         f"{value(model, idx[1])}], outside the tensor",
                          op.loc, "store", "guard the tail tile, or assume the sizes are "
                          "multiples of the tile", cex))
     tag = src.tag
@@ -81,7 +81,7 @@ def store(w, op: Op) -> None:
         w.report(Finding("tag.store-coordinate", "error",
                          f"the value stored at {dst.tensor}[{value(model, idx[0])}, "
                          f"{value(model, idx[1])}] carries {field} "
-                         f"{value(model, actual[field])} ({report.where(cex)})",
+                         f"{value(model, actual[field])}",
                          op.loc, "store", "store the tile at the coordinates of its rows and "
                          "columns", cex))
         return
@@ -105,7 +105,7 @@ def _k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
             cex = cex_of(model)
             w.report(Finding("tag.k-coverage", "error",
                              f"the accumulator adds k = {value(model, inst(c.k))}, outside "
-                             f"[0, {value(model, extent)}) ({report.where(cex)})", c.loc,
+                             f"[0, {value(model, extent)})", c.loc,
                              "wgmma", "load the k tiles at coordinates below K // BK", cex))
             return
     for i, c in enumerate(contribs):
@@ -122,7 +122,7 @@ def _k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
             cex = cex_of(model)
             w.report(Finding("tag.k-coverage", "error",
                              f"k = {value(model, inst(c.k))} is accumulated twice into one "
-                             f"element ({report.where(cex)})", d.loc, "wgmma",
+                             f"element", d.loc, "wgmma",
                              "each k step must load a different k tile", cex))
             return
     counts = [c.count for c in contribs]
@@ -140,8 +140,8 @@ def _k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
         cex = cex_of(model)
         w.report(Finding("tag.k-coverage", "error",
                          f"the accumulator adds {value(model, total)} k values, but K = "
-                         f"{value(model, extent)}: some k are never accumulated "
-                         f"({report.where(cex)})", loc, "wgmma",
+                         f"{value(model, extent)}: some k are never accumulated",
+                         loc, "wgmma",
                          "make the k loop cover K (assume(K % BK == 0) or a tail step)", cex))
 
 

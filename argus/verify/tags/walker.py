@@ -20,11 +20,11 @@ import z3
 from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import GlobalTensorType
 from argus.verify.finding import Finding
-from argus.verify.smt import Context, bv, concrete
+from argus.verify.smt import Context, bv
 
 from . import scalars
 from .schedule import prove_bijection
-from .values import Barrier, FragTag, Fragment, GlobalTile, SmemBuffer, SmemView, Writer
+from .values import Barrier, FragTag, Fragment, Writer
 
 WARPGROUP = 128
 

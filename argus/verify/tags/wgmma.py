@@ -91,7 +91,7 @@ def mma(w, op: Op) -> None:
                 extra_iter={"instruction": j, "kk": value(model, kk)})
             w.report(Finding(check, "error",
                              f"wgmma breaks {rel}: {say}: {value(model, inst(lhs))} vs "
-                             f"{value(model, inst(rhs))} ({report.where(cex)})",
+                             f"{value(model, inst(rhs))}",
                              op.loc, "wgmma", hint, cex))
             acc.tag = FragTag("unknown", why_unknown=f"{check} failed at line {op.loc.line}")
             return
