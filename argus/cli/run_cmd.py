@@ -19,6 +19,7 @@ Shape symbols come from --shape; missing ones take the default for the kernel:
   moe_grouped: T=300,K=128,N=256,EN=2048 (EN = 8 experts * N)
   moe_gate_up: T=100,K=128,F=128,EF=1024,P=300 (EF = 8 * F, P routed slots)
   moe_combine: T=128,N=128,P=256 (P = 2 * T)
+  moe_route:   T=128,P=256 (P = 2 * T)
 Exit status: 0 when every output matches, 1 on a mismatch or a machine failure (deadlock,
 fault), 2 on a usage or DSL error. Only --interpret exists: the GPU backend is not built.
 """
@@ -42,6 +43,7 @@ DEFAULT_SHAPES = {
     "moe_grouped": {"T": 300, "K": 128, "N": 256, "EN": 2048},
     "moe_gate_up": {"T": 100, "K": 128, "F": 128, "EF": 1024, "P": 300},
     "moe_combine": {"T": 128, "N": 128, "P": 256},
+    "moe_route": {"T": 128, "P": 256},
 }
 
 # Relative tolerance per output dtype: a few units in the last place of that format.
