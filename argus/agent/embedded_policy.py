@@ -26,6 +26,7 @@ from argus.agent.task import GemmTask
 
 BETA, EXPLORE = 0.5, 0.3
 DEPTH2_WIDTH = 6          # best single-move candidates expanded by a second move
+FALLBACK_BASES = 8        # next-best configurations to search around once the best is exhausted
 
 
 def apply_move(cfg: GemmConfig, move: dict) -> GemmConfig | None:
@@ -100,22 +101,28 @@ def expand(cfg: GemmConfig, ctx: PlannerContext) -> list[tuple[str, GemmConfig, 
     return out + [(name, c, []) for name, c in neighbours(cfg, task)]
 
 
-def candidates(ctx: PlannerContext) -> list[tuple[float, str, GemmConfig, list[str]]]:
-    """Unexplored valid configurations one or two moves from the best, ranked."""
+def candidates(ctx: PlannerContext, around: GemmConfig | None = None
+               ) -> list[tuple[float, str, GemmConfig, list[str]]]:
+    """Unexplored valid configurations one or two moves from the best (or from `around`),
+    ranked; gains are always relative to the best."""
     task, best = ctx.task, ctx.best_config()
+    origin = around or best
     base = predict(best, task)["tflops"] if not R.check_resources(best, task) else None
-    seen: set = set()
+    seen = {s.config.key() for s in ctx.trajectory.steps if s.config is not None}
+    bonus: dict[str, float] = {}
 
     def score(pool):
         ranked = []
         for technique, cfg, invariants in pool:
-            if cfg.key() in seen or ctx.trajectory.seen(cfg) or R.check_resources(cfg, task):
+            if cfg.key() in seen or R.check_resources(cfg, task):
                 continue
             seen.add(cfg.key())
             gain = predict(cfg, task)["tflops"] / base if base else 1.0
             family = technique.split("+")[0]
             family = "local-search" if family.startswith("local-search") else family
-            ranked.append((math.log(max(gain, 1e-6)) + BETA * _ucb(family, ctx),
+            if family not in bonus:
+                bonus[family] = _ucb(family, ctx)
+            ranked.append((math.log(max(gain, 1e-6)) + BETA * bonus[family],
                            technique, cfg, invariants))
         return ranked
 
@@ -125,7 +132,7 @@ def candidates(ctx: PlannerContext) -> list[tuple[float, str, GemmConfig, list[s
             lessons.append((f"lesson:{lesson['shape']}", parse_config(lesson["config"]), []))
         except Exception:
             continue
-    first = score(lessons + expand(best, ctx))
+    first = score(lessons + expand(origin, ctx))
     first.sort(key=lambda r: (-r[0], r[1], r[2].key()))
     second = []
     for _, technique, cfg, invariants in first[:DEPTH2_WIDTH]:
@@ -137,8 +144,17 @@ def candidates(ctx: PlannerContext) -> list[tuple[float, str, GemmConfig, list[s
 
 
 def propose(ctx: PlannerContext) -> dict:
-    """The reply an LLM would give, as a dict: technique, config, invariants, rationale."""
+    """The reply an LLM would give, as a dict: technique, config, invariants, rationale.
+
+    When everything near the best was tried, the search widens around the next-best
+    evaluated configurations (up to FALLBACK_BASES of them) before it gives up."""
     ranked = candidates(ctx)
+    ok = sorted((s for s in ctx.trajectory.steps if s.outcome.ok and s.config is not None),
+                key=lambda s: (-s.outcome.tflops, s.index))
+    for step in ok[1:1 + FALLBACK_BASES]:
+        if ranked:
+            break
+        ranked = candidates(ctx, around=step.config)
     if not ranked:
         return {"stop": True, "rationale": "no unexplored configuration passes the resource checks"}
     score, technique, cfg, invariants = ranked[0]

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from argus.agent import resources as R
@@ -37,8 +39,14 @@ def test_deterministic_never_invalid_never_repeated(task4k):
 
 def test_budget_in_evaluations_and_seconds(task4k):
     assert _run(task4k, budget=Budget(evaluations=3)).evaluations == 3
-    timed = _run(task4k, budget=Budget(evaluations=1000, seconds=0.5))
-    assert timed.stop_reason == "budget: seconds"
+    class Slow(CpuEvaluator):
+        def evaluate(self, config, task):
+            time.sleep(0.05)
+            return super().evaluate(config, task)
+
+    timed = IcrlPlanner(EmbeddedProvider(), Slow(), task4k,
+                        budget=Budget(evaluations=1000, seconds=0.3)).run()
+    assert timed.stop_reason == "budget: seconds" and 3 <= timed.evaluations < 20
     with pytest.raises(ValueError):
         Budget(evaluations=0)
 
@@ -49,3 +57,12 @@ def test_rewards_are_speedups_over_the_previous_best(task4k):
     for s in steps[1:]:
         assert s.reward == pytest.approx(s.outcome.tflops / best)
         best = max(best, s.outcome.tflops)
+
+
+def test_keeps_exploring_past_the_best_neighbourhood():
+    task = GemmTask(1024, 1024, 1024)
+    result = _run(task, budget=Budget(evaluations=120, seconds=60))
+    keys = [s.config.key() for s in result.trajectory.steps]
+    assert len(keys) == len(set(keys))
+    assert result.evaluations == 120 or result.stop_reason.startswith("planner stopped")
+    assert result.evaluations > 60
