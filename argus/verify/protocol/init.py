@@ -72,6 +72,6 @@ def _first_use(m: Model, use):
     ref = m.bars.get(bar_operand(use))
     idx = ref.index if ref is not None and isinstance(ref.index, int) else 0
     wg = use.where.role.warpgroups[0] if use.where.role else 0
-    return Counterexample(warpgroup=wg, thread=wg * 128,
+    return Counterexample(warpgroup=wg, thread=wg * 128, warp=wg * 4, lane=0,
                           iteration={l.name: 0 for l in use.where.loops},
                           barrier=f"{ref.array.name}[{idx}]" if ref is not None else None)

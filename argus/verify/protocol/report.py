@@ -56,7 +56,9 @@ def counterexample(m: Model, model, where: Optional[Where], barrier=None,
         name = f"{array.name}[{idx}]"
     return Counterexample(block=block, warpgroup=warpgroup, iteration=iteration,
                           sizes=sizes, barrier=name,
-                          thread=None if warpgroup is None else warpgroup * 128)
+                          thread=None if warpgroup is None else warpgroup * 128,
+                          warp=None if warpgroup is None else warpgroup * 4,
+                          lane=None if warpgroup is None else 0)
 
 
 def finding(check: str, op: Op, message: str, hint: str, cex=None,
@@ -71,5 +73,5 @@ def first_run(m: Model, op: Op) -> Optional[Counterexample]:
     if e is None:
         return None
     wg = e.where.role.warpgroups[0] if e.where.role is not None else 0
-    return Counterexample(warpgroup=wg, thread=wg * 128,
+    return Counterexample(warpgroup=wg, thread=wg * 128, warp=wg * 4, lane=0,
                           iteration={l.name: 0 for l in e.where.loops})
