@@ -1,8 +1,9 @@
-"""A whole MoE layer (top-2 of 8 experts, SiLU-gated expert MLP, weighted combine) as three
-interpreted DSL kernels: examples/moe_gate_up.py (gathered rows), examples/moe.py (the down
-projection as a grouped GEMM) and examples/moe_combine.py. Only the router's decision
-(top-k, the slot order by expert) is made here in NumPy, as the inputs; offsets, tiles and
-gathers happen in the kernels. Outputs start as NaN."""
+"""A whole MoE layer (top-2 of 8 experts, SiLU-gated expert MLP, weighted combine) as
+interpreted DSL kernels: examples/moe_route.py (top-2 routing, counts, slots sorted by
+expert), examples/moe_gate_up.py (gathered rows), examples/moe.py (the down projection as a
+grouped GEMM) and examples/moe_combine.py. The first test takes the routing from NumPy (so
+the expert kernels are checked alone), the last runs all four kernels from the logits.
+Outputs start poisoned (NaN, or -1 for int32)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def _example(name):
 
 
 GATE_UP, GROUPED, COMBINE = _example("moe_gate_up"), _example("moe"), _example("moe_combine")
+ROUTE = _example("moe_route")
 
 
 def _kernel(name, kernel):
@@ -94,14 +96,7 @@ def test_moe_layer_three_kernels_match_numpy(seed, mode):
 
     # the layer as a formula, with no slots at all: fp32 throughout, so the three bf16
     # roundings (H, Yd, O) are the only difference
-    w1e, w3e, w2e = (w.reshape(E, -1, w.shape[1]) for w in (w1, w3, w2))
-    g = gates.reshape(TOPK, t).T
-    layer = np.zeros((t, n), np.float32)
-    for tok in range(t):
-        for j in range(TOPK):
-            e = top[tok, j]
-            a, b = x[tok] @ w1e[e].T, x[tok] @ w3e[e].T
-            layer[tok] += g[tok, j] * ((a / (1 + np.exp(-a)) * b) @ w2e[e].T)
+    layer = _layer(x, w1, w3, w2, top, gates)
     assert _close(out, layer, rel=2 ** -5)
     assert not _close(out, layer[::-1], rel=2 ** -5)   # the check can fail
 
@@ -131,3 +126,91 @@ def test_argus_run_gate_up_and_combine(capsys):
                  "--seed", "1"]) == 0
     assert main(["run", f"{EXAMPLES / 'moe_combine.py'}::moe_combine", "--interpret"]) == 0
     assert capsys.readouterr().out.count("PASS") == 2
+
+
+def _layer(x, w1, w3, w2, top, gates):
+    """The layer as a formula, with no slots at all, in fp32."""
+    t = x.shape[0]
+    w1e, w3e, w2e = (w.reshape(E, -1, w.shape[1]) for w in (w1, w3, w2))
+    g = gates.reshape(TOPK, t).T
+    out = np.zeros((t, w2e.shape[1]), np.float32)
+    for tok in range(t):
+        for j in range(TOPK):
+            e = top[tok, j]
+            a, b = x[tok] @ w1e[e].T, x[tok] @ w3e[e].T
+            out[tok] += g[tok, j] * ((a / (1 + np.exp(-a)) * b) @ w2e[e].T)
+    return out
+
+
+def _route_on_device(logits, mode="value", seed=0):
+    t = logits.shape[0]
+    p = TOPK * t
+    poison = {name: np.full(n, -1, np.int32) for name, n in
+              (("counts", E), ("experts", p), ("ids", p), ("slots", p))}
+    r = interpret(_kernel("moe_route", "moe_route"),
+                  {"L": logits, **poison, "gates": np.full(p, np.nan, np.float32)},
+                  seed=seed, mode=mode)
+    assert r.ok, r.failures()
+    return {name: r.outputs[name] for name in ("counts", "experts", "ids", "slots", "gates")}
+
+
+@pytest.mark.parametrize("mode", ["value", "exact"])
+@pytest.mark.parametrize("t", [64, 192])
+def test_router_matches_numpy(t, mode):
+    rng = np.random.default_rng(t)
+    logits = rng.standard_normal((t, E)).astype(np.float32)
+    logits[:, 2] -= 4.0                                    # expert 2 rarely chosen
+    logits[:, 6] = -np.inf                                 # expert 6 never
+    got = _route_on_device(logits, mode)
+    counts, experts, ids, slots, gates = ROUTE.reference(logits)
+    assert got["counts"].tolist() == counts.tolist() and counts[6] == 0
+    assert got["experts"].tolist() == experts.tolist()
+    assert got["ids"].tolist() == ids.tolist()
+    assert got["slots"].tolist() == slots.tolist()
+    np.testing.assert_allclose(got["gates"], gates, rtol=1e-6, atol=1e-7)
+    # the routing the expert kernels need: slots are a permutation, ids their inverse
+    assert sorted(got["slots"].tolist()) == list(range(TOPK * t))
+    tokens = np.tile(np.arange(t), TOPK)
+    assert (got["ids"][got["slots"]] == tokens).all()
+
+
+def test_router_tie_takes_the_lowest_expert():
+    logits = np.zeros((64, E), np.float32)                  # every logit equal
+    logits[:32, 7] = 1.0                                    # half the tokens prefer 7
+    got = _route_on_device(logits)
+    e = got["experts"].reshape(TOPK, 64)
+    assert (e[0, :32] == 7).all() and (e[1, :32] == 0).all()
+    assert (e[0, 32:] == 0).all() and (e[1, 32:] == 1).all()
+    np.testing.assert_allclose(got["gates"].reshape(TOPK, 64)[:, 32:], 0.5)
+
+
+def test_moe_layer_routed_on_the_device():
+    """Logits in, layer output out: four kernels, nothing routed on the host."""
+    t, k, f, n = 128, 64, 128, 128
+    rng = np.random.default_rng(42)
+    x = _bf16(rng, t, k)
+    w1, w3 = _bf16(rng, E * f, k, scale=0.125), _bf16(rng, E * f, k, scale=0.125)
+    w2 = _bf16(rng, E * n, f, scale=0.125)
+    logits = rng.standard_normal((t, E)).astype(np.float32)
+    logits[:, 3] = -np.inf                                  # an expert with no token
+    route = _route_on_device(logits)
+    p = TOPK * t
+    nan = np.float32(np.nan)
+    r1 = interpret(_kernel("moe_gate_up", "moe_gate_up"),
+                   {"X": x, "W1": w1, "W3": w3, "ids": route["ids"],
+                    "counts": route["counts"], "H": np.full((p, f), nan)}, seed=1)
+    assert r1.ok, r1.failures()
+    r2 = interpret(_kernel("moe", "moe_grouped"),
+                   {"X": r1.outputs["H"], "W": w2, "counts": route["counts"],
+                    "Y": np.full((p, n), nan)}, seed=2)
+    assert r2.ok, r2.failures()
+    r3 = interpret(_kernel("moe_combine", "moe_combine"),
+                   {"Yd": r2.outputs["Y"], "slots": route["slots"], "gates": route["gates"],
+                    "O": np.full((t, n), nan)}, seed=3)
+    assert r3.ok, r3.failures()
+    out = r3.outputs["O"]
+    top = route["experts"].reshape(TOPK, t).T
+    assert _close(out, _layer(x, w1, w3, w2, top, route["gates"]), rel=2 ** -5)
+    # and against a routing computed without the device: the same layer
+    _, experts, _, _, gates = ROUTE.reference(logits)
+    assert _close(out, _layer(x, w1, w3, w2, experts.reshape(TOPK, t).T, gates), rel=2 ** -5)
