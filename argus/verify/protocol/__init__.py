@@ -26,10 +26,10 @@ def check(kernel: Kernel) -> list[Finding]:
         try:
             out += p.check(model)
         except SolverUnknown as e:
-            out.append(finding(
-                f"protocol.{p.__name__.rsplit('.', 1)[1]}", kernel.body.ops[0] if
-                kernel.body.ops else None, f"the solver gave up on this check ({e})",
-                "simplify the stage/parity expressions", severity="warning"))
+            out.append(Finding(
+                f"protocol.{p.__name__.rsplit('.', 1)[1]}", "warning",
+                f"the solver gave up on this check ({e}); it is not discharged", kernel.loc,
+                "kernel", "simplify the stage and parity expressions"))
     for op, what in model.unknown:
         out.append(finding(
             "protocol.unmodelled", op, f"the protocol model cannot express {what} here; "
