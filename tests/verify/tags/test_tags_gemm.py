@@ -1,0 +1,82 @@
+"""The repository's kernels under the tag pass: the GEMM (and a BN = 64 variant) and the
+copy verify clean; kernels with ops the pass does not model get warnings, never a
+silent pass; single-edit variants of the GEMM are caught by the check they break."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from argus.frontend.parse import parse_kernel, parse_source
+from argus.verify.tags import check
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+GEMM = (EXAMPLES / "gemm.py").read_text()
+
+
+def gemm_variant(old: str, new: str):
+    assert old in GEMM, old
+    return parse_source(GEMM.replace(old, new), str(EXAMPLES / "gemm.py"))["gemm"]
+
+
+def errors(findings):
+    return [f for f in findings if f.severity == "error"]
+
+
+def test_gemm_verifies_clean():
+    assert check(parse_kernel(EXAMPLES / "gemm.py", "gemm")) == []
+
+
+def test_copy_verifies_clean():
+    assert check(parse_kernel(EXAMPLES / "copy.py", "copy")) == []
+
+
+def test_gemm_with_64_wide_tiles_verifies_clean():
+    k = parse_source(GEMM.replace("BN: const = 256", "BN: const = 64")
+                     .replace('"wgmma_acc_m64n256"', '"wgmma_acc_m64n64"'), "g.py")["gemm"]
+    assert check(k) == []
+
+
+@pytest.mark.parametrize("name", ["flash_attention", "moe"])
+def test_unmodelled_kernels_say_so_with_warnings(name):
+    findings = check(next(iter(__import__("argus.frontend", fromlist=["parse_file"])
+                               .parse_file(EXAMPLES / f"{name}.py").values())))
+    assert not errors(findings)
+    assert any(f.check in ("tag.not-modelled", "tag.assert-undischarged") for f in findings)
+
+
+def test_accumulator_not_reset_per_tile():
+    findings = errors(check(gemm_variant("            assign(acc, 0.0)\n", "            pass\n")))
+    assert [f.check for f in findings][:1] == ["tag.wgmma-row"]
+    cex = findings[0].counterexample
+    assert cex.thread is not None and "tm" in cex.iteration
+
+
+def test_k_not_a_multiple_of_bk_misses_k_values():
+    (f, *_) = errors(check(gemm_variant("    assume(K % BK == 0)\n", "    pass\n")))
+    assert f.check == "tag.k-coverage" and f.loc.line == 64
+    assert f.counterexample.sizes["K"] % 64 != 0
+
+
+def test_tma_load_completing_another_stages_barrier():
+    (f, *_) = errors(check(gemm_variant(
+        "tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])",
+        "tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[(s + 1) % S])")))
+    assert f.check == "tag.stage" and f.loc.line == 51 and f.op == "tma_load"
+
+
+def test_consumer_stage_from_another_counter_than_the_producer():
+    (f, *_) = errors(check(gemm_variant(
+        "for k in range(KT):\n                g = i * KT + k\n                s = g % S\n"
+        "                wait(full",
+        "for k in range(KT):\n                g = k\n                s = g % S\n"
+        "                wait(full")))
+    assert f.check == "tag.stage" and f.loc.line == 64
+    assert f.counterexample.iteration["i"] >= 1      # equal on a block's first tile
+
+
+def test_schedules_that_differ_are_not_claimed_verified():
+    findings = check(gemm_variant('"grouped", group=8):\n            assign',
+                                  '"row_major"):\n            assign'))
+    assert any(f.check == "tag.not-modelled" for f in findings)
