@@ -78,6 +78,12 @@ def build_server():
         GPU backend; otherwise says so with available=false)."""
         return tools.bench(shape, config)
 
+    @server.tool()
+    def dsl_guide(max_chars: int = 16000) -> dict[str, Any]:
+        """A compact guide to the Argus DSL (every surface function, verified examples),
+        generated from the code; read it before writing a kernel."""
+        return tools.dsl_guide(max_chars)
+
     return server
 
 

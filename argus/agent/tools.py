@@ -150,7 +150,15 @@ def bench(shape: str, config: dict | None = None) -> dict[str, Any]:
     return {"tool": "bench", "ok": outcome.ok, "available": True, "outcome": outcome.to_json()}
 
 
+def dsl_guide(max_chars: int = 16000) -> dict[str, Any]:
+    """The DSL reference and verified examples, generated from the code, sized for a prompt."""
+    from argus.agent.dsl_guide import build_guide
+
+    guide = build_guide(max(2000, min(int(max_chars), 100000)))
+    return {"tool": "dsl_guide", "ok": True, "chars": len(guide), "guide": guide}
+
+
 TOOLS = {"check": check, "compile": compile_kernel, "run_interpret": run_interpret,
          "layout_show": layout_show, "knowledge_search": knowledge_search,
          "knowledge_get": knowledge_get, "cost_model": cost_model, "optimize": optimize,
-         "bench": bench}
+         "bench": bench, "dsl_guide": dsl_guide}

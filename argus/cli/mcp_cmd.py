@@ -1,7 +1,7 @@
 """`argus mcp`: serve the agent's tools over the Model Context Protocol on stdio.
 
 Tools: check, compile, run_interpret, layout_show, knowledge_search, knowledge_get,
-cost_model, optimize, bench (see docs/agent.md). Register it with a client, e.g.
+cost_model, optimize, bench, dsl_guide (see docs/agent.md). Register it with a client, e.g.
 `claude mcp add argus -- argus mcp`. Needs the agent extra (the mcp SDK 2.x).
 """
 from __future__ import annotations
