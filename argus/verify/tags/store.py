@@ -41,7 +41,10 @@ def store(w, op: Op) -> None:
     pr, pc = w.pos["pr"], w.pos["pc"]
     coords = (bv(dst.origin[0]) + pr, bv(dst.origin[1]) + pc)
     scope = w.scope_vars()
-    identity = tuple(v for v in scope if v not in w.schedules)
+    # a persistent block is told apart by its tile (the schedule lemma), a plain one by
+    # its block ids; the step counter of a schedule identifies nothing
+    blocks = tuple(n for n in w.ctx.vars if n.startswith("block_"))
+    identity = blocks + tuple(v for v in scope if v not in w.schedules)
     wg = w.role.warpgroup if w.role else None
     base = wg * 128 if wg is not None else 0
     w.stores.append(StoreRecord(dst.tensor, coords, dst.extents, identity, src.layout,
@@ -254,6 +257,9 @@ def _cover(w, tensor, recs) -> None:
                      z3.ULT(w.pos["pc"], r.shape[1]), r.dst[0] == e[0], r.dst[1] == e[1])
         exact.append(own)
         pairs = _witness(w, r, e)
+        if pairs is not None:       # a writer variable the destination ignores: take 0
+            named = {str(v) for v, _ in pairs}
+            pairs += [(q, z3.BitVecVal(0, 64)) for q in qvars if str(q) not in named]
         if pairs is None:
             w.report(Finding("tag.store-coverage", "warning",
                              f"the destination of this store is not affine in its tile "

@@ -80,3 +80,13 @@ def test_schedules_that_differ_are_not_claimed_verified():
     findings = check(gemm_variant('"grouped", group=8):\n            assign',
                                   '"row_major"):\n            assign'))
     assert any(f.check == "tag.not-modelled" for f in findings)
+
+
+def test_copy_blocks_writing_one_tile_race():
+    src = (EXAMPLES / "copy.py").read_text()
+    k = parse_source(src.replace("dst = tile(Y, (BM, BN), (tm, tn))",
+                                 "dst = tile(Y, (BM, BN), (0, tn))"), "copy.py")["copy"]
+    checks = {f.check for f in errors(check(k))}
+    assert {"tag.store-race", "tag.store-coverage", "tag.assert"} <= checks
+    race = next(f for f in check(k) if f.check == "tag.store-race")
+    assert race.counterexample.block is not None
