@@ -116,9 +116,10 @@ def _cross_role(m) -> list:
             for r in reads.get(buf, []) + ws:
                 if r.where.role is w.where.role:
                     continue
-                synced_after = any(e.where.role is w.where.role and e.order > w.order
+                # a block/cluster barrier at the top level, between the roles, orders both
+                synced_after = any(e.where.role in (w.where.role, None) and e.order > w.order
                                    and e.op.opcode in SYNCS for e in m.events)
-                synced_before = any(e.where.role is r.where.role and e.order < r.order
+                synced_before = any(e.where.role in (r.where.role, None) and e.order < r.order
                                     and e.op.opcode in SYNCS + ("mbarrier.wait",)
                                     for e in m.events)
                 if not (synced_after and synced_before):

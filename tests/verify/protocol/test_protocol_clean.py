@@ -13,7 +13,7 @@ from argus.verify import protocol
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = [("gemm.py", "gemm"), ("copy.py", "copy"), ("flash_attention.py", "flash_fwd"),
             ("moe.py", "moe_grouped"), ("moe_gate_up.py", "moe_gate_up"),
-            ("moe_combine.py", "moe_combine")]
+            ("moe_combine.py", "moe_combine"), ("moe_route.py", "moe_route")]
 
 
 @pytest.mark.parametrize("file,name", EXAMPLES, ids=[f for f, _ in EXAMPLES])

@@ -159,6 +159,10 @@ def test_smem_handoff_between_roles_needs_a_barrier():
                       "        mbarrier_init(ready[0], 1)\n    fence_mbarrier_init()\n", "")
     got = _checks(protocol.check(_kernel(src, "handoff")))
     assert ("protocol.smem-race", _line_of(src, "y = load(buf[0]")) in got
+    # a block barrier between the two roles orders them
+    synced = src.replace('    with role("reader"', '    sync_block()\n    with role("reader"')
+    assert synced != src
+    assert _checks(protocol.check(_kernel(synced, "handoff"))) == set()
 
 
 def test_wait_parity_on_a_single_use_barrier():
