@@ -31,7 +31,7 @@ def test_gemm_protocol_checks_take_well_under_a_second():
     protocol.check(kernel)          # warm z3 up
     start = time.perf_counter()
     protocol.check(kernel)
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 1.0
 
 
 def test_moe_ring_under_a_data_dependent_filter_checks_the_users_step():
