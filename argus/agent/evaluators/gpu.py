@@ -21,7 +21,7 @@ from argus.agent.gemm_config import GemmConfig
 from argus.agent.resources import check_resources
 from argus.agent.task import GemmTask
 
-CONFIG_ENV = "ARGUS_AGENT_GEMM_CONFIG"
+from argus.agent.evaluators.gpu_candidate import CONFIG_ENV
 MAX_FEEDBACK = 2000
 
 

@@ -2,28 +2,33 @@
 
 The configuration arrives in the environment variable ARGUS_AGENT_GEMM_CONFIG (JSON of
 GemmConfig knobs), set by GpuEvaluator before the child starts. Destination passing, as
-the harness requires: `gemm(inputs, outputs)` writes C = A @ B into outputs[0].
-Expected backend signature (argus/ops, being written): `matmul(a, b, out=c, **knobs)`.
+the harness requires: `gemm(inputs, outputs)` writes C = A @ B into outputs[0] by calling
+the backend as `matmul(a, b, out=c, **knobs)`. The backend is `argus.ops:matmul` (being
+written), or the "module:function" named by ARGUS_AGENT_GEMM_BACKEND (tests use a stand-in).
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 
 from argus.agent.gemm_config import parse_config
 
-_CONFIG = None
+CONFIG_ENV = "ARGUS_AGENT_GEMM_CONFIG"
+BACKEND_ENV = "ARGUS_AGENT_GEMM_BACKEND"
+DEFAULT_BACKEND = "argus.ops:matmul"
+
+_STATE: dict = {}
 
 
-def _config():
-    global _CONFIG
-    if _CONFIG is None:
-        _CONFIG = parse_config(json.loads(os.environ["ARGUS_AGENT_GEMM_CONFIG"]))
-    return _CONFIG
+def backend():
+    if "fn" not in _STATE:
+        module, _, name = os.environ.get(BACKEND_ENV, DEFAULT_BACKEND).partition(":")
+        _STATE["fn"] = getattr(importlib.import_module(module), name)
+        _STATE["knobs"] = parse_config(json.loads(os.environ[CONFIG_ENV])).to_json()
+    return _STATE["fn"], _STATE["knobs"]
 
 
 def gemm(inputs, outputs) -> None:
-    from argus.ops import matmul
-
-    a, b = inputs
-    matmul(a, b, out=outputs[0], **_config().to_json())
+    fn, knobs = backend()
+    fn(inputs[0], inputs[1], out=outputs[0], **knobs)
