@@ -54,8 +54,8 @@ ROUTINGS = {
 }
 
 
-@pytest.mark.parametrize("mode", ["value", "exact"])
-@pytest.mark.parametrize("name", sorted(ROUTINGS))
+@pytest.mark.parametrize("name, mode", [(name, "value") for name in sorted(ROUTINGS)] + [
+    ("tails_and_empty", "exact"), ("one_expert_ring_wraps", "exact")])
 def test_moe_matches_reference(kernel, name, mode):
     t, k, n, counts = ROUTINGS[name]
     assert sum(counts) == t

@@ -120,12 +120,13 @@ def test_gate_up_tail_slots_are_not_stored():
     assert _close(h[:83], ref)
 
 
-def test_argus_run_gate_up_and_combine(capsys):
+def test_argus_run_route_gate_up_and_combine(capsys):
     from argus.cli.main import main
     assert main(["run", f"{EXAMPLES / 'moe_gate_up.py'}::moe_gate_up", "--interpret",
                  "--seed", "1"]) == 0
     assert main(["run", f"{EXAMPLES / 'moe_combine.py'}::moe_combine", "--interpret"]) == 0
-    assert capsys.readouterr().out.count("PASS") == 2
+    assert main(["run", f"{EXAMPLES / 'moe_route.py'}::moe_route", "--interpret"]) == 0
+    assert capsys.readouterr().out.count("PASS") == 3
 
 
 def _layer(x, w1, w3, w2, top, gates):
