@@ -12,7 +12,11 @@ from argus.agent.planner import RunResult
 def summary(result: RunResult, meta: dict[str, Any]) -> dict[str, Any]:
     traj = result.trajectory
     best, start = traj.best(), traj.steps[0] if traj.steps else None
+    prices = meta.get("provider_config") or {}
+    cost = (result.tokens.get("input", 0) * prices.get("price_in", 0.0)
+            + result.tokens.get("output", 0) * prices.get("price_out", 0.0)) / 1e6
     return {"meta": meta, "stop_reason": result.stop_reason, "evaluations": result.evaluations,
+            "cost_usd": cost,
             "steps": len(traj.steps), "seconds": result.seconds, "tokens": result.tokens,
             "start_tflops": start.outcome.tflops if start else None,
             "best_tflops": best.outcome.tflops if best else None,
@@ -29,7 +33,7 @@ def markdown(result: RunResult, meta: dict[str, Any]) -> str:
              f"- provider: {meta.get('provider')}, evaluator: {meta.get('evaluator')}",
              f"- stop: {s['stop_reason']}; {s['evaluations']} evaluations, {s['steps']} steps, "
              f"{s['seconds']:.1f} s, tokens in/out {s['tokens'].get('input', 0)}/"
-             f"{s['tokens'].get('output', 0)}",
+             f"{s['tokens'].get('output', 0)}, cost ${s['cost_usd']:.4f}",
              f"- start: {s['start_tflops'] or 0:.1f} TFLOP/s; best: {s['best_tflops'] or 0:.1f} "
              f"TFLOP/s at step {s['best_step']}"
              + (f" ({s['speedup_over_start']:.2f}x the start)" if s["speedup_over_start"] else ""),

@@ -84,9 +84,14 @@ def test_a_configured_provider_runs_the_icrl_loop(tmp_path, monkeypatch, capsys)
         monkeypatch.setenv("ARGUS_MODEL", "loopback")
         monkeypatch.setenv("ARGUS_BASE_URL", server.root + "/v1")
         monkeypatch.setenv("ARGUS_MAX_RETRIES", "0")
+        monkeypatch.setenv("ARGUS_PRICE_IN", "2.0")        # USD per million tokens
+        monkeypatch.setenv("ARGUS_PRICE_OUT", "10.0")
         assert _optimize(tmp_path, "--json") == 0
     summary = json.loads(capsys.readouterr().out)["summary"]
     assert summary["meta"]["provider"] == "openai" and summary["steps"] == 3
     assert summary["best_config"]["BN"] == 256
+    # Usage from the loopback responses (prompt 100+n, completion 10+n for request n).
+    assert summary["tokens"] == {"input": 101 + 102 + 103, "output": 11 + 12 + 13}
+    assert summary["cost_usd"] == pytest.approx((306 * 2.0 + 36 * 10.0) / 1e6)
     prompts = server.user_prompts()
     assert "resource.smem" not in prompts[0] and "resource.smem" in prompts[1]
