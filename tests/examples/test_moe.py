@@ -159,3 +159,20 @@ def test_argus_check_and_compile_accept_the_moe_examples(capsys):
     out = capsys.readouterr().out
     assert "scan.prefix_sum" in out and "segment %X" in out and "gather.tma" in out
     assert "indices.from_frag" in out
+
+
+def test_stage_released_before_its_wgmma_retires_is_caught(kernel):
+    """The consumer arriving on empty[s] before wgmma_wait: the producer may overwrite the
+    stage while the wgmma still reads it; the machine reports the race on every seed."""
+    src = MOE.read_text()
+    ind = " " * 28
+    right = (f"{ind}wgmma_wait(0)\n{ind}with elect_one():\n{ind}    arrive(empty[s])\n")
+    early = (f"{ind}with elect_one():\n{ind}    arrive(empty[s])\n{ind}wgmma_wait(0)\n")
+    assert src.count(right) == 1
+    buggy = parse_source(src.replace(right, early), str(MOE))["moe_grouped"]
+    t, k, n, counts = 130, 320, 128, [0, 0, 0, 0, 0, 0, 0, 130]
+    for seed in (0, 1):
+        args = _inputs(np.random.default_rng(seed), t, k, n, counts)
+        result = interpret(buggy, args, seed=seed, blocks=[0])
+        assert not result.ok
+        assert any("race" in line for line in result.failures()), result.failures()
