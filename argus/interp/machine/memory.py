@@ -85,10 +85,14 @@ class Region:
         its (swizzled) element addresses, so interleaved bands do not appear to overlap."""
         if not self.exact:
             return [(self.lo, self.hi)]
-        starts = np.unique(self.addresses())
-        size = self.dtype.itemsize
-        breaks = np.flatnonzero(np.diff(starts) != size) + 1
-        return [(int(run[0]), int(run[-1]) + size) for run in np.split(starts, breaks)]
+        key = (self.stage, self.first_row, self.shape, self.lo)
+        cache = self.buffer.interval_cache
+        if key not in cache:
+            starts = np.sort(self.addresses(), axis=None)
+            size = self.dtype.itemsize
+            breaks = np.flatnonzero(np.diff(starts) != size) + 1
+            cache[key] = [(int(run[0]), int(run[-1]) + size) for run in np.split(starts, breaks)]
+        return cache[key]
 
     def codes(self) -> np.ndarray:
         """The raw codes (no tracking: the machine's instructions do the tracking); a view
@@ -138,6 +142,7 @@ class SharedBuffer:
     stages: int
     offset: int
     swizzle: str = "none"
+    interval_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def stage_bytes(self) -> int:
