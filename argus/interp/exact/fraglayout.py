@@ -37,10 +37,15 @@ class FragLayout:
     rows: np.ndarray
     cols: np.ndarray | None
     _flat: np.ndarray = field(init=False, repr=False)
+    _first: np.ndarray = field(init=False, repr=False)   # element -> first (t, v), or -1
 
     def __post_init__(self):
         flat = self.rows if self.cols is None else self.rows * self.shape[1] + self.cols
         object.__setattr__(self, "_flat", flat)
+        first = np.full(int(np.prod(self.shape)), -1, dtype=np.int64)
+        elements, where = np.unique(flat.ravel(), return_index=True)
+        first[elements] = where
+        object.__setattr__(self, "_first", first)
 
     @property
     def threads(self) -> int:
@@ -53,10 +58,10 @@ class FragLayout:
     def to_logical(self, regs) -> np.ndarray:
         """The logical tile from the registers; a replicated element is read from the first
         register that holds it (all holders agree unless a conversion went wrong)."""
-        regs = np.asarray(regs, dtype=np.float32)
-        out = np.full(int(np.prod(self.shape)), np.nan, dtype=np.float32)
-        flat, vals = self._flat.ravel()[::-1], regs.ravel()[::-1]
-        out[flat] = vals  # reversed, so the first holder's value is the one kept
+        regs = np.asarray(regs, dtype=np.float32).ravel()
+        held = self._first >= 0
+        out = np.full(self._first.shape, np.nan, dtype=np.float32)
+        out[held] = regs[self._first[held]]
         return out.reshape(self.shape)
 
     def from_logical(self, tile) -> np.ndarray:
