@@ -1,12 +1,14 @@
 """A scripted LLM server on 127.0.0.1 speaking the OpenAI chat-completions and the
 Anthropic messages wire formats; it records every request body it receives.
 
-Each scripted item is a reply text, or an int HTTP status to answer with an error.
+Each scripted item is a reply text, an int HTTP status to answer with an error, or a
+float: sleep that many seconds, then answer with the next item.
 """
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -45,6 +47,9 @@ class LoopbackLLM:
                 owner.headers.append(dict(self.headers))
                 n = len(owner.requests)
                 item = owner.script.pop(0) if owner.script else '{"stop": true}'
+                if isinstance(item, float):
+                    time.sleep(item)
+                    item = owner.script.pop(0) if owner.script else '{"stop": true}'
                 if isinstance(item, int):
                     payload, status = {"error": {"message": "scripted failure",
                                                  "type": "server_error"}}, item

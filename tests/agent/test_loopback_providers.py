@@ -20,11 +20,11 @@ GOOD = ("Here is my plan.\n```json\n" + json.dumps(
 STOP = json.dumps({"stop": True, "rationale": "good enough"})
 
 
-def _provider(kind, server):
+def _provider(kind, server, retries="0", timeout="10"):
     base = server.root + ("/v1" if kind == "openai" else "")
     config = load_config(env={"ARGUS_PROVIDER": kind, "ARGUS_MODEL": "scripted-model",
                               "ARGUS_BASE_URL": base, "ARGUS_API_KEY": "test-key",
-                              "ARGUS_MAX_RETRIES": "0", "ARGUS_TIMEOUT_S": "10"})
+                              "ARGUS_MAX_RETRIES": retries, "ARGUS_TIMEOUT_S": timeout})
     return make_provider(config)
 
 
@@ -56,6 +56,25 @@ def test_counterexample_reaches_next_prompt(kind, path, task4k):
         assert "planner of Argus" in server.requests[0]["system"]
     assert result.tokens["input"] > 0 and result.tokens["output"] > 0
     assert result.trajectory.best().config.BN == 256
+    headers = {k.lower(): v for k, v in server.headers[0].items()}
+    # openai sends a bearer token; anthropic 2.x does too (older SDKs: x-api-key).
+    assert headers.get("authorization") == "Bearer test-key" or headers.get("x-api-key") == "test-key"
+
+
+def test_a_failed_request_is_retried(task4k):
+    with LoopbackLLM([503, GOOD, STOP]) as server:
+        result = IcrlPlanner(_provider("openai", server, retries="1"), CpuEvaluator(),
+                             task4k).run()
+    assert len(server.requests) == 3          # 503, its retry, then the stop
+    assert [s.outcome.status for s in result.trajectory.steps] == ["ok", "ok"]
+
+
+def test_a_slow_server_times_out_into_a_provider_error(task4k):
+    with LoopbackLLM([3.0, GOOD]) as server:
+        result = IcrlPlanner(_provider("openai", server, timeout="0.5"), CpuEvaluator(),
+                             task4k).run()
+    assert result.stop_reason.startswith("provider failed")
+    assert "Timeout" in result.trajectory.steps[-1].reply_error
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
