@@ -93,7 +93,9 @@ class KernelVisitor:
     def error(self, node: ast.AST, message: str, hint: str = "") -> DSLError:
         loc = self.loc(node)
         line = self.lines[loc.line - 1] if 0 < loc.line <= len(self.lines) else ""
-        return DSLError(message, loc, hint, line)
+        # every diagnostic says where to look for the fix, even one without its own hint
+        return DSLError(message, loc, hint or "docs/dsl.md lists what a kernel may contain "
+                        "and what each argus.lang function takes", line)
 
     def emit(self, opcode, operands, node, result=None, attrs=None, regions=()):
         op = self.b.emit(opcode, operands, self.loc(node), result, attrs, regions=regions)

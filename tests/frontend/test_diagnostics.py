@@ -226,3 +226,10 @@ def test_f_string_of_constants_folds_and_of_runtime_values_is_refused(compile_bo
 def test_every_rule_error_carries_a_hint(dsl_error, body):
     err = dsl_error(body)
     assert err.hint, str(err)
+
+
+@pytest.mark.parametrize("body", ["x = 1 // 0", "x = 2 ** 3", "x = b'raw'", "x = 1 < 2 < 3",
+                                  "x = -(1, 2)"])
+def test_visitor_errors_carry_a_hint_too(dsl_error, body):
+    err = dsl_error(body)
+    assert err.body_line == 1 and err.hint, str(err)
