@@ -16,10 +16,18 @@ def check(kernel: Kernel) -> list[Finding]:
     from . import store
     from .walker import Walker
 
+    from .report import Undecided
+
     w = Walker(kernel)
     w.run()
-    store.races(w)
-    store.coverage(w)
+    for whole_kernel_check in (store.races, store.coverage):
+        try:
+            whole_kernel_check(w)
+        except Undecided as why:
+            w.findings.append(Finding(
+                "tag.undecided", "warning", f"z3 could not decide the "
+                f"{whole_kernel_check.__name__} check of the stores ({why}); not verified",
+                kernel.loc, "store", "simplify the store coordinates"))
     findings = list(w.findings)
     for opcode, (loc, why) in w.unmodelled.items():
         findings.append(Finding(

@@ -52,6 +52,10 @@ def order_of(w, scope, extra=()) -> list:
     return [*extra, *terms]
 
 
+class Undecided(Exception):
+    """z3 found neither a proof nor a counterexample (a timeout)."""
+
+
 def find(w, goal, scope, extra=(), minimise_first=()):
     """A minimised model of `goal` under the facts, path and `extra`. With free tile
     coordinates a model may name a tile that its block does not visit at that step; the
@@ -61,8 +65,8 @@ def find(w, goal, scope, extra=(), minimise_first=()):
     extra = [*w.path, *extra]
     order = order_of(w, scope, minimise_first)
     model = first_model(w.ctx, goal, order, extra)
-    if model is None:
-        return None
+    if model is None:           # `holds` said no, but no model: the solver gave up
+        raise Undecided("solver timeout")
     for pinned in (_visiting_block(w, model, scope), _visited_tile(w, model, scope)):
         if pinned:
             better = first_model(w.ctx, goal, order, extra + pinned, exact_only=True)

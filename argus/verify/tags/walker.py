@@ -23,6 +23,7 @@ from argus.verify.finding import Finding
 from argus.verify.smt import Context, bv
 
 from . import scalars
+from .report import Undecided
 from .schedule import prove_bijection
 from .values import Barrier, FragTag, Fragment, Writer
 
@@ -127,6 +128,7 @@ class Walker:
     def run(self) -> None:
         for phase in ("collect", "check"):
             self.phase = phase
+            self.frames = [Frame()]
             self.env = {k: v for k, v in self.env.items()
                         if k in self.kernel.symbols or k in self.kernel.params}
             self.walk_block(self.kernel.body)
@@ -148,7 +150,20 @@ class Walker:
             return
         rule = rules.RULES.get(op.opcode)
         if rule is not None:
-            rule(self, op)
+            try:
+                rule(self, op)
+            except Undecided as why:
+                if self.phase == "check":
+                    self.findings.append(Finding(
+                        "tag.undecided", "warning", f"z3 could not decide a check of this "
+                        f"{op.opcode} ({why}); it is not verified", op.loc, op.opcode,
+                        "simplify the index arithmetic (no products of two sizes)"))
+                for r in op.results:
+                    self.env[r] = None
+            except (ValueError, TypeError, ArithmeticError, z3.Z3Exception) as err:
+                self.not_modelled(op, f"{type(err).__name__}: {err}")
+                for r in op.results:
+                    self.env[r] = None
             return
         if op.opcode.startswith("arith."):
             self.op_arith(op)
@@ -206,7 +221,9 @@ class Walker:
         wgs = tuple(op.attrs["warpgroups"])
         for index in range(len(wgs)):
             self.role = RoleContext(op.attrs["name"], wgs, index)
+            self.frames.append(Frame())          # a role sees only its own waits
             self.walk_block(op.regions[0])
+            self.frames.pop()
         self.role = saved
 
     def op_elect_one(self, op: Op) -> None:
