@@ -27,6 +27,13 @@ def _anthropic_body(model: str, text: str, n: int) -> dict:
             "stop_sequence": None, "usage": {"input_tokens": 200 + n, "output_tokens": 20 + n}}
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        """A client that gave up (the timeout test) is expected, not an error."""
+
+
 class LoopbackLLM:
     def __init__(self, script: list):
         self.script = list(script)
@@ -66,7 +73,7 @@ class LoopbackLLM:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
