@@ -90,3 +90,43 @@ def test_copy_blocks_writing_one_tile_race():
     assert {"tag.store-race", "tag.store-coverage", "tag.assert"} <= checks
     race = next(f for f in check(k) if f.check == "tag.store-race")
     assert race.counterexample.block is not None
+
+
+def variant(*edits):
+    src = GEMM
+    for old, new in edits:
+        assert old in src, old
+        src = src.replace(old, new)
+    return parse_source(src, str(EXAMPLES / "gemm.py"))["gemm"]
+
+
+def test_each_k_tile_loaded_twice_is_accumulated_twice():
+    k = variant(("tile(A, (BM, BK), (tm, k))", "tile(A, (BM, BK), (tm, k // 2))"),
+                ("tile(B, (BN, BK), (tn, k))", "tile(B, (BN, BK), (tn, k // 2))"))
+    (f, *_) = errors(check(k))
+    assert f.check == "tag.k-coverage" and "twice" in f.message and f.loc.line == 64
+
+
+def test_b_rows_moving_with_k_break_the_column_invariant():
+    (f, *_) = errors(check(variant(("tile(B, (BN, BK), (tn, k))",
+                                    "tile(B, (BN, BK), (tn + k, k))"))))
+    assert f.check == "tag.wgmma-col" and f.counterexample.iteration["k"] >= 1
+
+
+def test_without_a_tag_assert_the_store_checks_coordinates_itself():
+    k = variant(("            tag_assert(tag(out).row == coord(dst)[0] and tag(out).col == "
+                 "coord(dst)[1])\n", "            pass\n"),
+                ("(tm * 2 + wg, tn))", "(tm * 2 + 1 - wg, tn))"))
+    (f, *_) = errors(check(k))
+    assert f.check == "tag.store-coordinate" and f.loc.line == 72
+    (e,) = f.counterexample.elements
+    assert e.actual["row"] != e.expected["row"]
+
+
+def test_a_rounded_up_tile_grid_stores_out_of_bounds():
+    k = variant(("    assume(M % BM == 0)\n", "    pass\n"),
+                ("for i, tm, tn in schedule(M // BM,", "for i, tm, tn in schedule((M + BM - 1) // BM,"))
+    (f, *_) = errors(check(k))
+    assert f.check == "tag.store-bounds" and f.loc.line == 72
+    (e,) = f.counterexample.elements
+    assert e.index[0] >= f.counterexample.sizes["M"]
