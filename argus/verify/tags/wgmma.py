@@ -88,7 +88,10 @@ def mma(w, op: Op) -> None:
             cex = report.counterexample(
                 w, model, scope, layout=acc.layout, warpgroup=wg, thread_base=base,
                 elements=(_element(w, model, inst, A, B, j, acc),),
-                extra_iter={"instruction": j, "kk": value(model, kk)})
+                extra_iter={"instruction": j, "kk": value(model, kk),
+                            **({f"{w.ctx.vars[n].name} (earlier)": value(model, c)
+                                for n, (_, c) in zip(accumulated, copies)}
+                               if check != "tag.wgmma-k" else {})})
             w.report(Finding(check, "error",
                              f"wgmma breaks {rel}: {say}: {value(model, inst(lhs))} vs "
                              f"{value(model, inst(rhs))}",
