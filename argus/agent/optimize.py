@@ -31,7 +31,7 @@ def choose_evaluator(kind: str, benchmark: Callable | None = None):
     if kind == "gpu" or benchmark is not None:
         evaluator = GpuEvaluator(benchmark)
         if benchmark is None:
-            evaluator._get_benchmark()          # fail now, not at step 1
+            evaluator.ensure_ready()            # fail now, not at step 1
         return evaluator, "measured on the GPU"
     if not gpu_eval.cuda_available():
         return CpuEvaluator(), "cost model (CPU): no CUDA GPU here"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from argus.agent.context import PlannerContext
-from argus.agent.evaluators.base import Outcome
+from argus.agent.evaluators.base import EvaluatorUnavailable, Outcome
 from argus.agent.gemm_config import SMALLEST, GemmConfig
 from argus.agent.knowledge import search
 from argus.agent.prompt import build_request
@@ -74,9 +74,9 @@ class IcrlPlanner:
     def _evaluate(self, config: GemmConfig) -> Outcome:
         try:
             return self.evaluator.evaluate(config, self.task)
+        except EvaluatorUnavailable:
+            raise
         except Exception as err:
-            if type(err).__name__ == "EvaluatorUnavailable":
-                raise
             return Outcome(status="error", source=getattr(self.evaluator, "name", "?"),
                            feedback=f"the evaluator failed: {type(err).__name__}: {err}"[:1500])
 

@@ -121,7 +121,9 @@ class GpuEvaluator:
         self._benchmark = benchmark
         self.device_name = device_name
 
-    def _get_benchmark(self) -> Callable:
+    def ensure_ready(self) -> Callable:
+        """The benchmark callable; builds the default one (raising EvaluatorUnavailable
+        where it cannot run) on first use."""
         if self._benchmark is None:
             self._benchmark = default_benchmark()
         return self._benchmark
@@ -132,7 +134,7 @@ class GpuEvaluator:
         violations = check_resources(config, task)
         if violations:
             return invalid_outcome(violations, "gpu")
-        bench = self._get_benchmark()
+        bench = self.ensure_ready()
         try:
             result = bench(config, task)
         except EvaluatorUnavailable:
