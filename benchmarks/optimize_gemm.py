@@ -12,7 +12,8 @@ evaluator: the static resource checks, then argus.ops.matmul at those constants 
 by the harness (correctness checks, CUDA events, torch.matmul timed in the same run).
 --isolated runs each evaluation in a child process (argus.bench.run_isolated; slower);
 the default is in-process, which is fine here because the candidate is the library's own
-kernel, not model-written code. Exit status: 0 when every shape reaches the bar, 1 when
+kernel, not model-written code. Each configuration is a new kernel build, so a shape can
+take minutes: `--shape S --merge` runs one shape and keeps the others in the file. Exit status: 0 when every shape reaches the bar, 1 when
 one does not, 2 when the GPU (or the GPU backend) is missing for a measured run.
 """
 from __future__ import annotations
@@ -98,6 +99,9 @@ def main(argv=None) -> int:
                         help="dry run on the CPU cost model instead of measuring")
     parser.add_argument("--isolated", action="store_true",
                         help="each GPU evaluation in a child process (slower)")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the other shapes already in the output file (run one shape "
+                             "per call when a call has a time limit)")
     parser.add_argument("--out", help="JSON path (default benchmarks/results/optimize_gemm"
                                       "[_cost_model].json)")
     args = parser.parse_args(argv)
@@ -133,6 +137,14 @@ def main(argv=None) -> int:
               f"hand-picked {r['best_hand_picked']} {r['best_hand_picked_tflops'] or 0:.1f} "
               f"TFLOP/s: ratio {r['ratio_to_best_hand_picked'] or 0:.3f} "
               f"({'pass' if r['passes'] else 'FAIL'})")
+    if args.merge and os.path.exists(out):
+        with open(out) as f:
+            earlier = json.load(f)
+        if earlier.get("measured") == measured:
+            done = {r["shape"] for r in record["shapes"]}
+            record["shapes"] = [r for r in earlier.get("shapes", []) if r["shape"] not in done] \
+                + record["shapes"]
+            record["merged_from"] = earlier.get("date")
     record["all_pass"] = all(r["passes"] for r in record["shapes"])
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:

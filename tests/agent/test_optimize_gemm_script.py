@@ -37,3 +37,16 @@ def test_cost_model_dry_run_writes_a_labelled_report(script, tmp_path):
     ratio = shape["planner"]["best_tflops"] / shape["best_hand_picked_tflops"]
     assert shape["ratio_to_best_hand_picked"] == pytest.approx(ratio)
     assert code == (0 if ratio >= script.BAR else 1)
+
+
+def test_merge_keeps_the_other_shapes(script, tmp_path):
+    out = tmp_path / "r.json"
+    for shape in ("4096x4096x4096", "4096x4096x14336"):
+        script.main(["--cost-model", "--shape", shape, "--budget", "3", "--out", str(out),
+                     "--merge"])
+    script.main(["--cost-model", "--shape", "4096x4096x4096", "--budget", "4", "--out",
+                 str(out), "--merge"])
+    record = json.loads(out.read_text())
+    assert [r["shape"] for r in record["shapes"]] == ["4096x4096x14336", "4096x4096x4096"]
+    assert record["shapes"][1]["planner"]["evaluations"] == 4
+    assert record["all_pass"] == all(r["passes"] for r in record["shapes"])
