@@ -8,7 +8,8 @@ are named after the kernel's input tensors; every tensor parameter it does not t
 output, and it returns that output (a tuple when there are several). Reference parameters
 with defaults that name a kernel constant (case-insensitive, e.g. causal <- CAUSAL) get
 the constant's value. Inputs are standard-normal values rounded to the tensor's dtype;
-outputs start as NaN, so an element the kernel never writes fails, and NaN never passes.
+outputs start as NaN (int32 ones as -2^31), so an element the kernel never writes fails, and
+NaN never passes.
 A file may define `inputs(rng, symbols)` returning some inputs by name (e.g. routing counts
 that must add up to the number of tokens); those replace the random ones.
 
@@ -94,7 +95,7 @@ def run_kernel(args) -> int:
     rng = np.random.default_rng(args.seed)
     arrays = {p.name: random_input(rng, p.type, symbols) for p in inputs}
     arrays.update(example_inputs(reference, rng, symbols, inputs))
-    arrays.update({p.name: np.full(_shape(p.type, symbols), np.nan, np.float32)
+    arrays.update({p.name: poisoned(_shape(p.type, symbols), str(p.type.dtype))
                    for p in outputs})
     expected = call_reference(reference, kernel, [arrays[p.name] for p in inputs], outputs)
     shape_text = ",".join(f"{k}={v}" for k, v in symbols.items())
@@ -148,6 +149,14 @@ def load_reference(path: Path, kernel_name: str | None = None):
         raise UsageError(f"{path} defines no reference(...); add a NumPy function taking the "
                          f"kernel's input tensors by name and returning its output")
     return reference
+
+
+def poisoned(shape, dtype: str) -> np.ndarray:
+    """An output before the kernel runs: NaN, or the most negative int32 for int32 outputs
+    (which have no NaN)."""
+    if dtype == "int32":
+        return np.full(shape, np.iinfo(np.int32).min, np.int32)
+    return np.full(shape, np.nan, np.float32)
 
 
 def example_inputs(reference, rng, symbols, inputs) -> dict[str, np.ndarray]:
