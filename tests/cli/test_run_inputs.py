@@ -58,3 +58,28 @@ def test_hook_that_raises_is_a_usage_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "inputs(rng, symbols) of the kernel's file failed: KeyError" in err
     assert "Traceback" not in err
+
+
+UNWRITTEN_INT = '''\
+import numpy as np
+
+from argus.lang import Tensor, fp32, int32, kernel, load, store, tile
+
+
+@kernel(grid=(1,), block=128)
+def half(X: Tensor[64, fp32], Y: Tensor[64, fp32], Z: Tensor[64, int32]):
+    store(tile(Y, (64,), (0,)), load(tile(X, (64,), (0,)), "blocked"))
+
+
+def reference(X):
+    return np.asarray(X), np.zeros(64, np.int32)
+'''
+
+
+def test_an_int32_output_never_written_fails(tmp_path, capsys, recwarn):
+    path = tmp_path / "half.py"
+    path.write_text(UNWRITTEN_INT)
+    assert main(["run", f"{path}::half", "--interpret"]) == 1
+    out = capsys.readouterr().out
+    assert "Z (int32)" in out and "64 of 64 elements off" in out
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
