@@ -233,3 +233,28 @@ def test_every_rule_error_carries_a_hint(dsl_error, body):
 def test_visitor_errors_carry_a_hint_too(dsl_error, body):
     err = dsl_error(body)
     assert err.body_line == 1 and err.hint, str(err)
+
+
+def test_wrong_layouts_elementwise(dsl_error, compile_body):
+    err = dsl_error("""
+        x = load(tile(C, (64, 64), (0, 0)), "blocked")
+        s = load(tile(C, (64, 64), (0, 0)), "wgmma_acc_m64n64")
+        z = x + s
+    """)
+    assert err.body_line == 3 and "layout mismatch for add: blocked and wgmma_acc_m64n64" \
+        in err.message and "convert_layout" in err.hint
+    err = dsl_error("""
+        x = load(tile(C, (64, 64), (0, 0)), "blocked")
+        s = load(tile(C, (64, 64), (0, 0)), "wgmma_acc_m64n64")
+        z = x - row_max(s)
+    """)
+    assert err.body_line == 3 and "rows are not held by the threads of blocked" in err.message
+    # the rows of any accumulator fit any accumulator (flash attention's m64n64 rows
+    # rescale its m64n128 output), and rows(blocked) is held by every thread
+    compile_body("""
+        s = load(tile(C, (64, 64), (0, 0)), "wgmma_acc_m64n64")
+        o = load(tile(C, (64, 128), (0, 0)), "wgmma_acc_m64n128")
+        x = load(tile(C, (64, 64), (0, 0)), "blocked")
+        z = o * row_max(s)
+        w = s - row_sum(x)
+    """)

@@ -32,11 +32,33 @@ def broadcast(fx, node, op: str, x, y) -> FragmentType:
                            f"{frags[-1].type.shape}",
                            "operands must have equal shapes, or one be a row vector "
                            "(e.g. row_max(x)) of the other's rows")
+    tiles = [v for v in frags if len(v.type.shape) > 1]
+    layouts = {v.type.layout for v in tiles}
+    if len(layouts) > 1:
+        raise fx.error(node, f"layout mismatch for {op}: {' and '.join(sorted(layouts))}",
+                       "registers combine thread by thread: convert_layout(x, \""
+                       f"{tiles[0].type.layout}\") the other operand first")
+    for v in frags:
+        inner = v.type.layout[5:-1] if v.type.layout.startswith("rows(") else None
+        if len(v.type.shape) == 1 and tiles and inner and not _rows_fit(inner,
+                                                                        tiles[0].type.layout):
+            raise fx.error(node, f"layout mismatch for {op}: the row vector's {v.type.layout} "
+                           f"rows are not held by the threads of {tiles[0].type.layout}",
+                           "reduce the tile you broadcast over (row_max(x) against x), or "
+                           "convert_layout one side first")
     dtypes = {v.type.dtype for v in frags}
     if len(dtypes) > 1:
         raise fx.error(node, f"dtype mismatch for {op}: {' and '.join(sorted(map(str, dtypes)))}",
                        "cast() one side first")
     return full
+
+
+def _rows_fit(inner: str, tile_layout: str) -> bool:
+    """Do the threads of `tile_layout` hold the rows a rows(inner) vector keeps? (every
+    thread holds every row of rows(blocked); the accumulators of all N share their rows)"""
+    acc = "wgmma_acc_m64n"
+    return inner in ("blocked", tile_layout) or (inner.startswith(acc)
+                                                 and tile_layout.startswith(acc))
 
 
 def elementwise(fx, node, op: str, x, y, pred: bool = False):

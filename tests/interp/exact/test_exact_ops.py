@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 
 from argus.frontend.parse import parse_kernel
+from argus.frontend import DSLError
 from argus.interp.errors import InterpretError
 from argus.interp.evaluator import interpret
 from argus.interp.exact.fraglayout import frag_layout
+from argus.interp.exact.math import operand_regs
 from argus.interp.exact.matrix import LdMatrix
+from argus.interp.exact.regs import Regs
 from argus.interp.machine import Machine, round_to_bf16
 
 import argus.interp.machine.async_ops as async_ops
@@ -72,22 +75,36 @@ def _run(kernel, mode, x):
     return interpret(kernel, {"X": x, "Y": np.full((64, 64), np.nan, np.float32)}, mode=mode)
 
 
-def test_fragments_of_different_layouts_are_not_combined_register_by_register():
-    kernel, x = _mixed("x + s"), _x()
-    np.testing.assert_allclose(_run(kernel, "value", x).outputs["Y"], 2 * x)
-    with pytest.raises(InterpretError, match=r"interp_kernel.py:\d+:\d+: math.add combines "
-                       r"a fragment of layout .*convert_layout"):
-        _run(kernel, "exact", x)
+def test_fragments_of_different_layouts_are_refused_by_the_frontend():
+    with pytest.raises(DSLError, match="layout mismatch for add: blocked and wgmma_acc_m64n64"):
+        _mixed("x + s")
+    with pytest.raises(DSLError, match="rows are not held by the threads of blocked"):
+        _mixed("x - row_max(s)")
+
+
+class _Op:
+    loc, opcode = "k.py:7:5", "math.add"
+
+
+def test_the_interpreter_combines_registers_only_within_a_layout():
+    """The evaluator's own guard (for IR that did not come through the frontend)."""
+    blocked, acc = frag_layout("blocked", (64, 64)), frag_layout("wgmma_acc_m64n64", (64, 64))
+    tile = _x()
+    with pytest.raises(InterpretError, match=r"k.py:7:5: math.add combines a fragment of "
+                       r"layout blocked .*convert_layout"):
+        operand_regs(_Op, Regs(blocked, blocked.from_logical(tile)), acc)
+    # a row vector whose rows the target's threads do not hold reads NaN there
+    rows = frag_layout("rows(wgmma_acc_m64n64)", (64,))
+    got = operand_regs(_Op, Regs(rows, rows.from_logical(tile[:, 0])), blocked)
+    assert np.isnan(got).any()
+    same = operand_regs(_Op, Regs(rows, rows.from_logical(tile[:, 0])), acc)
+    np.testing.assert_array_equal(acc.to_logical(same), np.repeat(tile[:, :1], 64, axis=1))
 
 
 def test_a_row_vector_is_read_from_the_threads_own_registers():
     # rows of the accumulator layout broadcast over the accumulator: every thread holds its rows
     same = _run(_mixed("s - row_max(s)"), "exact", _x()).outputs["Y"]
     np.testing.assert_allclose(same, _x() - _x().max(axis=1, keepdims=True))
-    # over the blocked layout the threads do not hold those rows: NaN, never a silent fix-up
-    other = _run(_mixed("x - row_max(s)"), "exact", _x()).outputs["Y"]
-    assert np.isnan(other).any()
-    assert not np.isnan(_run(_mixed("x - row_max(s)"), "value", _x()).outputs["Y"]).any()
 
 
 def test_convert_layout_moves_registers_within_threads_only():
