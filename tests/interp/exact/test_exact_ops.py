@@ -230,3 +230,14 @@ def test_both_modes_replay_the_same_interleaving():
                            seed=7, mode=mode, blocks=[0])
         traces.append(result.runs[0].trace)
     assert traces[0] and traces[0] == traces[1]
+
+
+def test_stmatrix_of_a_warpgroup_fragment_says_to_convert_first():
+    src = MATRIX.replace("TRANS", "False").replace(
+        "    f = ldmatrix(a[0], 4, False)\n", "    f = load(tile(X, (32, 8), (0, 0)), \"blocked\")\n")
+    kernel = compile_kernel(src)
+    arrays = {n: np.zeros((32, 8), np.float32) for n in "XYZ"}
+    assert interpret(kernel, arrays, mode="value").ok
+    with pytest.raises(InterpretError, match=r"stmatrix stores a warp's 32 x 8 registers "
+                       r"\(stmatrix_x4\); the fragment holds 128 x 2 .*convert_layout"):
+        interpret(kernel, arrays, mode="exact")
