@@ -29,7 +29,7 @@ def _launcher(debug: bool):
 
     ir = parse_file(KERNEL)["gemm_nt"]
     gen = generate(ir)
-    defines = (("ARGUS_MBARRIER_WAIT_LIMIT", "20000000"),) if debug else ()
+    defines = (("ARGUS_MBARRIER_WAIT_LIMIT", "2000000"),) if debug else ()
     entry = build_kernel(gen.source, BuildOptions(defines=defines))
     return Launcher(gen, entry.cubin, ir)
 
@@ -67,11 +67,20 @@ def main() -> int:
            "candidate": f"{os.path.abspath(__file__)}:deadlocking", "device": "cuda",
            "checks": 1, "seed": 1}
     t0 = time.monotonic()
+    print("watchdog: running the deadlocking GEMM under a 10 s watchdog", flush=True)
     result = run_isolated(job, timeout_s=10.0)
     watchdog_s = time.monotonic() - t0
+    print(f"watchdog: {result.get('status')} after {watchdog_s:.1f} s (child start "
+          f"included): {result.get('reasons')}", flush=True)
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--debug-child"],
-                          capture_output=True, text=True, timeout=120)
+    try:
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--debug-child"],
+                              capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired as exc:
+        proc = subprocess.CompletedProcess(exc.cmd, -9, exc.stdout or "", exc.stderr or "")
+        proc.stdout = proc.stdout if isinstance(proc.stdout, str) else proc.stdout.decode()
+        proc.stderr = (proc.stderr if isinstance(proc.stderr, str) else proc.stderr.decode()) \
+            + "\n(debug child still hung after 60 s: killed)"
     debug_s = time.monotonic() - t0
     trap = [line for line in (proc.stdout + proc.stderr).splitlines()
             if "mbarrier wait timed out" in line]
