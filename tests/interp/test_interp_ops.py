@@ -13,7 +13,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from interp_kernels import (CLUSTER, MATH, ROLES, SCHEDULE, TMA_STORE,  # noqa: E402
                             compile_kernel)
 
-from argus.interp.errors import InterpretError  # noqa: E402
 from argus.interp.evaluator import interpret  # noqa: E402
 from argus.interp.machine import round_to_bf16  # noqa: E402
 

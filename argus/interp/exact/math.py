@@ -13,7 +13,6 @@ answer, never a silent fix-up).
 
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 
