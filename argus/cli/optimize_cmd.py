@@ -104,7 +104,9 @@ def run_optimize(args) -> int:
             print(f"best: {s['best_tflops']:.1f} TFLOP/s at step {s['best_step']} "
                   f"({s['speedup_over_start']:.2f}x the start): {json.dumps(s['best_config'])}")
         else:
-            print("best: none (no configuration passed)")
+            first = run["result"].trajectory.steps[0].outcome.feedback.splitlines()
+            print("best: none (no configuration passed)"
+                  + (f"; the start failed: {first[0]}" if first else ""))
         for name, path in run["paths"].items():
             print(f"wrote {path}")
     return 0 if s["best_config"] else 1

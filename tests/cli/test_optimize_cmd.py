@@ -95,3 +95,10 @@ def test_a_configured_provider_runs_the_icrl_loop(tmp_path, monkeypatch, capsys)
     assert summary["cost_usd"] == pytest.approx((306 * 2.0 + 36 * 10.0) / 1e6)
     prompts = server.user_prompts()
     assert "resource.smem" not in prompts[0] and "resource.smem" in prompts[1]
+
+
+def test_a_shape_no_tile_divides_exits_1_and_says_why(tmp_path, capsys):
+    assert main(["optimize", "gemm", "--shape", "100x100x100", "--evaluator", "cpu", "--quiet",
+                 "--out", str(tmp_path / "o"), "--db", str(tmp_path / "db")]) == 1
+    out = capsys.readouterr().out
+    assert "best: none" in out and "M=100 is not a multiple of BM=64" in out
