@@ -61,3 +61,28 @@ def test_provider_config_precedence(tmp_path):
     path.write_text("[provider]\nsecret_mode = true\n")
     with pytest.raises(ProviderError, match="unknown key 'secret_mode'"):
         load_config(env={"ARGUS_AGENT_CONFIG": str(path)})
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                        | st.text(max_size=20),
+                        lambda inner: st.lists(inner, max_size=4)
+                        | st.dictionaries(st.text(max_size=12), inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.text(max_size=300),
+                 _JSONISH.map(json.dumps),
+                 st.dictionaries(st.sampled_from(["BM", "BN", "BK", "stages", "consumers",
+                                                  "persistent", "raster", "x"]),
+                                 _JSONISH, max_size=5).map(
+                     lambda c: json.dumps({"technique": "t", "config": c}))))
+def test_any_reply_parses_or_is_rejected_with_a_reply_error(text):
+    try:
+        proposal = parse_reply(text, SMALLEST)
+    except ReplyError as err:
+        assert str(err)
+        return
+    if not proposal.stop:
+        assert parse_config(proposal.config.to_json()) == proposal.config
