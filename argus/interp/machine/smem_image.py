@@ -5,8 +5,11 @@ index grids (one vectorised sum per layout mode instead of one Python call per e
 
 - `tile_image`: the image of a 2-D tile of a swizzled buffer: the K-major wgmma operand
   layout of `smem_operand` (column blocks one swizzle span wide, each a dense row-major
-  band, the swizzle applied to absolute address bits). Tiles that are not whole atoms
-  (1-D, or a row not a multiple of the span) are dense row-major.
+  band, the swizzle applied to absolute address bits), as the code generator lays it out
+  (argus/codegen/smem_tiles.py). Unswizzled tiles and tiles that are not whole atoms
+  (1-D, or a row not a multiple of the span) are dense row-major; wgmma cannot read an
+  unswizzled row-major operand (its core matrices are 16-byte rows 16 bytes apart), so
+  such a read is refused, as the backend refuses it.
 - `tma_image`: where a TMA load of a band of rows writes, from `TmaBox.smem_image`: the
   compiler issues one box per column block (a box is at most one swizzle span wide).
 - `operand_addresses`: what one wgmma reads, from a descriptor derived from the tile's
@@ -67,7 +70,7 @@ def composed_table(composed, extents) -> np.ndarray:
 
 
 def is_atom_tiled(shape, element_bytes: int, swizzle: str) -> bool:
-    if len(shape) != 2 or element_bytes not in (1, 2, 4):
+    if len(shape) != 2 or element_bytes not in (1, 2, 4) or swizzle == "none":
         return False
     width = SWIZZLE_SPAN_BYTES[swizzle] // element_bytes
     return shape[0] % ATOM_ROWS == 0 and shape[1] % width == 0
@@ -161,7 +164,8 @@ def operand_addresses(pre: np.ndarray, major: str, swizzle: str, element_bytes: 
         if not np.array_equal(read, image[:, k0:k0 + kk]):
             raise MemoryModelError(
                 f"no wgmma descriptor reads the {major}-major {swizzle} tile of shape "
-                f"{pre.shape} as laid out in shared memory (k-slice {k0}); tile the buffer "
+                f"{pre.shape} as laid out in shared memory (k-slice {k0}); declare the "
+                f"buffer with a swizzle its rows fill (swizzle=\"128B\" for 128-byte rows) "
                 f"so each operand is whole swizzle atoms")
         out[:, k0:k0 + kk] = read
     out.setflags(write=False)

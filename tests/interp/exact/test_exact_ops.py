@@ -16,7 +16,7 @@ from argus.interp.exact.fraglayout import frag_layout
 from argus.interp.exact.math import operand_regs
 from argus.interp.exact.matrix import LdMatrix
 from argus.interp.exact.regs import Regs
-from argus.interp.machine import Machine, round_to_bf16
+from argus.interp.machine import Faulted, Machine, round_to_bf16
 
 import argus.interp.machine.async_ops as async_ops
 from argus.interp.machine.smem_image import tile_image
@@ -241,3 +241,23 @@ def test_stmatrix_of_a_warpgroup_fragment_says_to_convert_first():
     with pytest.raises(InterpretError, match=r"stmatrix stores a warp's 32 x 8 registers "
                        r"\(stmatrix_x4\); the fragment holds 128 x 2 .*convert_layout"):
         interpret(kernel, arrays, mode="exact")
+
+
+def test_an_unswizzled_wgmma_operand_faults_in_exact_mode_only():
+    """A declared without a swizzle: TMA lands it row-major, which no wgmma descriptor
+    reads (the backend refuses it too); value mode cannot tell."""
+    src = (EXAMPLES / "gemm.py").read_text()
+    old = 'a_s = smem(bf16, (BM, BK), stages=S, swizzle="128B")'
+    assert old in src
+    from argus.frontend.parse import parse_source
+    kernel = parse_source(src.replace(old, old.replace("128B", "none")), "gemm.py")["gemm"]
+    rng = np.random.default_rng(2)
+    a = round_to_bf16(rng.standard_normal((128, 64)).astype(np.float32))
+    b = round_to_bf16(rng.standard_normal((256, 64)).astype(np.float32))
+    runs = {mode: interpret(kernel, {"A": a, "B": b, "C": np.full((128, 256), np.nan,
+                                                                  np.float32)},
+                            mode=mode, blocks=[0]).runs[0] for mode in ("value", "exact")}
+    assert runs["value"].ok
+    assert isinstance(runs["exact"], Faulted), runs["exact"]
+    assert "no wgmma descriptor reads the K-major none tile" in str(runs["exact"].error)
+    assert 'swizzle="128B"' in str(runs["exact"].error)

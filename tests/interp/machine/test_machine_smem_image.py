@@ -15,7 +15,10 @@ TILES = [((64, 64), 2, "128B"), ((128, 64), 2, "128B"), ((64, 128), 2, "128B"),
          ((64, 64), 2, "none"), ((64, 64), 4, "none"), ((64, 32), 4, "128B")]
 
 
-@pytest.mark.parametrize("shape,eb,swizzle", TILES)
+SWIZZLED = [t for t in TILES if t[2] != "none"]
+
+
+@pytest.mark.parametrize("shape,eb,swizzle", SWIZZLED)
 def test_vectorised_tables_match_the_layout_objects(shape, eb, swizzle):
     operand = smem_operand(shape[0], shape[1], eb, "K", swizzle, 2048)
     table = composed_table(operand.layout, shape)
@@ -32,7 +35,14 @@ def test_tma_writes_the_tile_image(shape, eb, swizzle):
     assert np.array_equal(tma_image(4096, shape, eb, swizzle, half, shape[0]), image[half:])
 
 
-@pytest.mark.parametrize("shape,eb,swizzle", [t for t in TILES if t[1] == 2])
+def test_unswizzled_tiles_are_row_major_and_wgmma_cannot_read_them():
+    pre = tile_image(1024, (64, 64), 2, "none")
+    assert np.array_equal(pre, 1024 + 2 * np.arange(64 * 64).reshape(64, 64))
+    with pytest.raises(MemoryModelError, match="no wgmma descriptor reads the K-major none"):
+        operand_addresses(pre, "K", "none", 2)
+
+
+@pytest.mark.parametrize("shape,eb,swizzle", [t for t in SWIZZLED if t[1] == 2])
 def test_descriptors_read_the_image(shape, eb, swizzle):
     pre = tile_image(0, shape, eb, swizzle)
     image = swizzled(swizzle, pre)
