@@ -32,6 +32,8 @@ def bv(x) -> z3.BitVecRef:
         raise TypeError("a predicate is not an index")
     if isinstance(x, int):
         return z3.BitVecVal(x, WIDTH)
+    if isinstance(x, z3.BoolRef):    # predicates pass through (substitution helpers)
+        return x
     if x.size() > WIDTH:             # layout sums widen defensively; values stay < 2^WIDTH
         return z3.Extract(WIDTH - 1, 0, x)
     return sym.widen(x, WIDTH)
@@ -165,6 +167,14 @@ def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (
     if model is None and not exact_only:   # it needs a product value that cannot occur
         model = _minimised(base, list(minimise))
     return model
+
+
+def exact_check(ctx: Context, goal, extra: Iterable = ()):
+    """sat / unsat / unknown of facts & goal with the product atoms given their meaning."""
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*ctx.facts, *extra, *ctx.product_facts(), goal)
+    return s.check()
 
 
 def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:

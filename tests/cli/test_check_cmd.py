@@ -48,7 +48,7 @@ def test_a_bug_exits_1_with_line_counterexample_and_hint(capsys):
 
 
 def test_json_schema(capsys):
-    assert main(["check", f"{BUGS / 'wrong_k_offset.py'}::gemm", "--json"]) == 1
+    assert main(["check", f"{BUGS / 'swapped_major.py'}::gemm", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["schema"] == "argus.check/1" and report["ok"] is False
     (k,) = report["kernels"]
@@ -57,8 +57,9 @@ def test_json_schema(capsys):
     assert set(f) >= {"check", "severity", "message", "location", "op", "hint", "counterexample"}
     assert f["location"]["line"] == 60 and f["op"] == "wgmma"
     cex = f["counterexample"]
-    assert cex["iteration"]["i"] == 1 and cex["thread"] == 128 and cex["register"] == 0
-    assert cex["layout"] == "wgmma_acc_m64n256" and cex["cell"] == [0, 0]
+    assert cex["iteration"]["tn"] == 1 and cex["thread"] == 128 and cex["register"] == 0
+    assert cex["layout"] == "wgmma_acc_m64n64" and cex["cell"] == [0, 0]
+    assert cex["block"] == [1]        # the block that visits tile (0, 1)
     assert cex["elements"][0]["actual"]["a.k"] != cex["elements"][0]["actual"]["b.k"]
 
 

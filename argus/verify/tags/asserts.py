@@ -55,6 +55,8 @@ def tag_assert(w, op: Op) -> None:
         return
     scope = w.scope_vars()
     model = report.find(w, z3.Not(claim), scope, bounds)
+    if model is None:
+        return
     actual = {k: inst(bv(x)) for k, x in leaves.items() if k.startswith("tag")}
     expected = {k: inst(bv(x)) for k, x in leaves.items() if not k.startswith("tag")}
     idx = (inst(bv(pr)), inst(bv(pc)))

@@ -22,18 +22,17 @@ descriptor with that swizzle mode would.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import z3
 
 from argus.layout.hopper import (DescriptorError, SmemLayoutError, descriptor_for,
                                  instruction_k, read_layout, smem_operand)
-from argus.layout.hopper.smem import SWIZZLE_SPAN_BYTES
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, concrete, holds, narrow, value
 
 from . import report
-from .tma import box_image
+from .tma import stage_layout
 from .values import SmemView, Writer
 
 
@@ -43,6 +42,7 @@ class OperandTags:
     tensor: str
     mn: list
     k: list
+    inside: list          # the element lies inside the tensor (else TMA filled a zero)
     k_extent: object
     kinstr: int
 
@@ -77,8 +77,10 @@ def _stage_ok(w, op, view, writer, name) -> bool:
     buf = view.buffer.name
     scope = w.scope_vars()
     # the writer: the stage it fills is the one its barrier stands for
+    model = None
     if not holds(w.ctx, bv(writer.view.stage) == bv(writer.barrier.index), w.path):
         model = report.find(w, bv(writer.view.stage) != bv(writer.barrier.index), writer.scope)
+    if model is not None:
         cex = report.counterexample(w, model, writer.scope)
         w.report(Finding(
             "tag.stage", "error",
@@ -111,6 +113,8 @@ def _stage_ok(w, op, view, writer, name) -> bool:
         if holds(w.ctx, claim, w.path):
             continue
         model = report.find(w, z3.Not(claim), scope)
+        if model is None:
+            continue
         cex = report.counterexample(w, model, scope, warpgroup=w.role.warpgroup if w.role else None,
                                     barrier=f"{bar.array}[{value(model, bar.index)}]")
         w.report(Finding("tag.stage", "error", f"{say(model)}",
@@ -119,87 +123,82 @@ def _stage_ok(w, op, view, writer, name) -> bool:
     return True
 
 
-def _operand_layout(view, major):
-    rows, cols = view.buffer.shape
-    eb = view.buffer.element_bytes
-    mn, k = (rows, cols) if major == "K" else (cols, rows)
+def _descriptor_operand(stage, row0, rows, major):
+    """The operand the descriptor describes, and a note when it is not the backend's."""
+    if stage.swizzle != "none":
+        return stage.operand(row0, rows, major), None
+    # the backend does not generate unswizzled operands; a descriptor of that mode reads
+    # the canonical layout of 8 x 16-byte core matrices
+    mn, k = (rows, stage.cols) if major == "K" else (stage.cols, rows)
     try:
-        return smem_operand(mn, k, eb, major, view.buffer.swizzle), None
+        return (smem_operand(mn, k, stage.element_bytes, major, "none", base=row0 * stage.span),
+                "the backend does not generate unswizzled wgmma operands either")
     except SmemLayoutError as err:
-        atom = SWIZZLE_SPAN_BYTES[view.buffer.swizzle] // eb
-        try:
-            return smem_operand(mn, atom, eb, "K", view.buffer.swizzle), str(err)
-        except SmemLayoutError:
-            return None, str(err)
+        return None, str(err)
 
 
 def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> OperandTags | None:
     buf = view.buffer
     eb = buf.element_bytes
-    image = box_image(writer.view)
-    if image is None:
-        w.not_modelled(op, f"the TMA box of {buf.name} is not legal (see the resources check)")
-        return None
-    operand, note = _operand_layout(view, major)
+    stage = stage_layout(buf)
     offset = [concrete(o) for o in view.offset]
-    if operand is None or None in offset:
-        w.not_modelled(op, note or "a shared-memory view at a symbolic offset")
+    if stage is None or None in offset or offset[1] != 0 or view.shape[1] != buf.shape[1]:
+        w.not_modelled(op, f"operand {name}: a view that is not a band of whole rows at a "
+                           f"static row, or a stage of {buf.name} that is not whole chunks")
+        return None
+    row0, rows = offset[0], view.shape[0]
+    operand, note = _descriptor_operand(stage, row0, rows, major)
+    if operand is None:
+        w.not_modelled(op, note)
         return None
     kinstr = instruction_k(eb)
-    mn_off, k_off = (offset[0], offset[1]) if major == "K" else (offset[1], offset[0])
     kk = w.pos["kk"]
-    rows, cols = buf.shape
     src = writer.src
-    mn_terms, k_terms = [], []
-    unswz = image.smem_image().swizzle.inverse()
+    mn_terms, k_terms, inb_terms = [], [], []
     for j in range(k_total // kinstr):
-        k0 = k_off + j * kinstr
+        k0 = j * kinstr
         try:
-            base = descriptor_for(operand, 0)
-            desc = replace(base, start_address=operand.unswizzled_offset(mn_off, k0)).validate()
-            read_at = read_layout(desc, eb, major, mn_extent)
+            read_at = read_layout(descriptor_for(operand, k0), eb, major, mn_extent)
         except (DescriptorError, SmemLayoutError, ValueError) as err:
             w.not_modelled(op, f"the descriptor of operand {name}: {err}")
             return None
         addr = bv(read_at((narrow(mn_var, 16), narrow(kk, 16))))
-        u = bv(unswz(addr))
-        idx = z3.UDiv(u, eb)
-        r, c = z3.UDiv(idx, cols), z3.URem(idx, cols)
-        want_r, want_c = ((mn_off + mn_var, k0 + kk) if major == "K" else (k0 + kk, mn_off + mn_var))
-        ok = z3.And(z3.URem(u, eb) == 0, z3.ULT(idx, rows * cols), r == bv(want_r), c == bv(want_c))
+        r, c, fits = stage.element_at(addr)
+        want_r, want_c = ((row0 + mn_var, k0 + kk) if major == "K" else (row0 + k0 + kk, mn_var))
+        ok = z3.And(fits, z3.ULT(r, stage.rows), r == bv(want_r), c == bv(want_c))
         bounds = [z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)]
+        model = None
         if not holds(w.ctx, ok, [*w.path, *bounds]):
             model = report.find(w, z3.Not(ok), w.scope_vars(), bounds,
                                 minimise_first=(mn_var, kk))
+        if model is not None:
             mn_v, kk_v = value(model, mn_var), value(model, kk)
             got = (value(model, r), value(model, c))
             want = (value(model, want_r), value(model, want_c))
             byte = value(model, addr)
-            exp = {"row": value(model, bv(src.origin[0])) + want[0],
-                   "col": value(model, bv(src.origin[1])) + want[1]}
-            act = {"row": value(model, bv(src.origin[0])) + got[0],
-                   "col": value(model, bv(src.origin[1])) + got[1]}
+            o0, o1 = value(model, bv(src.origin[0])), value(model, bv(src.origin[1]))
+            exp = {"row": o0 + want[0], "col": o1 + want[1]}
+            act = {"row": o0 + got[0], "col": o1 + got[1]}
             cex = report.counterexample(
                 w, model, w.scope_vars(), warpgroup=w.role.warpgroup if w.role else None,
                 smem_byte=byte, elements=(ElementTag(f"{buf.name}[stage]", want, act, exp),),
                 extra_iter={"instruction": j})
-            detail = f" ({note})" if note else ""
+            detail = f"; {note}" if note else ""
             w.report(Finding(
                 "tag.descriptor", "error",
                 f"wgmma operand {name} ({major}-major, {buf.swizzle} swizzle) reads "
                 f"{src.tensor}[{act['row']}, {act['col']}] at {buf.name} byte {byte} where it "
-                f"means {src.tensor}[{exp['row']}, {exp['col']}]: element ({mn_v}, {kk_v}) of "
-                f"k-step {j}; the TMA box and the descriptor disagree on the layout{detail}",
-                op.loc, "wgmma",
-                _hint(buf, major, name), cex))
+                f"means {src.tensor}[{exp['row']}, {exp['col']}] (element ({mn_v}, {kk_v}) of "
+                f"k-step {j}): the TMA box and the descriptor disagree on the layout{detail}",
+                op.loc, "wgmma", _hint(buf, major, name), cex))
             return None
-        lr, lc = want_r, want_c
-        t0 = bv(src.origin[0]) + bv(lr)
-        t1 = bv(src.origin[1]) + bv(lc)
+        t0 = bv(src.origin[0]) + bv(want_r)
+        t1 = bv(src.origin[1]) + bv(want_c)
         mn_terms.append(t0 if major == "K" else t1)
         k_terms.append(t1 if major == "K" else t0)
+        inb_terms.append(z3.And(z3.ULT(t0, bv(src.extents[0])), z3.ULT(t1, bv(src.extents[1]))))
     k_extent = src.extents[1] if major == "K" else src.extents[0]
-    return OperandTags(src.tensor, mn_terms, k_terms, k_extent, kinstr)
+    return OperandTags(src.tensor, mn_terms, k_terms, inb_terms, k_extent, kinstr)
 
 
 def _hint(buf, major, name) -> str:

@@ -10,7 +10,7 @@ from argus.ir.schedule import tile_coords
 from argus.layout.hopper import get_atom
 from argus.layout.hopper.tv import TVLayoutError
 from argus.verify.finding import Counterexample, ElementTag
-from argus.verify.smt import bv, first_model, narrow, value
+from argus.verify.smt import bv, exact_check, first_model, narrow, value
 
 KIND_ORDER = ("block", "iteration", "tile", "warpgroup", "thread", "register", "position",
               "size")
@@ -57,15 +57,20 @@ class Undecided(Exception):
 
 
 def find(w, goal, scope, extra=(), minimise_first=()):
-    """A minimised model of `goal` under the facts, path and `extra`. With free tile
+    """A minimised model of `goal` under the facts, path and `extra`, or None when the
+    goal is impossible once products of two symbols mean their product. With free tile
     coordinates a model may name a tile that its block does not visit at that step; the
     model is then re-solved with a (block, step, tile) triple the schedule really visits:
     first the block and step that visit the model's tile, else the tile that the model's
     block visits at its step. If neither keeps the violation, the model stays as it is."""
     extra = [*w.path, *extra]
     order = order_of(w, scope, minimise_first)
-    model = first_model(w.ctx, goal, order, extra)
-    if model is None:           # `holds` said no, but no model: the solver gave up
+    model = first_model(w.ctx, goal, order, extra, exact_only=True)
+    if model is None:
+        # the violation exists only for product atoms no real product takes (proved
+        # away: None, the check holds), or the solver gave up
+        if exact_check(w.ctx, goal, extra) == z3.unsat:
+            return None
         raise Undecided("solver timeout")
     for pinned in (_visiting_block(w, model, scope), _visited_tile(w, model, scope)):
         if pinned:

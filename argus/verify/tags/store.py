@@ -52,31 +52,24 @@ def store(w, op: Op) -> None:
     inst, bounds, _ = _instance(w, src.layout, src.shape)
     cex_of = lambda model, elements=(): report.counterexample(
         w, model, scope, layout=src.layout, warpgroup=wg, thread_base=base, elements=elements)
-    # the destination lies inside the tensor
+    # elements outside the tensor are dropped by the store (a guarded store)
     inside = z3.And(z3.ULT(inst(coords[0]), bv(dst.extents[0])),
                     z3.ULT(inst(coords[1]), bv(dst.extents[1])))
-    if not holds(w.ctx, inside, [*w.path, *bounds]):
-        model = report.find(w, z3.Not(inside), scope, bounds)
-        idx = (inst(coords[0]), inst(coords[1]))
-        cex = cex_of(model, (report.element(model, dst.tensor, idx, {}, {}),))
-        w.report(Finding("tag.store-bounds", "error",
-                         f"the store writes {dst.tensor}[{value(model, idx[0])}, "
-                         f"{value(model, idx[1])}], outside the tensor",
-                         op.loc, "store", "guard the tail tile, or assume the sizes are "
-                         "multiples of the tile", cex))
     tag = src.tag
     if tag.state != "data":
         return
-    _k_coverage(w, op, tag, inst, bounds, scope, src, wg, base)
+    _k_coverage(w, op, tag, inst, [*bounds, inside], scope, src, wg, base)
     if id(op.operands[1]) in w.asserted:
         return            # the user's tag_assert states what this value must satisfy
     for axis, field in enumerate(("row", "col")):
         if field not in tag.fields:
             continue
-        claim = inst(tag.fields[field]) == inst(coords[axis])
+        claim = z3.Implies(inside, inst(tag.fields[field]) == inst(coords[axis]))
         if holds(w.ctx, claim, [*w.path, *bounds]):
             continue
         model = report.find(w, z3.Not(claim), scope, bounds)
+        if model is None:
+            continue
         idx = (inst(coords[0]), inst(coords[1]))
         actual = {f: inst(tag.fields[f]) for f in ("row", "col") if f in tag.fields}
         expected = {"row": idx[0], "col": idx[1]}
@@ -91,61 +84,124 @@ def store(w, op: Op) -> None:
 
 
 def _k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
+    """Every k in [0, K) is accumulated exactly once into every element, counting only the
+    products that can be non-zero (TMA fills elements outside a tensor with zeros, so a
+    k step past K adds nothing)."""
     contribs = tag.contributions
     if not contribs:
         return
-    kk = w.pos["kk"]
-    extent = contribs[0].axis_extent
+    kk, jv = w.pos["kk"], w.pos["j"]
+    extent = bv(contribs[0].axis_extent)
     cex_of = lambda model, elements=(): report.counterexample(
         w, model, scope, layout=src.layout, warpgroup=wg, thread_base=base, elements=elements)
-    loc = contribs[0].loc
-    ranges = lambda c, f=(lambda x: x): [z3.ULT(f(w.pos[n]), hi) for n, hi in c.ranges]
-    for c in contribs:
-        kb = ranges(c)
-        ok = z3.ULT(inst(c.k), bv(extent))
-        if not holds(w.ctx, ok, [*w.path, *bounds, *kb]):
-            model = report.find(w, z3.Not(ok), scope + c.accumulated[:-2], [*bounds, *kb])
-            cex = cex_of(model)
-            w.report(Finding("tag.k-coverage", "error",
-                             f"the accumulator adds k = {value(model, inst(c.k))}, outside "
-                             f"[0, {value(model, extent)})", c.loc,
-                             "wgmma", "load the k tiles at coordinates below K // BK", cex))
-            return
-    for i, c in enumerate(contribs):
-        for d in contribs[i:]:
-            names = [n for n in d.accumulated]
-            copies = w.ctx.copy_vars(names, "''")
-            other = lambda x: z3.substitute(bv(x), *copies)
-            kinstr = [*ranges(c), *ranges(d, other)]
+    # exactly once: two different (site, step, j, kk) never give one k below K
+    chains = [_chained(jv, c) for c in contribs]
+    for i, (c, (k_c, ok_c)) in enumerate(zip(contribs, chains)):
+        for d, (k_d, ok_d) in list(zip(contribs, chains))[i:]:
+            copies = w.ctx.copy_vars([*d.accumulated, "kk", "j"], "''")
+            other = lambda x: z3.substitute(x, *copies)
+            ranges = [z3.ULT(kk, c.kinstr), z3.ULT(jv, len(c.k)),
+                      other(z3.ULT(kk, d.kinstr)), other(z3.ULT(jv, len(d.k)))]
             differ = z3.Or(*[a != b for a, b in copies]) if d is c else z3.BoolVal(True)
-            twice = z3.And(differ, inst(c.k) == other(inst(d.k)))
-            if holds(w.ctx, z3.Not(twice), [*w.path, *bounds, *kinstr]):
+            twice = z3.And(differ, inst(ok_c), other(inst(ok_d)),
+                           inst(k_c) == other(inst(k_d)), z3.ULT(inst(k_c), extent))
+            if holds(w.ctx, z3.Not(twice), [*w.path, *bounds, *ranges]):
                 continue
-            model = report.find(w, twice, scope, [*bounds, *kinstr])
-            cex = cex_of(model)
+            model = report.find(w, twice, scope, [*bounds, *ranges])
+            if model is None:
+                continue
             w.report(Finding("tag.k-coverage", "error",
-                             f"k = {value(model, inst(c.k))} is accumulated twice into one "
+                             f"k = {value(model, inst(k_c))} is accumulated twice into one "
                              f"element", d.loc, "wgmma",
-                             "each k step must load a different k tile", cex))
+                             "each k step must load a different k tile", cex_of(model)))
             return
-    counts = [c.count for c in contribs]
-    if any(n is None for n in counts):
-        w.report(Finding("tag.k-coverage", "warning",
-                         "the number of k values accumulated is not known (the accumulator "
-                         "is not reset inside the tile loop?); k coverage not verified",
-                         loc, "wgmma", "reset the accumulator with assign(acc, 0.0) per tile"))
+    _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of)
+
+
+def _chained(jv, c):
+    """The per-j terms of a contribution as one term over the variable j."""
+    k, ok = bv(c.k[-1]), c.valid[-1]
+    for j in range(len(c.k) - 2, -1, -1):
+        k, ok = z3.If(jv == j, bv(c.k[j]), k), z3.If(jv == j, c.valid[j], ok)
+    return k, ok
+
+
+def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of) -> None:
+    """Every k below K is met: a witness step (Euclidean division of the affine k term by
+    its coefficients) must exist for every k; a model is confirmed before it is reported."""
+    kappa = z3.BitVec("k_missed", 64)
+    kk = w.pos["kk"]
+    hit_exact, hit_witness = [], []
+    for c in contribs:
+        names = [*c.accumulated, "kk"]
+        facts = [f for n in c.accumulated for f in w.ctx.var_facts[n]] + [z3.ULT(kk, c.kinstr)]
+        for j in range(len(c.k)):
+            k_term = inst(bv(c.k[j]))
+            here = z3.And(inst(c.valid[j]), k_term == kappa, *facts)
+            hit_exact.append(here)
+            pairs = _affine_witness(w, k_term, names, kappa)
+            if pairs is None:
+                w.report(Finding("tag.k-coverage", "warning",
+                                 "the k coordinate is not affine in the loop counters; k "
+                                 "coverage not verified", c.loc, "wgmma",
+                                 "index k tiles by the k loop counter"))
+                return
+            hit_witness.append(z3.substitute(here, *pairs))
+    goal = z3.And(z3.ULT(kappa, extent), z3.Not(z3.Or(*hit_witness)))
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*w.ctx.facts, *w.path, *bounds, goal)
+    if s.check() == z3.unsat:
         return
-    total = bv(counts[0])
-    for n in counts[1:]:
-        total = total + bv(n)
-    if not holds(w.ctx, total == bv(extent), w.path):
-        model = report.find(w, total != bv(extent), scope)
-        cex = cex_of(model)
+    model = report.find(w, goal, scope, bounds, minimise_first=(kappa,))
+    if model is None:
+        return
+    keep = [v.term == value(model, v.term) for n, v in w.ctx.vars.items()
+            if n not in (*contribs[0].accumulated, "kk", "j")]
+    confirm = z3.Solver()
+    confirm.set("timeout", TIMEOUT_MS)
+    confirm.add(*w.ctx.facts, *w.ctx.product_facts(), *bounds, *keep,
+                kappa == value(model, kappa), z3.Or(*hit_exact))
+    missed = value(model, kappa)
+    if confirm.check() == z3.unsat:
         w.report(Finding("tag.k-coverage", "error",
-                         f"the accumulator adds {value(model, total)} k values, but K = "
-                         f"{value(model, extent)}: some k are never accumulated",
-                         loc, "wgmma",
-                         "make the k loop cover K (assume(K % BK == 0) or a tail step)", cex))
+                         f"k = {missed} is never accumulated (K = {value(model, extent)})",
+                         contribs[0].loc, "wgmma",
+                         "make the k loop cover K: KT = cdiv(K, BK), or assume(K % BK == 0)",
+                         cex_of(model)))
+    else:
+        w.report(Finding("tag.k-coverage", "warning",
+                         "could not prove that every k is accumulated", contribs[0].loc,
+                         "wgmma", "index k tiles by the k loop counter"))
+
+
+def _affine_witness(w, term, names, target):
+    """Witness terms for the variables `names` making `term` equal `target`, when term is
+    affine in them with constant coefficients; None otherwise."""
+    vs = [w.ctx.vars[n].term for n in names]
+    zero = [(v, z3.BitVecVal(0, 64)) for v in vs]
+    rest = z3.substitute(term, *zero)
+    coeffs = []
+    for v in vs:
+        one = z3.simplify(z3.substitute(term, *[(u, z3.BitVecVal(1 if u.eq(v) else 0, 64))
+                                                for u in vs]) - rest)
+        if not z3.is_bv_value(one):
+            return None
+        coeffs.append(one.as_long())
+    linear = rest
+    for v, a in zip(vs, coeffs):
+        linear = linear + a * v
+    if not holds(w.ctx, term == linear):
+        return None
+    remaining = target - rest
+    pairs = []
+    for v, a in sorted(zip(vs, coeffs), key=lambda p: -p[1]):
+        if a == 0:
+            pairs.append((v, z3.BitVecVal(0, 64)))
+            continue
+        pairs.append((v, z3.UDiv(remaining, a)))
+        remaining = z3.URem(remaining, a)
+    return pairs
 
 
 def races(w) -> None:
@@ -169,13 +225,12 @@ def _race(w, r: StoreRecord, q: StoreRecord) -> bool:
     if q is r:
         ident = [w.ctx.vars[n].term for n in [*r.identity, *_pos_names(w, r.layout)]]
         differ = z3.Or(*[x != cp(x) for x in ident]) if ident else z3.BoolVal(False)
-        differ = differ if r.warpgroup is None else differ
     else:
-        differ = z3.BoolVal(True)
-    if r.warpgroup is not None and q.warpgroup is not None and q is not r:
-        pass
+        differ = z3.BoolVal(True)     # two store ops (or warpgroups): any overlap
     extra = [*r.path, *[cp(p) for p in q.path], *b_r, *[cp(b) for b in b_q]]
-    goal = z3.And(same, differ)
+    inside = z3.And(z3.ULT(inst_r(r.dst[0]), bv(r.extents[0])),   # the store drops the rest
+                    z3.ULT(inst_r(r.dst[1]), bv(r.extents[1])))
+    goal = z3.And(same, differ, inside)
     s = z3.Solver()
     s.set("timeout", TIMEOUT_MS)
     s.add(*w.ctx.facts, *extra, goal)

@@ -58,13 +58,15 @@ class Barrier:
 
 @dataclass(frozen=True)
 class Contribution:
-    """One wgmma site's k values added into an accumulator: `k` over position and the
-    accumulated variables (loop counters since the reset, the instruction's kk)."""
-    k: Any                        # term: A's coordinate along k
+    """One wgmma site's products added into an accumulator element: per k-step j, A's
+    coordinate along k and whether the product can be non-zero (both operand elements
+    inside their tensors; TMA fills the others with zeros), as terms over the position,
+    the loop counters accumulated since the reset and kk."""
+    k: tuple                      # per j: term
+    valid: tuple                  # per j: z3 Bool
     axis_extent: Any              # the extent of A's k axis (e.g. K)
-    accumulated: tuple[str, ...]  # variable names that range (loops + kk)
-    count: Any                    # how many (loop iterations x j x kk) tuples: a term
-    ranges: tuple                 # (variable name, upper bound) of j and kk
+    accumulated: tuple[str, ...]  # loop counters since the reset
+    kinstr: int                   # kk ranges over [0, kinstr)
     loc: Loc
 
 

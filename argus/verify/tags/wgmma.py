@@ -67,6 +67,7 @@ def mma(w, op: Op) -> None:
     row0, col0 = z3.substitute(bv(row), (kk, z3.BitVecVal(0, 64))), \
         z3.substitute(bv(col), (kk, z3.BitVecVal(0, 64)))
     for j in range(len(A.k)):
+        inside = z3.And(inst(A.inside[j]), inst(B.inside[j]))   # else one factor is 0
         checks = (
             ("tag.wgmma-k", A.k[j], B.k[j], "k", "A.k == B.k",
              "the k slices of A and B that meet here differ",
@@ -81,10 +82,12 @@ def mma(w, op: Op) -> None:
              "accumulator for every output tile"),
         )
         for check, lhs, rhs, field, rel, say, hint in checks:
-            claim = inst(lhs) == inst(rhs)
+            claim = z3.Implies(inside, inst(lhs) == inst(rhs))
             if holds(w.ctx, claim, [*w.path, *tb]):
                 continue
             model = report.find(w, z3.Not(claim), scope, tb)
+            if model is None:
+                continue
             cex = report.counterexample(
                 w, model, scope, layout=acc.layout, warpgroup=wg, thread_base=base,
                 elements=(_element(w, model, inst, A, B, j, acc),),
@@ -98,18 +101,9 @@ def mma(w, op: Op) -> None:
                              op.loc, "wgmma", hint, cex))
             acc.tag = FragTag("unknown", why_unknown=f"{check} failed at line {op.loc.line}")
             return
-    steps = len(A.k)
-    count = A.kinstr * steps
-    for v in accumulated:
-        trip = w.trip.get(v)
-        count = None if trip is None or count is None else w.ctx.mul(trip, count)
-    jv = w.pos["j"]
-    k_of_j = bv(A.k[-1])
-    for j in range(steps - 2, -1, -1):
-        k_of_j = z3.If(jv == j, bv(A.k[j]), k_of_j)
     new = acc.tag.contributions + [
-        Contribution(k_of_j, A.k_extent, accumulated + ("j", "kk"), count,
-                     (("j", steps), ("kk", A.kinstr)), op.loc)]
+        Contribution(tuple(A.k), tuple(z3.And(a, b) for a, b in zip(A.inside, B.inside)),
+                     A.k_extent, accumulated, A.kinstr, op.loc)]
     acc.tag = FragTag("data", {"row": row0 if acc.tag.state != "data" else row,
                                "col": col0 if acc.tag.state != "data" else col},
                       f"{A.tensor} x {B.tensor}", new, acc.tag.reset_scope)

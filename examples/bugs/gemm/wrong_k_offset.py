@@ -1,10 +1,10 @@
 """Bug: B's tile is loaded at the block's global k-step g = i * KT + k instead of the tile's k.
 
-Right for a block's first tile (i = 0), wrong from its second tile on: the wgmma then
-meets A's k slice k with B's slice i * KT + k.
+Right for a block's first tile (i = 0), wrong from its second tile on: B's box then lies
+past K, TMA fills it with zeros, and no k of that tile is ever accumulated.
 
 A copy of examples/gemm.py with this one bug.
-Expected: tag.wgmma-k at line 60.
+Expected: tag.k-coverage at line 60.
 """
 
 import numpy as np

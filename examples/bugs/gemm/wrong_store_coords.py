@@ -1,7 +1,7 @@
 """Bug: The row coordinate of the destination box is tm + wg instead of tm * 2 + wg.
 
-Boxes are 64 rows but tiles are 128: tile tm's first half lands on tile tm's... row
-tm * 64, overlapping the previous tile's second half.
+Boxes are 64 rows but tiles 128: warpgroup 0 of tile tm writes box tm, where warpgroup 1
+of tile tm - 1 also writes, and the last M / 2 rows of C are never written.
 
 A copy of examples/gemm.py with this one bug.
 Expected: tag.assert at line 67.

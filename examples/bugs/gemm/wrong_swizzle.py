@@ -1,10 +1,11 @@
 """Bug: A's buffer is declared without a swizzle (swizzle="none").
 
 The TMA box still lands as dense 128-byte rows, but an unswizzled K-major wgmma operand
-is read as 8 x 16-byte core matrices: the descriptor and the box disagree on the layout.
+is read as 8 x 16-byte core matrices: the descriptor and the box disagree on the layout
+(the backend refuses unswizzled wgmma operands; the verifier says what would go wrong).
 
 A copy of examples/gemm.py with this one bug.
-Expected: tag.descriptor at line 60.
+Expected: tag.descriptor at line 61.
 """
 
 import numpy as np

@@ -155,8 +155,6 @@ def test_interpreter_confirms_the_tail_tile_is_never_written():
 
 def test_swizzle_bug_confirmed_on_concrete_bytes():
     """The interpreter ignores swizzles; evaluate the layouts on ints instead."""
-    from dataclasses import replace
-
     from argus.layout.hopper import TmaBox, descriptor_for, read_layout, smem_operand
 
     f = finding("wrong_swizzle")
@@ -169,10 +167,9 @@ def test_swizzle_bug_confirmed_on_concrete_bytes():
     assert box((actual[1], actual[0])) == byte
     # ...and the unswizzled K-major descriptor of instruction 0 reads that byte for the
     # element the operand means
-    operand = smem_operand(128, 64, 2, "K", "none")
-    wg = cex.warpgroup - 1
-    desc = replace(descriptor_for(operand, 0),
-                   start_address=operand.unswizzled_offset(64 * wg, 0)).validate()
+    wg = cex.warpgroup - 1                           # the band of rows 64 * wg ...
+    operand = smem_operand(64, 64, 2, "K", "none", base=64 * wg * 128)
+    desc = descriptor_for(operand, 8 * cex.iteration["instruction"] * 2)
     mn, kk = e.expected["row"] - 64 * wg, e.expected["col"]
     assert read_layout(desc, 2, "K", 64)((mn, kk)) == byte
     assert actual != (e.expected["row"], e.expected["col"])
