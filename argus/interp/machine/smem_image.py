@@ -145,7 +145,8 @@ def operand_addresses(pre: np.ndarray, major: str, swizzle: str, element_bytes: 
                       key=None) -> np.ndarray:
     """Final byte address wgmma reads for every (mn, k) of an operand tile, k-slice by
     k-slice through its descriptor. `pre` is the tile's pre-swizzle image ((mn, k) for
-    K-major, (k, mn) for MN-major); `key` (hashable) names the tile for the cache. Raises when the descriptor read and the image differ."""
+    K-major, (k, mn) for MN-major); `key` (hashable) names the tile for the cache.
+    Raises when the descriptor read and the image differ."""
     key = (key if key is not None else pre.tobytes(), pre.shape, major, swizzle, element_bytes)
     if key in _READS:
         return _READS[key]

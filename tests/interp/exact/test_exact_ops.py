@@ -234,7 +234,8 @@ def test_both_modes_replay_the_same_interleaving():
 
 def test_stmatrix_of_a_warpgroup_fragment_says_to_convert_first():
     src = MATRIX.replace("TRANS", "False").replace(
-        "    f = ldmatrix(a[0], 4, False)\n", "    f = load(tile(X, (32, 8), (0, 0)), \"blocked\")\n")
+        "    f = ldmatrix(a[0], 4, False)\n",
+        "    f = load(tile(X, (32, 8), (0, 0)), \"blocked\")\n")
     kernel = compile_kernel(src)
     arrays = {n: np.zeros((32, 8), np.float32) for n in "XYZ"}
     assert interpret(kernel, arrays, mode="value").ok
