@@ -10,14 +10,13 @@ last equality says that the consumer's step reads the fill of the producer's ste
 the same counters: the n-th wait on a stage then meets the n-th fill, provided the
 barrier phases are right, which the protocol pass checks (the parity of the wait).
 
-Layout. For instruction j (K of one wgmma: 32 bytes of k) the compiler's descriptor is
-that of the canonical operand layout of the stage (argus.layout.hopper.smem_operand),
-started at the view's (row, k) offset; `read_layout` says which byte the hardware reads
-for (mn, kk); inverting the TMA image of the writer gives the (row, col) of the stage
-that byte holds. It must be the element the operand means: (mn, kk) of a K-major view,
-(kk, mn) of an MN-major one. When no canonical layout exists for the tile (a swizzle
-span the rows do not fill), the layout of the swizzle's own atom is read, as a
-descriptor with that swizzle mode would.
+Layout. For instruction j (K of one wgmma: 32 bytes of k) the descriptor is the one the
+backend builds: `descriptor_for` of the view's operand layout (tma.StageLayout.operand,
+the backend's convention) at k0 = j * K_instr; `read_layout` says which byte the hardware
+reads for (mn, kk); inverting the stage layout gives the (row, col) that byte holds. It
+must be the element the operand means: (mn, kk) of a K-major view, (kk, mn) of an
+MN-major one. An unswizzled buffer (which the backend refuses for wgmma) is read the way
+a descriptor of that mode reads: 8 x 16-byte core matrices.
 """
 
 from __future__ import annotations

@@ -269,7 +269,8 @@ def _race(w, r: StoreRecord, q: StoreRecord) -> bool:
 
 
 def _scope_of(w, rec: StoreRecord):
-    return [n for n in w.schedules if n in w.ctx.vars and rec.identity is not None]
+    """The schedules' step counters: each writer has its own (they identify nothing)."""
+    return [n for n in w.schedules if n in w.ctx.vars]
 
 
 def _pos_names(w, layout):
