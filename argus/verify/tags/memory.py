@@ -72,10 +72,10 @@ def frag_assign(w, op: Op) -> None:
 def load(w, op: Op) -> None:
     src = w.value(op.operands[0])
     t = op.result.type
-    if isinstance(src, GlobalTile):
-        pr, pc = w.pos["pr"], w.pos["pc"]
-        fields = {"row": bv(scalars.binary(w.ctx, "add", src.origin[0], pr)),
-                  "col": bv(scalars.binary(w.ctx, "add", src.origin[1], pc))}
+    if isinstance(src, GlobalTile) and len(src.origin) in (1, 2):
+        pos = (w.pos["pr"], w.pos["pc"])
+        fields = {name: bv(scalars.binary(w.ctx, "add", o, p))
+                  for name, o, p in zip(("row", "col"), src.origin, pos)}
         tag = FragTag("data", fields, src.tensor, reset_scope=w.scope_vars())
     else:
         w.not_modelled(op, "loads from shared memory")

@@ -160,7 +160,7 @@ class Walker:
                         "simplify the index arithmetic (no products of two sizes)"))
                 for r in op.results:
                     self.env[r] = None
-            except (ValueError, TypeError, ArithmeticError, z3.Z3Exception) as err:
+            except (ValueError, TypeError, ArithmeticError, LookupError, z3.Z3Exception) as err:
                 self.not_modelled(op, f"{type(err).__name__}: {err}")
                 for r in op.results:
                     self.env[r] = None
