@@ -66,12 +66,17 @@ def mma(w, op: Op) -> None:
         return
     row0, col0 = z3.substitute(bv(row), (kk, z3.BitVecVal(0, 64))), \
         z3.substitute(bv(col), (kk, z3.BitVecVal(0, 64)))
+    k_hint = "load A and B tiles at the same k coordinate and read the same stage"
+    if not holds(w.ctx, bv(A.k_extent) == bv(B.k_extent)):
+        axis = "rows" if b_major == "MN" else "columns"
+        fix = "K-major: use b_major='k'" if b_major == "MN" else "MN-major: use b_major='mn'"
+        k_hint = (f"b_major={op.attrs.get('b_major', 'k')!r} contracts B's {axis}, which do "
+                  f"not have A's K extent: the tile of B was loaded {fix}")
     for j in range(len(A.k)):
         inside = z3.And(inst(A.inside[j]), inst(B.inside[j]))   # else one factor is 0
         checks = (
             ("tag.wgmma-k", A.k[j], B.k[j], "k", "A.k == B.k",
-             "the k slices of A and B that meet here differ",
-             "load A and B tiles at the same k coordinate and read the same stage"),
+             "the k slices of A and B that meet here differ", k_hint),
             ("tag.wgmma-row", A.mn[j], earlier(row0), "row", "A.row == D.row",
              "the accumulator row meets a different row of A than it did",
              "keep the A tile's row coordinate fixed over the k loop and reset the "
