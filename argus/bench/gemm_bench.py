@@ -1,8 +1,9 @@
 """The DSL GEMM against torch.matmul (cuBLAS): correctness, then timing, same run, same GPU.
 
-    python benchmarks/gemm.py                  # correctness sweep + timing of the issue's shapes
-    python benchmarks/gemm.py --correctness    # only the correctness sweep (tails, layouts, dtypes)
-    python benchmarks/gemm.py --timing --shapes 4096x4096x4096 --layouts kn,nk --dtypes bf16
+    argus bench gemm                    # correctness sweep + timing of the issue's shapes
+    argus bench gemm --correctness      # only the correctness sweep (tails, layouts, dtypes)
+    argus bench gemm --timing --shapes 4096x4096x4096 --layouts kn,nk --dtypes bf16
+    (python benchmarks/gemm.py ... is the same)
 
 Correctness: each shape on fresh random inputs (outputs poisoned first, NaN never passes),
 error against an fp64 reference compared with cuBLAS's own error on the same inputs
@@ -19,9 +20,6 @@ import json
 import math
 import os
 import sys
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
 
 TIMED_SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 12288, 4096),
                 (4096, 28672, 4096), (4096, 4096, 14336), (16384, 8192, 2048),
@@ -103,12 +101,12 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog=None) -> int:
     import torch
 
     from argus.bench.results import RESULTS_DIR, environment, git_state
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     p.add_argument("--correctness", action="store_true", help="only the correctness sweep")
     p.add_argument("--timing", action="store_true", help="only the timing")
     p.add_argument("--shapes", default="", help="MxNxK,... (default: the issue's shapes)")
@@ -117,7 +115,7 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=120.0, help="watchdog seconds per case")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
-        print("benchmarks/gemm.py: no CUDA GPU here; the DSL GEMM runs on Hopper only "
+        print("argus bench gemm: no CUDA GPU here; the DSL GEMM runs on Hopper only "
               "(nothing measured)")
         return 0
     layouts, dtypes = args.layouts.split(","), args.dtypes.split(",")

@@ -1,7 +1,7 @@
-"""`argus compile FILE.py::KERNEL --emit ir`: show a kernel after each compiler stage.
-
-Only the IR stage exists today; cuda, ptx, cubin and sass are refused until the CUDA
-backend is built, rather than pretending.
+"""`argus compile FILE.py::KERNEL --emit ir|cuda|sass|cubin [-o FILE]`: a kernel after each
+compiler stage: the IR, the generated CUDA C++ (sm_90a), the SASS of the built cubin (with
+its ptxas resource report), or the cubin itself (written with -o). PTX is not kept: the
+build goes straight to cubin (a newer NVRTC's PTX would not load on an older driver).
 """
 
 from __future__ import annotations
@@ -11,17 +11,18 @@ from pathlib import Path
 
 from argus.cli.errors import UsageError
 
-EMIT_TARGETS = ("ir", "cuda", "ptx", "cubin", "sass")
-BUILT_TARGETS = ("ir",)
+EMIT_TARGETS = ("ir", "cuda", "sass", "cubin")
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "compile", help="show a kernel's IR (later: CUDA, PTX, cubin, SASS)",
+        "compile", help="show a kernel's IR, generated CUDA, SASS, or write its cubin",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("target", metavar="FILE.py::KERNEL", help="the kernel to compile")
     parser.add_argument("--emit", choices=EMIT_TARGETS, default="ir",
                         help="which stage to print (default: ir)")
+    parser.add_argument("-o", "--output", default=None, help="write to this file (--emit cubin "
+                        "needs it)")
     parser.add_argument("--locs", action="store_true",
                         help="annotate each IR op with its source file:line")
     parser.set_defaults(run=run_compile)
@@ -30,11 +31,42 @@ def register(subparsers) -> None:
 def run_compile(args) -> int:
     from argus.ir.printer import format_kernel
 
-    if args.emit not in BUILT_TARGETS:
-        raise UsageError(f"--emit {args.emit}: not available yet: the CUDA backend is not "
-                         f"built; use --emit ir")
     kernel = load_kernel(args.target)
-    print(format_kernel(kernel, locs=args.locs))
+    if args.emit == "ir":
+        return _emit_text(format_kernel(kernel, locs=args.locs), args.output)
+    from argus.codegen import CodegenError, generate
+
+    try:
+        gen = generate(kernel)
+    except CodegenError as err:
+        raise UsageError(str(err)) from None
+    if args.emit == "cuda":
+        return _emit_text(gen.source, args.output)
+    from argus.runtime import BuildError, BuildOptions, build_kernel
+
+    if args.emit == "cubin" and not args.output:
+        raise UsageError("--emit cubin writes a binary: give -o FILE.cubin")
+    try:
+        entry = build_kernel(gen.source, BuildOptions())
+    except BuildError as err:
+        raise UsageError(f"the generated CUDA did not compile (a backend bug; please report "
+                         f"it):\n{err}") from None
+    if args.emit == "cubin":
+        Path(args.output).write_bytes(entry.cubin)
+        print(f"wrote {args.output} ({len(entry.cubin)} bytes, {entry.compiler})")
+        return 0
+    k = entry.resources.kernels.get(gen.name)
+    head = (f"// {gen.name}: {k.registers} registers at entry, {k.spill_store_bytes} B spill "
+            f"stores, {gen.smem_bytes} B dynamic shared memory\n") if k else ""
+    return _emit_text(head + entry.sass().text, args.output)
+
+
+def _emit_text(text: str, output: str | None) -> int:
+    if output:
+        Path(output).write_text(text)
+        print(f"wrote {output}")
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
     return 0
 
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from argus import __version__
-from argus.cli import check_cmd, compile_cmd, demo, layout_cmd, run_cmd
+from argus.cli import bench_cmd, check_cmd, compile_cmd, demo, layout_cmd, run_cmd
 from argus.cli import mcp_cmd, optimize_cmd
 from argus.cli.errors import UsageError
 from argus.layout.draw import DrawError

@@ -1,5 +1,6 @@
-"""`argus run FILE.py::KERNEL --interpret [--exact] [--shape M=256,N=256] [--seed N]`: run a
-kernel on fresh random inputs and compare with the file's NumPy `reference`. --exact runs
+"""`argus run FILE.py::KERNEL [--interpret [--exact]] [--shape M=256,N=256] [--seed N]`: run a
+kernel on fresh random inputs and compare with the file's NumPy `reference`: on the GPU
+(generated CUDA, sm_90a) by default, on the CPU interpreter with --interpret. --exact runs
 the interpreter's fragment-exact mode (per-thread registers through the fragment layouts,
 shared memory as swizzled bytes); without it, value mode (logical tiles).
 
@@ -57,7 +58,7 @@ def register(subparsers) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("target", metavar="FILE.py::KERNEL", help="the kernel to run")
     parser.add_argument("--interpret", action="store_true",
-                        help="run on the CPU interpreter (the only backend built today)")
+                        help="run on the CPU interpreter (without it: on the GPU, sm_90)")
     parser.add_argument("--exact", action="store_true",
                         help="fragment-exact interpreter mode: registers per thread through "
                              "the layouts, shared memory through the swizzles (slower)")
@@ -80,9 +81,6 @@ def parse_shape(text: str) -> dict[str, int]:
 
 
 def run_kernel(args) -> int:
-    if not args.interpret:
-        raise UsageError("the GPU backend is not built yet; add --interpret to run on the "
-                         "CPU interpreter")
     mode = "exact" if getattr(args, "exact", False) else "value"
     from argus.interp.errors import InterpretError
     from argus.interp.evaluator import interpret
@@ -98,6 +96,9 @@ def run_kernel(args) -> int:
     arrays.update({p.name: poisoned(_shape(p.type, symbols), str(p.type.dtype))
                    for p in outputs})
     expected = call_reference(reference, kernel, [arrays[p.name] for p in inputs], outputs)
+    if not args.interpret:
+        from argus.cli.run_gpu import run_on_gpu
+        return run_on_gpu(args, kernel, reference, symbols, inputs, outputs, arrays, expected)
     shape_text = ",".join(f"{k}={v}" for k, v in symbols.items())
     print(f"{kernel.name}{f' [{shape_text}]' if shape_text else ''} seed={args.seed} "
           f"on the interpreter" + (" (fragment-exact)" if mode == "exact" else ""))

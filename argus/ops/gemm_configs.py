@@ -20,9 +20,14 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def config_for(m: int, n: int, k: int, layout: str) -> dict:
+    # Measured on the H200 (docs/perf-log.md, v2): narrower tiles paid off for x @ W.T at
+    # 256x8192x8192 (0.73 with BN=128) but not for x @ W there (0.46 with BN=128 against
+    # 0.61 with BN=256), while 128x4096x4096 went from 0.30 to 0.74 with BN=64 (x @ W). So
+    # x @ W narrows only when 128x256 tiles would leave most SMs idle.
+    fill = 0.75 if layout == "nk" else 0.35
     bn = WIDTHS[0]
     for bn in WIDTHS:
-        if _cdiv(m, 128) * _cdiv(n, bn) >= 0.75 * SMS:
+        if _cdiv(m, 128) * _cdiv(n, bn) >= fill * SMS:
             break
     stages = {256: 4, 128: 6, 64: 8}[bn]     # as many as ~192 KB of shared memory holds
     cfg = {"BLOCKS": SMS, "BN": bn, "S": stages}
@@ -30,4 +35,49 @@ def config_for(m: int, n: int, k: int, layout: str) -> dict:
     if override:
         cfg.update(json.loads(override))
     cfg["ACC"] = f"wgmma_acc_m64n{cfg['BN']}"
+    return cfg
+
+
+# What the library GEMM can be asked for by knob (argus.agent.gemm_config names), and what
+# its DSL kernel supports today; anything else is refused with the supported values.
+FIXED_KNOBS = {"BM": 128, "consumers": 2, "warp_specialized": True, "cluster_m": 1,
+               "cluster_n": 1, "raster": "m", "persistent": True, "split_k": 1,
+               "epilogue": "direct"}
+
+
+def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
+    """Constants of argus/kernels/gemm.py for the knobs given; defaults from config_for."""
+    from argus.runtime.launch_errors import LaunchError
+
+    cfg = config_for(m, n, k, layout)
+    problems = []
+    for name, value in knobs.items():
+        if name in FIXED_KNOBS:
+            if value != FIXED_KNOBS[name]:
+                problems.append(f"{name}={value!r} (the DSL GEMM has {name}="
+                                f"{FIXED_KNOBS[name]!r} only)")
+        elif name == "BN":
+            step = 64 if layout == "kn" else 8
+            if not (isinstance(value, int) and 0 < value <= 256 and value % step == 0):
+                problems.append(f"BN={value!r} (a multiple of {step} up to 256 for this layout)")
+            else:
+                cfg["BN"], cfg["ACC"] = value, f"wgmma_acc_m64n{value}"
+        elif name == "BK":
+            if value not in (64, 128):
+                problems.append(f"BK={value!r} (64 or 128: whole 128-byte swizzle rows)")
+            else:
+                cfg["BK"] = value
+        elif name == "stages":
+            cfg["S"] = value
+        elif name == "group":
+            cfg["GROUP"] = value
+        else:
+            problems.append(f"unknown knob {name!r}")
+    if problems:
+        raise LaunchError("the DSL GEMM cannot run " + "; ".join(problems))
+    a_stage = 128 * cfg.get("BK", 64) * 2
+    b_stage = cfg["BN"] * cfg.get("BK", 64) * 2
+    if cfg["S"] * (a_stage + b_stage) + 1024 + 16 * cfg["S"] > 227 * 1024:
+        raise LaunchError(f"{cfg['S']} stages of {a_stage + b_stage} B exceed the 227 KB of "
+                          "shared memory a block can have; use fewer stages")
     return cfg

@@ -3,6 +3,7 @@ cubin (disk-cached) -> a Launcher. `library_kernel("gemm", "gemm_nn", DT="fp16",
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -26,9 +27,18 @@ def generated(module: str, name: str, **overrides):
     return generate(kernel_ir(module, name, **overrides))
 
 
-def library_kernel(module: str, name: str, **overrides):
+DEBUG_WAIT_LIMIT = "200000000"   # try_wait polls before a debug build traps (~seconds)
+
+
+def debug_builds() -> bool:
+    """ARGUS_DEBUG=1: every mbarrier wait is bounded and traps naming barrier and phase."""
+    return os.environ.get("ARGUS_DEBUG", "") not in ("", "0")
+
+
+def library_kernel(module: str, name: str, debug: bool | None = None, **overrides):
     """The launcher of one specialisation (built on first use, then reused)."""
-    key = (module, name, tuple(sorted(overrides.items())))
+    debug = debug_builds() if debug is None else debug
+    key = (module, name, debug, tuple(sorted(overrides.items())))
     with _lock:
         launcher = _built.get(key)
         if launcher is None:
@@ -38,7 +48,8 @@ def library_kernel(module: str, name: str, **overrides):
 
             ir = kernel_ir(module, name, **overrides)
             gen = generate(ir)
-            entry = build_kernel(gen.source, BuildOptions())
+            defines = (("ARGUS_MBARRIER_WAIT_LIMIT", DEBUG_WAIT_LIMIT),) if debug else ()
+            entry = build_kernel(gen.source, BuildOptions(defines=defines))
             launcher = _built[key] = Launcher(gen, entry.cubin, ir)
             launcher.build = entry
         return launcher

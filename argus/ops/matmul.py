@@ -4,14 +4,15 @@ a: M x K, row-major. b: K x N row-major (`x @ W`), or the transpose view of an N
 row-major tensor (`x @ W.T`, what `W.t()` gives), which runs the N x K kernel without a
 copy. bf16 or fp16 (both operands the same), fp32 accumulation, the output in the input
 dtype. K and N must be multiples of 8 (16-byte TMA row strides). Each shape gets the
-configuration `config_for` picks.
+configuration `config_for` picks, unless knobs (argus.agent's names: BN, BK, stages,
+group, ...) ask for another; knobs the kernel does not support are refused by name.
 """
 
 from __future__ import annotations
 
 from argus.runtime.launch_errors import LaunchError
 
-from .gemm_configs import config_for
+from .gemm_configs import config_for, knobs_to_config
 from .library import library_kernel
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
@@ -27,7 +28,7 @@ def _layout_of_b(b):
                       f"(strides {b.stride()}); call .contiguous()")
 
 
-def matmul(a, b, out=None):
+def matmul(a, b, out=None, **knobs):
     import torch
 
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
@@ -52,7 +53,7 @@ def matmul(a, b, out=None):
         out = torch.empty((m, n), dtype=a.dtype, device=a.device)
     elif out.shape != (m, n) or out.dtype != a.dtype or not out.is_contiguous():
         raise LaunchError(f"out must be a contiguous {m} x {n} {a.dtype} tensor")
-    cfg = config_for(m, n, k, layout)
+    cfg = knobs_to_config(knobs, layout, m, n, k) if knobs else config_for(m, n, k, layout)
     name = "gemm_nn" if layout == "kn" else "gemm_nt"
     launcher = library_kernel("gemm", name, DT=DTYPES[str(a.dtype)], **cfg)
     launcher(a, b_stored, out)

@@ -1,4 +1,4 @@
-"""Launching a generated kernel on torch tensors, on the current stream.
+"""Launching a generated kernel on torch tensors (or DLPack arrays), on the current stream.
 
 `Launcher(generated, cubin)(*tensors)` binds the tensors to the kernel's global-tensor
 parameters in order, reads the shape symbols off them (a symbol used twice must agree),
@@ -85,13 +85,14 @@ class Launcher:
         sizes: dict[str, int] = {}
         bound = {}
         for (name, _), t in zip(self._tensor_specs, tensors):
+            if not isinstance(t, torch.Tensor) and hasattr(t, "__dlpack__"):
+                t = torch.from_dlpack(t)     # CuPy, JAX, ... arrays: shared, not copied
             if not isinstance(t, torch.Tensor):
-                raise LaunchError(f"{name} must be a torch tensor, got {type(t).__name__}")
+                raise LaunchError(f"{name} must be a torch tensor or a DLPack array, got "
+                                  f"{type(t).__name__}")
             dtype = self._dtype_of.get(name)
             if dtype is not None and t.dtype != getattr(torch, TORCH_DTYPES[str(dtype)]):
                 raise LaunchError(f"{name} must be {dtype}, got {t.dtype}")
-            if not t.is_cuda:
-                raise LaunchError(f"{name} is on {t.device}; move it to the GPU (.cuda())")
             shape = self._shape_of.get(name, t.shape)
             if t.dim() != len(shape):
                 raise LaunchError(f"{name} must be {len(shape)}-D, got shape {tuple(t.shape)}")
@@ -113,6 +114,9 @@ class Launcher:
                 shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
                 raise LaunchError(f"{where}: the kernel assumes {text}, which does not hold for "
                                   f"{shown}; pad the inputs or use a kernel that handles tails")
+        for name, t in bound.items():   # last, so the checks above also run on a CPU
+            if not t.is_cuda:
+                raise LaunchError(f"{name} is on {t.device}; move it to the GPU (.cuda())")
         return bound, sizes
 
     def __call__(self, *tensors, grid: tuple[int, ...] | None = None):

@@ -3,6 +3,8 @@ elect-one, persistent tile schedules (the order of argus.ir.schedule), assumptio
 
 from __future__ import annotations
 
+from argus.layout.layout import LayoutError
+
 from ..errors import CodegenError
 from ..values import Scalar
 
@@ -20,7 +22,16 @@ def lower_block(ctx, block) -> None:
                                op.loc, "run this kernel with `argus run --interpret`, or "
                                "rewrite it with the ops listed in docs/design/codegen.md")
         ctx.following = block.ops[i + 1:]
-        rule(ctx, op)
+        try:
+            rule(ctx, op)
+        except CodegenError as err:
+            if err.loc is None:
+                raise CodegenError(err.message, op.loc, err.hint) from None
+            raise
+        except LayoutError as err:
+            raise CodegenError(f"cannot generate '{op.opcode}': {err}", op.loc,
+                               "run it with `argus run --interpret`; the Hopper backend "
+                               "generates the ops listed in docs/design/codegen.md") from None
     ctx.following, ctx.fragments = saved, frags   # C scope: fragments die with the block
 
 

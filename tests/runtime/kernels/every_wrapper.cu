@@ -1,6 +1,8 @@
 // Calls every wrapper of argus/codegen/include once, so that each header compiles for sm_90a and
 // each intended instruction shows up in the SASS. Not meant to run: the values are nonsense.
 #include "argus_address.cuh"
+#include "argus_convert.cuh"
+#include "argus_descriptor.cuh"
 #include "argus_fence.cuh"
 #include "argus_ldmatrix.cuh"
 #include "argus_mbarrier.cuh"
@@ -112,6 +114,9 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
     for (int i = 0; i < 32; ++i) sum += acc64[i];
 #pragma unroll
     for (int i = 0; i < 128; ++i) sum += acc256[i];
-    out[threadIdx.x] = sum;
+    const u32 packed = pack_bf16x2(sum, acc64[1]) ^ pack_f16x2(acc64[2], sum);
+    const u32 single = (u32)to_bf16(acc64[3]) | ((u32)to_f16(sum) << 16);
+    const u64 made = smem_descriptor(tile_addr, 0x4000004000010000ull);
+    out[threadIdx.x] = sum + (float)(packed ^ single) + (float)(made >> 62);
   }
 }

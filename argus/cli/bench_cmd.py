@@ -1,0 +1,24 @@
+"""`argus bench gemm [--correctness|--timing] [--shapes MxNxK,...] [--layouts kn,nk]
+[--dtypes bf16,fp16]`: the DSL GEMM against torch.matmul on this GPU (argus.bench.gemm_bench);
+results JSON under benchmarks/results/. Without a GPU it says so and measures nothing."""
+
+from __future__ import annotations
+
+import argparse
+
+BENCHES = ("gemm",)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("bench", help="benchmark a library kernel against its peer",
+                                   description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=BENCHES, help="which benchmark")
+    parser.add_argument("rest", nargs=argparse.REMAINDER,
+                        help="its options (argus bench gemm --help)")
+    parser.set_defaults(run=run_bench)
+
+
+def run_bench(args) -> int:
+    from argus.bench.gemm_bench import main
+    return main(args.rest, prog=f"argus bench {args.what}")

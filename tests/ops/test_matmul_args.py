@@ -1,0 +1,50 @@
+"""argus.ops.matmul's argument checks and its choice of kernel and configuration (CPU: the
+checks come before any launch)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from argus.ops import matmul  # noqa: E402
+from argus.ops.gemm_configs import config_for, knobs_to_config  # noqa: E402
+from argus.runtime.launch_errors import LaunchError  # noqa: E402
+
+
+def t(*shape, dtype=torch.bfloat16):
+    return torch.zeros(shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("a, b, message", [
+    (t(4, 8), t(16, 8), "shapes do not chain"),
+    (t(4, 8), t(8, 8, dtype=torch.float16), "bf16 or fp16 operands of one dtype"),
+    (t(4, 8, dtype=torch.float32), t(8, 8, dtype=torch.float32), "bf16 or fp16"),
+    (t(4, 12), t(12, 8), "K = 12 and N = 8 must be multiples of 8"),
+    (t(8, 4).t(), t(8, 8), "a must be row-major"),
+    (t(4, 8), t(8, 16)[:, ::2], "b must be row-major K x N or the transpose"),
+    (t(4), t(4, 8), "2-D tensors"),
+])
+def test_bad_arguments(a, b, message):
+    with pytest.raises(LaunchError, match=message):
+        matmul(a, b)
+
+
+def test_bad_knobs_are_refused_by_name():
+    with pytest.raises(LaunchError, match="BM=256 .*BM=128 only.*split_k=2"):
+        knobs_to_config({"BM": 256, "split_k": 2}, "kn", 4096, 4096, 4096)
+    with pytest.raises(LaunchError, match="BN=96"):
+        knobs_to_config({"BN": 96}, "kn", 4096, 4096, 4096)
+    with pytest.raises(LaunchError, match="exceed the 227 KB"):
+        knobs_to_config({"stages": 8}, "kn", 4096, 4096, 4096)
+
+
+def test_knobs_become_kernel_constants():
+    cfg = knobs_to_config({"BN": 128, "stages": 6, "group": 4, "BM": 128}, "nk", 64, 64, 64)
+    assert (cfg["BN"], cfg["S"], cfg["GROUP"], cfg["ACC"]) == (128, 6, 4, "wgmma_acc_m64n128")
+
+
+@pytest.mark.parametrize("shape, layout, bn", [((8192, 8192, 8192), "kn", 256),
+                                               ((256, 8192, 8192), "nk", 128),
+                                               ((256, 8192, 8192), "kn", 256),
+                                               ((128, 4096, 4096), "kn", 64)])
+def test_tile_width_follows_the_measured_table(shape, layout, bn):
+    assert config_for(*shape, layout)["BN"] == bn
