@@ -45,7 +45,7 @@ def flash_fwd(Q: Tensor["T", HD, bf16], K: Tensor["T", HD, bf16], V: Tensor["T",
     fence_mbarrier_init()
     sync_block()
 
-    with role("producer", warpgroups=(0,), regs=40):
+    with role("producer", warpgroups=(0,), regs=24):
         with elect_one():
             expect_tx(q_full[0], nbytes(q_s[0]))
             tma_load(q_s[0], tile(Q, (BM, HD), (bx, 0)), q_full[0])
