@@ -1,8 +1,10 @@
 """`argus demo`: the main job on any machine, GPU or not.
 
 Checks every Hopper atom (its shape:stride layout) against the PTX ISA formula and the
-hardware dump, draws each atom to OUT/<atom>.svg, prints one summary row per atom, and
-says whether a CUDA GPU is here. Exit status 1 when any check fails.
+hardware dump, draws each atom to OUT/<atom>.svg and prints one summary row per atom; then
+takes the library's DSL GEMM through every stage this machine can run (interpreter,
+generated CUDA, cubin; on an sm_90 GPU a run against cuBLAS: argus.cli.demo_gemm).
+Exit status 1 when any check fails.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ def register(subparsers) -> None:
     parser.add_argument("--out", default="out/layouts", metavar="DIR",
                         help="where the drawings go (default: out/layouts)")
     parser.add_argument("--no-draw", action="store_true", help="check only, draw nothing")
+    parser.add_argument("--no-gemm", action="store_true", help="skip the DSL GEMM stages")
     parser.add_argument("--atom", action="append", metavar="PATTERN",
                         help="only the atoms matching PATTERN (shell-style, repeatable), "
                              "e.g. 'ldmatrix_*'")
@@ -61,9 +64,13 @@ def run_demo(args) -> int:
     print()
     if failed:
         print(f"{len(failed)} of {len(rows)} atoms FAILED: {', '.join(failed)} ({elapsed:.1f} s)")
-        return 1
-    print(f"all {len(rows)} atoms agree with every source found ({elapsed:.1f} s)")
-    return 0
+    else:
+        print(f"all {len(rows)} atoms agree with every source found ({elapsed:.1f} s)")
+    gemm_failed = 0
+    if not args.no_gemm:
+        from argus.cli.demo_gemm import run_gemm_demo
+        gemm_failed = run_gemm_demo()
+    return 1 if failed or gemm_failed else 0
 
 
 def select_atoms(names, patterns) -> list[str]:
@@ -84,7 +91,7 @@ def _source_line(what: str, path, relpath) -> str:
 
 
 def gpu_line() -> str:
-    """One line on the GPU: none, torch missing, or the device found (nothing runs on it yet)."""
+    """One line on the GPU: none, torch missing, or the device found."""
     try:
         import torch
     except ImportError:
@@ -94,8 +101,7 @@ def gpu_line() -> str:
     name = torch.cuda.get_device_name(0)
     major, minor = torch.cuda.get_device_capability(0)
     note = "" if (major, minor) == (9, 0) else " (Argus targets sm_90a: H100/H200)"
-    return (f"GPU: {name}, sm_{major}{minor}{note}; GPU checks come with the backend "
-            "(nothing runs on it yet)")
+    return f"GPU: {name}, sm_{major}{minor}{note}"
 
 
 def format_table(rows) -> str:

@@ -10,7 +10,7 @@ SOME_ATOMS = ["wgmma_acc_m64n16", "wgmma_a_rs_*", "ldmatrix_x4_trans", "stmatrix
 
 
 def test_demo_checks_and_draws_the_chosen_atoms(tmp_path, capsys):
-    argv = ["demo", "--out", str(tmp_path)]
+    argv = ["demo", "--out", str(tmp_path), "--no-gemm"]
     for pattern in SOME_ATOMS:
         argv += ["--atom", pattern]
     assert main(argv) == 0
@@ -22,6 +22,16 @@ def test_demo_checks_and_draws_the_chosen_atoms(tmp_path, capsys):
     assert [row[0] for row in table] == chosen
     assert all(row[5:7] == ["ok", "ok"] for row in table)  # bijective, PTX formula
     assert sorted(p.stem for p in tmp_path.glob("*.svg")) == sorted(chosen)
+
+
+def test_demo_takes_the_dsl_gemm_through_the_stages_here(capsys):
+    assert main(["demo", "--no-draw", "--atom", "ldmatrix_x1"]) == 0
+    out = capsys.readouterr().out
+    gemm = out[out.index("DSL GEMM"):].splitlines()
+    interp = next(line for line in gemm if "interpreter" in line)
+    assert interp.split()[0] == "ok" and "tails in M, N and K" in interp
+    assert any("generated CUDA" in line and line.split()[0] == "ok" for line in gemm)
+    assert any(("GPU run" in line or "H200 run" in line) for line in gemm)
 
 
 def test_demo_unknown_atom_pattern_exits_2(capsys):
