@@ -1,9 +1,9 @@
 """Tag propagation by abstract interpretation over the IR, discharged with z3.
 
 `check(kernel)` walks the kernel (walker.py) applying each op family's transfer rule
-(memory.py, tma.py, operands.py, wgmma.py, store.py, asserts.py), then checks the
-stores of the whole kernel against each other (races, coverage). What is symbolic,
-enumerated, assumed and not checked: docs/design/verifier.md.
+(memory.py, tma.py, operands.py, wgmma.py, store.py, kcoverage.py, asserts.py), then
+checks the stores of the whole kernel against each other (writers.py: races, coverage).
+What is symbolic, enumerated, assumed and not checked: docs/design/verifier.md.
 """
 
 from __future__ import annotations
@@ -13,14 +13,13 @@ from argus.verify.finding import Finding
 
 
 def check(kernel: Kernel) -> list[Finding]:
-    from . import store
-    from .walker import Walker
-
+    from . import writers
     from .report import Undecided
+    from .walker import Walker
 
     w = Walker(kernel)
     w.run()
-    for whole_kernel_check in (store.races, store.coverage):
+    for whole_kernel_check in (writers.races, writers.coverage):
         try:
             whole_kernel_check(w)
         except Undecided as why:

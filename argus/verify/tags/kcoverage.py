@@ -1,0 +1,136 @@
+"""Every k in [0, K) is accumulated exactly once into every stored element, counting
+only the products that can be non-zero (TMA fills elements outside a tensor with zeros,
+so a k step past K adds nothing): no two (site, loop counters, j, kk) give one k below K,
+and every k below K has a witness step."""
+
+from __future__ import annotations
+
+import z3
+
+from argus.verify.finding import Finding
+from argus.verify.smt import TIMEOUT_MS, bv, holds, value
+
+from . import report
+
+
+def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
+    """Every k in [0, K) is accumulated exactly once into every element, counting only the
+    products that can be non-zero (TMA fills elements outside a tensor with zeros, so a
+    k step past K adds nothing)."""
+    contribs = tag.contributions
+    if not contribs:
+        return
+    kk, jv = w.pos["kk"], w.pos["j"]
+    extent = bv(contribs[0].axis_extent)
+    cex_of = lambda model, elements=(): report.counterexample(
+        w, model, scope, layout=src.layout, warpgroup=wg, thread_base=base, elements=elements)
+    # exactly once: two different (site, step, j, kk) never give one k below K
+    chains = [_chained(jv, c) for c in contribs]
+    for i, (c, (k_c, ok_c)) in enumerate(zip(contribs, chains)):
+        for d, (k_d, ok_d) in list(zip(contribs, chains))[i:]:
+            copies = w.ctx.copy_vars([*d.accumulated, "kk", "j"], "''")
+            other = lambda x: z3.substitute(x, *copies)
+            ranges = [z3.ULT(kk, c.kinstr), z3.ULT(jv, len(c.k)),
+                      other(z3.ULT(kk, d.kinstr)), other(z3.ULT(jv, len(d.k)))]
+            differ = z3.Or(*[a != b for a, b in copies]) if d is c else z3.BoolVal(True)
+            twice = z3.And(differ, inst(ok_c), other(inst(ok_d)),
+                           inst(k_c) == other(inst(k_d)), z3.ULT(inst(k_c), extent))
+            if holds(w.ctx, z3.Not(twice), [*w.path, *bounds, *ranges]):
+                continue
+            model = report.find(w, twice, scope, [*bounds, *ranges])
+            if model is None:
+                continue
+            w.report(Finding("tag.k-coverage", "error",
+                             f"k = {value(model, inst(k_c))} is accumulated twice into one "
+                             f"element", d.loc, "wgmma",
+                             "each k step must load a different k tile", cex_of(model)))
+            return
+    _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of)
+
+
+def _chained(jv, c):
+    """The per-j terms of a contribution as one term over the variable j."""
+    k, ok = bv(c.k[-1]), c.valid[-1]
+    for j in range(len(c.k) - 2, -1, -1):
+        k, ok = z3.If(jv == j, bv(c.k[j]), k), z3.If(jv == j, c.valid[j], ok)
+    return k, ok
+
+
+def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of) -> None:
+    """Every k below K is met: a witness step (Euclidean division of the affine k term by
+    its coefficients) must exist for every k; a model is confirmed before it is reported."""
+    kappa = z3.BitVec("k_missed", 64)
+    kk = w.pos["kk"]
+    hit_exact, hit_witness = [], []
+    for c in contribs:
+        names = [*c.accumulated, "kk"]
+        facts = [f for n in c.accumulated for f in w.ctx.var_facts[n]] + [z3.ULT(kk, c.kinstr)]
+        for j in range(len(c.k)):
+            k_term = inst(bv(c.k[j]))
+            here = z3.And(inst(c.valid[j]), k_term == kappa, *facts)
+            hit_exact.append(here)
+            pairs = _affine_witness(w, k_term, names, kappa)
+            if pairs is None:
+                w.report(Finding("tag.k-coverage", "warning",
+                                 "the k coordinate is not affine in the loop counters; k "
+                                 "coverage not verified", c.loc, "wgmma",
+                                 "index k tiles by the k loop counter"))
+                return
+            hit_witness.append(z3.substitute(here, *pairs))
+    goal = z3.And(z3.ULT(kappa, extent), z3.Not(z3.Or(*hit_witness)))
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*w.ctx.facts, *w.path, *bounds, goal)
+    if s.check() == z3.unsat:
+        return
+    model = report.find(w, goal, scope, bounds, minimise_first=(kappa,))
+    if model is None:
+        return
+    keep = [v.term == value(model, v.term) for n, v in w.ctx.vars.items()
+            if n not in (*contribs[0].accumulated, "kk", "j")]
+    confirm = z3.Solver()
+    confirm.set("timeout", TIMEOUT_MS)
+    confirm.add(*w.ctx.facts, *w.ctx.product_facts(), *bounds, *keep,
+                kappa == value(model, kappa), z3.Or(*hit_exact))
+    missed = value(model, kappa)
+    if confirm.check() == z3.unsat:
+        w.report(Finding("tag.k-coverage", "error",
+                         f"k = {missed} is never accumulated (K = {value(model, extent)})",
+                         contribs[0].loc, "wgmma",
+                         "make the k loop cover K: KT = cdiv(K, BK), or assume(K % BK == 0)",
+                         cex_of(model)))
+    else:
+        w.report(Finding("tag.k-coverage", "warning",
+                         "could not prove that every k is accumulated", contribs[0].loc,
+                         "wgmma", "index k tiles by the k loop counter"))
+
+
+def _affine_witness(w, term, names, target):
+    """Witness terms for the variables `names` making `term` equal `target`, when term is
+    affine in them with constant coefficients; None otherwise."""
+    vs = [w.ctx.vars[n].term for n in names]
+    zero = [(v, z3.BitVecVal(0, 64)) for v in vs]
+    rest = z3.substitute(term, *zero)
+    coeffs = []
+    for v in vs:
+        one = z3.simplify(z3.substitute(term, *[(u, z3.BitVecVal(1 if u.eq(v) else 0, 64))
+                                                for u in vs]) - rest)
+        if not z3.is_bv_value(one):
+            return None
+        coeffs.append(one.as_long())
+    linear = rest
+    for v, a in zip(vs, coeffs):
+        linear = linear + a * v
+    if not holds(w.ctx, term == linear):
+        return None
+    remaining = target - rest
+    pairs = []
+    for v, a in sorted(zip(vs, coeffs), key=lambda p: -p[1]):
+        if a == 0:
+            pairs.append((v, z3.BitVecVal(0, 64)))
+            continue
+        pairs.append((v, z3.UDiv(remaining, a)))
+        remaining = z3.URem(remaining, a)
+    return pairs
+
+

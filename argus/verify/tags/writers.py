@@ -1,0 +1,225 @@
+"""The writers of a tensor against each other: no two write one element (races), and
+every element is written by one (coverage)."""
+
+from __future__ import annotations
+
+import z3
+
+from argus.verify.finding import Counterexample, ElementTag, Finding
+from argus.verify.smt import TIMEOUT_MS, bv, least, value
+
+from . import report
+from .store import _instance
+from .values import StoreRecord
+
+
+def races(w) -> None:
+    """No two writers (distinct identity, warpgroup or element) write one element."""
+    for i, r in enumerate(w.stores):
+        for q in w.stores[i:]:
+            if q.tensor != r.tensor:
+                continue
+            if _race(w, r, q):
+                return
+
+
+def _race(w, r: StoreRecord, q: StoreRecord) -> bool:
+    inst_r, b_r, thr = _instance(w, r.layout, r.shape)
+    inst_q, b_q, _ = _instance(w, q.layout, q.shape)
+    names = list(dict.fromkeys([*q.identity, *_scope_of(w, q), *_pos_names(w, q.layout)]))
+    copies = w.ctx.copy_vars(names, "~")
+    cp = lambda x: z3.substitute(x if isinstance(x, z3.BoolRef) else bv(x), *copies)
+    same = z3.And(inst_r(r.dst[0]) == cp(inst_q(q.dst[0])),
+                  inst_r(r.dst[1]) == cp(inst_q(q.dst[1])))
+    if q is r:
+        ident = [w.ctx.vars[n].term for n in [*r.identity, *_pos_names(w, r.layout)]]
+        differ = z3.Or(*[x != cp(x) for x in ident]) if ident else z3.BoolVal(False)
+    else:
+        differ = z3.BoolVal(True)     # two store ops (or warpgroups): any overlap
+    extra = [*r.path, *[cp(p) for p in q.path], *b_r, *[cp(b) for b in b_q]]
+    inside = z3.And(z3.ULT(inst_r(r.dst[0]), bv(r.extents[0])),   # the store drops the rest
+                    z3.ULT(inst_r(r.dst[1]), bv(r.extents[1])))
+    goal = z3.And(same, differ, inside)
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*w.ctx.facts, *extra, goal)
+    if s.check() != z3.sat:
+        return False
+    scope = tuple(n for n in w.ctx.vars if w.ctx.vars[n].kind in ("tile", "iteration")
+                  and n in (*r.identity, *_scope_of(w, r)))
+    model = report.find(w, goal, scope, extra)
+    if model is None:
+        return False
+    idx = (inst_r(r.dst[0]), inst_r(r.dst[1]))
+    other = {}
+    if "t" in w.ctx.vars:
+        other = {"thread": q.thread_base + value(model, cp(w.ctx.vars["t"].term)),
+                 "register": value(model, cp(w.ctx.vars["v"].term))}
+    for n, c in copies:
+        name = w.ctx.name_of(n)
+        if name in ("t", "v", "pr", "pc"):
+            continue
+        other[name] = value(model, c)
+    if q.warpgroup is not None:
+        other["warpgroup"] = q.warpgroup
+    cex = report.counterexample(w, model, scope, layout=r.layout, warpgroup=r.warpgroup,
+                                thread_base=r.thread_base,
+                                elements=(ElementTag(r.tensor, tuple(value(model, x) for x in idx),
+                                                     {"second writer": other},
+                                                     {"writers": 1}),))
+    where = report.where(cex)
+    second = ", ".join(f"{k} {v}" for k, v in other.items())
+    w.report(Finding("tag.store-race", "error",
+                     f"{r.tensor}[{value(model, idx[0])}, {value(model, idx[1])}] is written "
+                     f"twice: by {where} and by {second}", q.loc, "store",
+                     "give each warpgroup and tile its own rows: include the warpgroup index "
+                     "in the destination tile coordinate", cex))
+    return True
+
+
+def _scope_of(w, rec: StoreRecord):
+    """The schedules' step counters: each writer has its own (they identify nothing)."""
+    return [n for n in w.schedules if n in w.ctx.vars]
+
+
+def _pos_names(w, layout):
+    if report.tv_atom(layout) is not None:
+        return ["t", "v"]
+    return ["pr", "pc"]
+
+
+def coverage(w) -> None:
+    """Every element of every stored tensor is written by some writer.
+
+    "For every element there is a writer" is a quantifier alternation z3 does not decide
+    here (unknown after seconds), so a writer is constructed: the destination of a store
+    is affine in its identity variables and positions, and a witness for element e is
+    found by Euclidean division by the coefficients, largest first. The quantifier-free
+    query "some element in the tensor has no witness writer" is then asked; unsat proves
+    coverage. A model is confirmed (no writer at all for that element, with those sizes)
+    before it is reported; otherwise coverage is reported as not proved (a warning)."""
+    by_tensor: dict[str, list[StoreRecord]] = {}
+    for r in w.stores:
+        by_tensor.setdefault(r.tensor, []).append(r)
+    for tensor, recs in by_tensor.items():
+        _cover(w, tensor, recs)
+
+
+def _cover(w, tensor, recs) -> None:
+    ext = recs[0].extents
+    e = z3.BitVecs(f"{tensor}_row {tensor}_col", 64)
+    steps = [w.ctx.vars[n].term for n in (*w.schedules, "block") if n in w.ctx.vars]
+    qnames = sorted({n for r in recs for n in (*r.identity, "pr", "pc")})
+    qvars = [w.ctx.vars[n].term for n in qnames]
+    inside, outside = [], []
+    for f in w.ctx.facts:
+        if any(_mentions(f, s) for s in steps):
+            continue
+        (inside if any(_mentions(f, q) for q in qvars) else outside).append(f)
+    witnessed, exact = [], []
+    for r in recs:
+        own = z3.And(*inside, *r.path, z3.ULT(w.pos["pr"], r.shape[0]),
+                     z3.ULT(w.pos["pc"], r.shape[1]), r.dst[0] == e[0], r.dst[1] == e[1])
+        exact.append(own)
+        pairs = _witness(w, r, e)
+        if pairs is not None:       # a writer variable the destination ignores: take 0
+            named = {str(v) for v, _ in pairs}
+            pairs += [(q, z3.BitVecVal(0, 64)) for q in qvars if str(q) not in named]
+        if pairs is None:
+            w.report(Finding("tag.store-coverage", "warning",
+                             f"the destination of this store is not affine in its tile "
+                             f"coordinates; coverage of {tensor} not verified", r.loc, "store",
+                             "write destinations as tile(C, box, coords) with affine coords"))
+            return
+        witnessed.append(z3.substitute(own, *pairs))
+    bounds = [z3.ULT(e[0], bv(ext[0])), z3.ULT(e[1], bv(ext[1]))]
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*outside, *bounds, z3.Not(z3.Or(*witnessed)))
+    result = s.check()
+    if result == z3.unsat:
+        return
+    if result == z3.sat:
+        model = _minimise(s, [*w.sizes.values(), *e])
+        fixed = [t == value(model, t) for t in (*w.sizes.values(), *e)]
+        confirm = z3.Solver()
+        confirm.set("timeout", TIMEOUT_MS)
+        confirm.add(*outside, *fixed, z3.Or(*exact))
+        if confirm.check() == z3.unsat:
+            row, col = value(model, e[0]), value(model, e[1])
+            sizes = {n: value(model, t) for n, t in w.sizes.items()}
+            size_text = ", ".join(f"{n}={v}" for n, v in sizes.items())
+            cex = Counterexample(sizes=sizes, elements=(
+                ElementTag(tensor, (row, col), {"writers": 0}, {"writers": 1}),))
+            w.report(Finding("tag.store-coverage", "error",
+                             f"{tensor}[{row}, {col}] is never written ({size_text})",
+                             recs[-1].loc, "store",
+                             "cover the whole tensor: assume the sizes are multiples of the "
+                             "tile (assume(M % BM == 0)) or add a tail tile", cex))
+            return
+    w.report(Finding("tag.store-coverage", "warning",
+                     f"could not prove that every element of {tensor} is written", recs[-1].loc,
+                     "store", "write destinations as tile(C, box, coords) with affine coords"))
+
+
+def _witness(w, r: StoreRecord, e):
+    """Substitution pairs (variable, witness term) making r write element e, or None."""
+    pairs, used = [], set()
+    for axis in (0, 1):
+        terms = _affine(z3.simplify(r.dst[axis]))
+        if terms is None:
+            return None
+        const = terms.pop(None, 0)
+        rest = e[axis] - const
+        for var_id, (coeff, var) in sorted(terms.items(), key=lambda kv: -kv[1][0]):
+            if var_id in used:
+                return None
+            used.add(var_id)
+            pairs.append((var, z3.UDiv(rest, coeff)))
+            rest = z3.URem(rest, coeff)
+    return pairs
+
+
+def _affine(t):
+    """{var sexpr: (coeff, var)} plus {None: const} for a sum of constant multiples of
+    variables, else None."""
+    if z3.is_bv_value(t):
+        return {None: t.as_long()}
+    if z3.is_const(t):
+        return {t.sexpr(): (1, t)}
+    if z3.is_app_of(t, z3.Z3_OP_BADD):
+        out = {}
+        for c in t.children():
+            part = _affine(c)
+            if part is None:
+                return None
+            for k, v in part.items():
+                if k is None:
+                    out[None] = out.get(None, 0) + v
+                elif k in out:
+                    out[k] = (out[k][0] + v[0], v[1])
+                else:
+                    out[k] = v
+        return out
+    if z3.is_app_of(t, z3.Z3_OP_BMUL) and len(t.children()) == 2:
+        a, b = t.children()
+        if z3.is_bv_value(b):
+            a, b = b, a
+        if z3.is_bv_value(a):
+            part = _affine(b)
+            if part is None:
+                return None
+            k = a.as_long()
+            return {key: (v * k if key is None else (v[0] * k, v[1])) for key, v in part.items()}
+    return None
+
+
+def _minimise(s, order):
+    least(s, order)
+    return s.model()
+
+
+def _mentions(expr, var) -> bool:
+    if expr.eq(var):
+        return True
+    return any(_mentions(c, var) for c in expr.children())
