@@ -1,5 +1,6 @@
 """The GEMM part of `argus demo`: the library's DSL GEMM through every stage this machine
-can run. Anywhere: the CPU interpreter on a small shape with tails (against NumPy), the
+can run. Anywhere: the verifier (`argus check`), the CPU interpreter on a small shape with
+tails (against NumPy), the
 generated CUDA C++, and, with a CUDA compiler, the cubin with its resource check. On an
 sm_90 GPU as well: argus.ops.matmul on three shapes against an fp64 reference, and its
 speed next to torch.matmul's (a quick look; benchmarks are `argus bench gemm`)."""
@@ -9,6 +10,21 @@ from __future__ import annotations
 import time
 
 import numpy as np
+
+
+def _check() -> tuple[bool, str]:
+    from argus.ops.library import kernel_ir
+    from argus.verify import verify
+
+    start = time.perf_counter()
+    findings = verify(kernel_ir("gemm", "gemm_nt"))
+    errors = [f for f in findings if f.severity == "error"]
+    warnings = len(findings) - len(errors)
+    text = (f"argus check: {len(errors)} errors, {warnings} warnings "
+            f"({time.perf_counter() - start:.1f} s)")
+    if errors:
+        text += f"; first: {errors[0]}"
+    return not errors, text
 
 
 def _interpret() -> tuple[bool, str]:
@@ -92,7 +108,7 @@ def run_gemm_demo() -> int:
     """Prints one line per stage; returns the number of failed stages."""
     started = time.perf_counter()
     print("\nDSL GEMM (argus/kernels/gemm.py, the library kernel behind argus.ops.matmul):")
-    stages = [_interpret(), _build()]
+    stages = [_check(), _interpret(), _build()]
     try:
         import torch
         gpu = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)

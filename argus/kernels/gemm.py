@@ -13,7 +13,7 @@ multiples of 8 (16-byte TMA row strides); the launcher says so otherwise.
 DT, BLOCKS and the const parameters are specialised by argus.ops (parse overrides).
 """
 
-from argus.lang import (Tensor, arrive, assign, cast, const, coord, elect_one, expect_tx,
+from argus.lang import (Tensor, arrive, assign, assume, cast, const, coord, elect_one, expect_tx,
                         fence_mbarrier_init, fp32, fragment, kernel, mbarrier, mbarrier_init,
                         nbytes, role, schedule, smem, store, sync_block, tag, tag_assert, tile,
                         tma_load, wait, warpgroup_index, wgmma, wgmma_commit, wgmma_fence,
@@ -27,6 +27,8 @@ ACC = "wgmma_acc_m64n256"   # the accumulator layout of BN (specialised with BN)
 @kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
 def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N", DT],
             BM: const = 128, BN: const = 256, BK: const = 64, S: const = 4, GROUP: const = 8):
+    assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
+    assume(N % 8 == 0)
     KT = (K + BK - 1) // BK
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
     b_s = smem(DT, (BN, BK), stages=S, swizzle="128B")
@@ -81,6 +83,8 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
 @kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
 def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N", DT],
             BM: const = 128, BN: const = 256, BK: const = 64, S: const = 4, GROUP: const = 8):
+    assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
+    assume(N % 8 == 0)
     KT = (K + BK - 1) // BK
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
     b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")

@@ -23,6 +23,8 @@ from argus.ir.nodes import Kernel
 from argus.ir.types import GlobalTileType, SmemTileType
 from argus.layout import symbolic as sym
 from argus.layout.hopper.tma import TmaBox, TmaError
+
+SWIZZLE_SPAN = {"32B": 32, "64B": 64, "128B": 128}
 from argus.verify.finding import Counterexample, Finding
 from argus.verify.protocol import smt
 from argus.verify.protocol.model import Model, build
@@ -146,6 +148,12 @@ def _tma(m: Model) -> list:
             continue
         elem = g.type.dtype.bits // 8
         box = tuple(reversed(g.type.shape))           # TMA dim 0 is the contiguous one
+        span = SWIZZLE_SPAN.get(s.type.swizzle)
+        if span and e.op.opcode == "tma.load" and len(box) == 2 and box[0] * elem > span \
+                and (box[0] * elem) % span == 0:
+            # the backend issues one box per swizzle-span column chunk of the tile
+            # (docs/design/codegen.md, "the tile convention"): check the box it issues
+            box = (span // elem, box[1])
         strides = [elem]
         for b in box[:-1]:
             strides.append(_round_up(strides[-1] * b, 16))
