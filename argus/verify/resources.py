@@ -149,7 +149,7 @@ def _tma(m: Model) -> list:
         elem = g.type.dtype.bits // 8
         box = tuple(reversed(g.type.shape))           # TMA dim 0 is the contiguous one
         span = SWIZZLE_SPAN.get(s.type.swizzle)
-        if span and e.op.opcode == "tma.load" and len(box) == 2 and box[0] * elem > span \
+        if span and len(box) == 2 and box[0] * elem > span \
                 and (box[0] * elem) % span == 0:
             # the backend issues one box per swizzle-span column chunk of the tile
             # (docs/design/codegen.md, "the tile convention"): check the box it issues

@@ -16,4 +16,9 @@ __device__ __forceinline__ u32 shared_address(const void* ptr) {
   return static_cast<u32>(__cvta_generic_to_shared(ptr));
 }
 
+/// Store 32 bits at a .shared-window address (st.shared.b32).
+__device__ __forceinline__ void st_shared_u32(u32 addr, u32 value) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+}
+
 }  // namespace argus

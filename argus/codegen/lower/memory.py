@@ -122,9 +122,12 @@ def _frag_assign(ctx, op):
 
 def _store(ctx, op):
     dst, src = (ctx.get(x, op) for x in op.operands)
+    if isinstance(dst, SmemTile) and isinstance(src, Fragment):
+        _store_shared(ctx, op, dst, src)
+        return
     if not isinstance(dst, GlobalTile):
-        raise CodegenError("stores into shared memory are not generated yet", op.loc,
-                           "store the fragment to a global tile")
+        raise CodegenError("this store is not generated yet", op.loc,
+                           "store a register fragment to a global or shared-memory tile")
     if not isinstance(src, Fragment):
         raise CodegenError("only register fragments can be stored", op.loc)
     out_dtype = dst.tensor.dtype
@@ -172,6 +175,57 @@ def _store(ctx, op):
     else:
         em.line(f"argus_out[{index}] = {src.name}[argus_v];")
     em.close()
+    for _ in modes:
+        em.close()
+    em.close()
+
+
+SWIZZLE_BITS = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
+
+
+def _store_shared(ctx, op, dst, src):
+    """st.shared of each register (pair) at its byte in the tile convention, swizzled."""
+    out_dtype = dst.dtype
+    value_dtype = src.cast or src.dtype
+    if value_dtype != out_dtype:
+        raise CodegenError(f"storing a {value_dtype} fragment into a {out_dtype} shared tile; "
+                           f"cast it first: cast(x, {out_dtype})", op.loc)
+    g = dst.geometry
+    if (g.rows, g.cols) != tuple(src.shape):
+        raise CodegenError(f"store of a {src.shape} fragment into a {g.rows}x{g.cols} shared "
+                           "tile", op.loc)
+    split = split_layout(src.layout)
+    pack = {DType.bf16: "argus::pack_bf16x2", DType.fp16: "argus::pack_f16x2"}.get(out_dtype)
+    if not (split.pairs_adjacent() and pack is not None):
+        raise CodegenError("shared-memory stores of this fragment layout or dtype are not "
+                           "generated yet (16-bit values in an accumulator layout are)", op.loc)
+    eb, w = g.element_bytes, g.chunk_cols
+    mask = ((1 << SWIZZLE_BITS[g.swizzle]) - 1) << 4
+    em = ctx.em
+    em.open("", f"{g.rows}x{g.cols} tile, {g.swizzle} swizzle: chunks of {w} columns, "
+                f"{g.chunk_stride} B apart")
+    r_t, c_t = split.thread_row_col("argus_lane")
+    em.line(f"const int argus_row = {r_t};")
+    em.line(f"const int argus_col = {c_t};")
+    modes = split.value_modes[1:]
+    v_parts, r_parts, c_parts, stride = [], [], [], 2
+    for d, m in enumerate(modes):
+        var = f"argus_v{d}"
+        em.line("#pragma unroll")
+        em.open(f"for (int {var} = 0; {var} < {m.extent}; ++{var})")
+        v_parts.append(f"{stride} * {var}")
+        if m.row_stride:
+            r_parts.append(f"{m.row_stride} * {var}")
+        if m.col_stride:
+            c_parts.append(f"{m.col_stride} * {var}")
+        stride *= m.extent
+    em.line(f"const int argus_v = {' + '.join(v_parts) or '0'};")
+    em.line(f"const int argus_r = argus_row + {' + '.join(r_parts) or '0'};")
+    em.line(f"const int argus_c = argus_col + {' + '.join(c_parts) or '0'};")
+    em.line(f"const argus::u32 argus_off = (argus::u32)((argus_c / {w}) * {g.chunk_stride} + "
+            f"(argus_r + {g.row0}) * {g.span} + (argus_c % {w}) * {eb});")
+    em.line(f"argus::st_shared_u32({dst.address} + (argus_off ^ ((argus_off >> 3) & {mask}u)), "
+            f"{pack}({src.name}[argus_v], {src.name}[argus_v + 1]));")
     for _ in modes:
         em.close()
     em.close()

@@ -32,4 +32,29 @@ def _load(ctx, op):
                     f"{{{col}, {src.origin[0]}}});")
 
 
-RULES = {"tma.load": _load}
+def _store(ctx, op):
+    dst, src = (ctx.get(x, op) for x in op.operands)
+    if not (isinstance(dst, GlobalTile) and isinstance(src, SmemTile)):
+        raise CodegenError("tma_store copies a shared-memory tile to a global tile", op.loc)
+    g = src.geometry
+    if len(dst.box) != 2 or tuple(dst.box) != (g.rows, g.cols):
+        raise CodegenError(f"TMA box {dst.box} does not match the source {g.rows}x{g.cols}",
+                           op.loc)
+    w = g.chunk_cols if g.swizzle != "none" else g.cols
+    tmap = ctx.tensor_map(dst.tensor, (w, g.rows), g.swizzle)
+    for j in range(g.chunks):
+        addr = src.address if j == 0 else f"{src.address} + {j * g.chunk_stride}"
+        col = dst.origin[1] if j == 0 else f"{dst.origin[1]} + {j * w}"
+        ctx.em.line(f"argus::tma_store<2>(&{tmap}, {addr}, {{{col}, {dst.origin[0]}}});")
+
+
+def _store_commit(ctx, op):
+    ctx.em.line("argus::tma_store_commit_group();")
+
+
+def _store_wait(ctx, op):
+    ctx.em.line(f"argus::tma_store_wait<{op.attrs.get('pending', 0)}>();")
+
+
+RULES = {"tma.load": _load, "tma.store": _store, "tma.store_commit": _store_commit,
+         "tma.store_wait": _store_wait}

@@ -3,7 +3,8 @@ epilogue buffers against their bulk stores, per role in program order:
   - a TMA store or wgmma that reads bytes written by `store`/`stmatrix` needs a
     fence_proxy_async() after the write (protocol.proxy-fence);
   - a buffer read by an in-flight TMA store is not written again before
-    tma_store_wait (protocol.store-reuse);
+    tma_store_wait (protocol.store-reuse); a wait by some threads of the role (one elected
+    thread) counts for all once a barrier of the role (named or block) follows it;
   - a buffer written with ordinary stores by one role and read by another needs a
     barrier (sync_block, named barrier, or an arrive the reader waits on) between them
     (protocol.smem-race).
@@ -30,18 +31,24 @@ class _State:
     def __init__(self):
         self.dirty: dict[str, object] = {}     # buffer -> write op not yet fenced
         self.storing: dict[str, object] = {}   # buffer -> tma.store op not yet waited
+        # buffers whose store some threads of the role have waited for (an elected thread
+        # in a branch): a barrier of the role after that wait makes it hold for all
+        self.waited_by_some: set[str] = set()
 
     def copy(self):
         s = _State()
         s.dirty, s.storing = dict(self.dirty), dict(self.storing)
+        s.waited_by_some = set(self.waited_by_some)
         return s
 
     def replace(self, other):
         self.dirty, self.storing = other.dirty, other.storing
+        self.waited_by_some = other.waited_by_some
 
     def join(self, other):
         self.dirty.update(other.dirty)
         self.storing.update(other.storing)
+        self.waited_by_some |= other.waited_by_some
 
 
 def check(m) -> list:
@@ -58,7 +65,13 @@ def check(m) -> list:
             s.dirty.clear()
         elif code == "tma.store_wait":
             if int(op.attrs.get("pending", 0)) == 0:
+                s.waited_by_some |= set(s.storing)
                 s.storing.clear()
+        elif code in ("barrier.named", "barrier.block"):
+            # the waiting thread reaches the barrier only after its wait returned
+            for buf in s.waited_by_some:
+                s.storing.pop(buf, None)
+            s.waited_by_some.clear()
         if code in ASYNC_READS:
             for i in ASYNC_READS[code]:
                 buf = _buffer(op.operands[i]) if i < len(op.operands) else None

@@ -117,6 +117,7 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
     const u32 packed = pack_bf16x2(sum, acc64[1]) ^ pack_f16x2(acc64[2], sum);
     const u32 single = (u32)to_bf16(acc64[3]) | ((u32)to_f16(sum) << 16);
     const u64 made = smem_descriptor(tile_addr, 0x4000004000010000ull);
+    st_shared_u32(tile_addr + 4 * threadIdx.x, packed);
     out[threadIdx.x] = sum + (float)(packed ^ single) + (float)(made >> 62);
   }
 }
