@@ -3,7 +3,8 @@ writes its 64 x BN half of the tile into a swizzled shared-memory tile, and one 
 stores the whole tile with TMA (out-of-bounds rows and columns are clipped by the tensor
 map), so the global write runs while the consumers start the next tile's mainloop. The
 shared tile is reused only after the previous store has read it (tma_store_wait).
-Otherwise as argus/kernels/gemm.py::gemm_nt (3 stages: the 64 KB tile needs the room).
+Otherwise as argus/kernels/gemm.py's gemm_nt and gemm_nn (3 stages: the 64 KB tile needs
+the room).
 
 Generated and checked on the CPU (interpreter, verifier, SASS); not yet timed on the H200
 (docs/perf-log.md).
@@ -92,7 +93,84 @@ def gemm_nt_tma_epilogue(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Te
                 tma_store_wait(0)
 
 
+@kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
+def gemm_nn_tma_epilogue(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N", DT],
+            BM: const = 128, BN: const = 256, BK: const = 64, S: const = 3, GROUP: const = 8):
+    assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
+    assume(N % 8 == 0)
+    KT = (K + BK - 1) // BK
+    a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
+    b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")
+    c_s = smem(DT, (BM, BN), swizzle="128B")     # the epilogue tile, stored by TMA
+    full = mbarrier(S)
+    empty = mbarrier(S)
+    with elect_one("block"):
+        for s in range(S):
+            mbarrier_init(full[s], 1)
+            mbarrier_init(empty[s], 2)
+    fence_mbarrier_init()
+    sync_block()
+
+    with role("producer", warpgroups=(0,), regs=40):
+        for i, tm, tn in schedule((M + BM - 1) // BM, (N + BN - 1) // BN, order="grouped",
+                                  group=GROUP):
+            for k in range(KT):
+                g = i * KT + k
+                s = g % S
+                wait(empty[s], ((g // S) & 1) ^ 1)
+                with elect_one():
+                    expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
+                    tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
+                    tma_load(b_s[s], tile(B, (BK, BN), (k, tn)), full[s])
+
+    with role("consumer", warpgroups=(1, 2), regs=232):
+        wg = warpgroup_index()
+        acc = fragment(fp32, (64, BN), ACC, init=0.0)
+        for i, tm, tn in schedule((M + BM - 1) // BM, (N + BN - 1) // BN, order="grouped",
+                                  group=GROUP):
+            assign(acc, 0.0)
+            for k in range(KT):
+                g = i * KT + k
+                s = g % S
+                wait(full[s], (g // S) & 1)
+                wgmma_fence()
+                wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s], b_major="mn")
+                wgmma_commit()
+                # keep this step's wgmma in flight; the previous one is done: free its stage
+                wgmma_wait(1)
+                if k > 0:
+                    with elect_one():
+                        arrive(empty[(g - 1) % S])
+            wgmma_wait(0)
+            with elect_one():
+                arrive(empty[(i * KT + KT - 1) % S])
+            out = cast(acc, DT)
+            band = tile(C, (64, BN), (tm * 2 + wg, tn))
+            tag_assert(tag(out).row == coord(band)[0] and tag(out).col == coord(band)[1])
+            # the previous tile's TMA store must have read c_s before it is overwritten
+            if wg == 0:
+                with elect_one():
+                    tma_store_wait(0)
+            named_barrier(1, 256)
+            store(tile(c_s[0], (64, BN), (wg, 0)), out)
+            fence_proxy_async()
+            named_barrier(1, 256)
+            if wg == 0:
+                with elect_one():
+                    tma_store(tile(C, (BM, BN), (tm, tn)), c_s[0])
+                    tma_store_commit()
+        if wg == 0:
+            with elect_one():
+                tma_store_wait(0)
+
+
 def reference_gemm_nt_tma_epilogue(A, B):
     """C = A @ B^T in fp32."""
     import numpy as np
     return np.asarray(A, np.float32) @ np.asarray(B, np.float32).T
+
+
+def reference_gemm_nn_tma_epilogue(A, B):
+    """C = A @ B in fp32."""
+    import numpy as np
+    return np.asarray(A, np.float32) @ np.asarray(B, np.float32)

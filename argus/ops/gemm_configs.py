@@ -41,8 +41,8 @@ def config_for(m: int, n: int, k: int, layout: str) -> dict:
 # What the library GEMM can be asked for by knob (argus.agent.gemm_config names), and what
 # its DSL kernel supports today; anything else is refused with the supported values.
 FIXED_KNOBS = {"BM": 128, "consumers": 2, "warp_specialized": True, "cluster_m": 1,
-               "cluster_n": 1, "raster": "m", "persistent": True, "split_k": 1,
-               "epilogue": "direct"}
+               "cluster_n": 1, "raster": "m", "persistent": True, "split_k": 1}
+EPILOGUES = ("direct", "smem_tma")   # smem_tma: argus/kernels/gemm_epilogue.py
 
 
 def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
@@ -67,6 +67,14 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
                 problems.append(f"BK={value!r} (64 or 128: whole 128-byte swizzle rows)")
             else:
                 cfg["BK"] = value
+        elif name == "epilogue":
+            if value not in EPILOGUES:
+                problems.append(f"epilogue={value!r} (one of {', '.join(EPILOGUES)})")
+            elif value == "smem_tma":
+                cfg["EPILOGUE"] = "smem_tma"
+                cfg.setdefault("S", 3)
+                if "stages" not in knobs:
+                    cfg["S"] = 3
         elif name == "stages":
             cfg["S"] = value
         elif name == "group":
@@ -77,7 +85,10 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
         raise LaunchError("the DSL GEMM cannot run " + "; ".join(problems))
     a_stage = 128 * cfg.get("BK", 64) * 2
     b_stage = cfg["BN"] * cfg.get("BK", 64) * 2
-    if cfg["S"] * (a_stage + b_stage) + 1024 + 16 * cfg["S"] > 227 * 1024:
-        raise LaunchError(f"{cfg['S']} stages of {a_stage + b_stage} B exceed the 227 KB of "
-                          "shared memory a block can have; use fewer stages")
+    epilogue_tile = 128 * cfg["BN"] * 2 if cfg.get("EPILOGUE") == "smem_tma" else 0
+    if cfg["S"] * (a_stage + b_stage) + epilogue_tile + 1024 + 16 * cfg["S"] > 227 * 1024:
+        raise LaunchError(f"{cfg['S']} stages of {a_stage + b_stage} B"
+                          + (f" and a {epilogue_tile} B epilogue tile" if epilogue_tile else "")
+                          + " exceed the 227 KB of shared memory a block can have; use fewer "
+                          "stages")
     return cfg

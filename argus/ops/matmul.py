@@ -55,6 +55,9 @@ def matmul(a, b, out=None, **knobs):
         raise LaunchError(f"out must be a contiguous {m} x {n} {a.dtype} tensor")
     cfg = knobs_to_config(knobs, layout, m, n, k) if knobs else config_for(m, n, k, layout)
     name = "gemm_nn" if layout == "kn" else "gemm_nt"
-    launcher = library_kernel("gemm", name, DT=DTYPES[str(a.dtype)], **cfg)
+    module = "gemm"
+    if cfg.pop("EPILOGUE", "direct") == "smem_tma":
+        module, name = "gemm_epilogue", name + "_tma_epilogue"
+    launcher = library_kernel(module, name, DT=DTYPES[str(a.dtype)], **cfg)
     launcher(a, b_stored, out)
     return out

@@ -36,9 +36,9 @@ def test_one_block_many_tiles_with_tails(mode):
     assert np.abs(got - ref).max() <= 2 ** -7 * np.abs(ref).max()
 
 
-def test_verifies_without_errors():
-    errors = [f for f in verify(kernel_ir("gemm_epilogue", "gemm_nt_tma_epilogue"))
-              if f.severity == "error"]
+@pytest.mark.parametrize("name", ["gemm_nt_tma_epilogue", "gemm_nn_tma_epilogue"])
+def test_verifies_without_errors(name):
+    errors = [f for f in verify(kernel_ir("gemm_epilogue", name)) if f.severity == "error"]
     assert errors == []
 
 
@@ -64,7 +64,8 @@ def test_reuse_bugs_are_caught(bug, replacement):
     assert found[0].loc.line == line
 
 
-def test_binary_has_the_tma_store():
+@pytest.mark.parametrize("name", ["gemm_nt_tma_epilogue", "gemm_nn_tma_epilogue"])
+def test_binary_has_the_tma_store(name):
     from argus.codegen import generate
     from argus.runtime import BuildOptions, build_kernel, check_kernel_binary
     from argus.runtime.toolchain import find_tool, nvrtc_identity
@@ -72,7 +73,7 @@ def test_binary_has_the_tma_store():
         pytest.skip("no CUDA compiler")
     if not (find_tool("cuobjdump") or find_tool("nvdisasm")):
         pytest.skip("no disassembler")
-    gen = generate(kernel_ir("gemm_epilogue", "gemm_nt_tma_epilogue"))
+    gen = generate(kernel_ir("gemm_epilogue", name))
     assert gen.smem_bytes <= 227 * 1024
     assert "argus::st_shared_u32" in gen.source and "argus::tma_store<2>" in gen.source
     entry = build_kernel(gen.source, BuildOptions())

@@ -48,3 +48,12 @@ def test_knobs_become_kernel_constants():
                                                ((128, 4096, 4096), "kn", 64)])
 def test_tile_width_follows_the_measured_table(shape, layout, bn):
     assert config_for(*shape, layout)["BN"] == bn
+
+
+def test_smem_epilogue_knob_picks_three_stages_and_counts_its_tile():
+    cfg = knobs_to_config({"epilogue": "smem_tma"}, "kn", 4096, 4096, 4096)
+    assert (cfg["EPILOGUE"], cfg["S"]) == ("smem_tma", 3)
+    with pytest.raises(LaunchError, match="65536 B epilogue tile exceed"):
+        knobs_to_config({"epilogue": "smem_tma", "stages": 4}, "kn", 4096, 4096, 4096)
+    with pytest.raises(LaunchError, match="epilogue='tmem'"):
+        knobs_to_config({"epilogue": "tmem"}, "kn", 4096, 4096, 4096)
