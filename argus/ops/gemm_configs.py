@@ -35,13 +35,16 @@ def config_for(m: int, n: int, k: int, layout: str) -> dict:
     if override:
         cfg.update(json.loads(override))
     cfg["ACC"] = f"wgmma_acc_m64n{cfg['BN']}"
+    if cfg.get("SPLIT"):
+        cfg.pop("GROUP", None)          # the split-K schedule is row-major
     return cfg
 
 
 # What the library GEMM can be asked for by knob (argus.agent.gemm_config names), and what
 # its DSL kernel supports today; anything else is refused with the supported values.
 FIXED_KNOBS = {"BM": 128, "consumers": 2, "warp_specialized": True, "cluster_m": 1,
-               "cluster_n": 1, "raster": "m", "persistent": True, "split_k": 1}
+               "cluster_n": 1, "raster": "m", "persistent": True}
+SPLITS = (1, 2, 3, 4, 6, 8)          # split_k > 1: argus/kernels/gemm_splitk.py
 EPILOGUES = ("direct", "smem_tma")   # smem_tma: argus/kernels/gemm_epilogue.py
 
 
@@ -75,12 +78,20 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
                 cfg.setdefault("S", 3)
                 if "stages" not in knobs:
                     cfg["S"] = 3
+        elif name == "split_k":
+            if value not in SPLITS:
+                problems.append(f"split_k={value!r} (one of {', '.join(map(str, SPLITS))})")
+            elif value > 1:
+                cfg["SPLIT"] = value
         elif name == "stages":
             cfg["S"] = value
         elif name == "group":
             cfg["GROUP"] = value
         else:
             problems.append(f"unknown knob {name!r}")
+    if cfg.get("SPLIT") and cfg.get("EPILOGUE") == "smem_tma":
+        problems.append("split_k with epilogue='smem_tma' (split-K adds its partial sums "
+                        "with red.global.add, not through a shared-memory tile)")
     if problems:
         raise LaunchError("the DSL GEMM cannot run " + "; ".join(problems))
     a_stage = 128 * cfg.get("BK", 64) * 2

@@ -5,7 +5,9 @@ row-major tensor (`x @ W.T`, what `W.t()` gives), which runs the N x K kernel wi
 copy. bf16 or fp16 (both operands the same), fp32 accumulation, the output in the input
 dtype. K and N must be multiples of 8 (16-byte TMA row strides). Each shape gets the
 configuration `config_for` picks, unless knobs (argus.agent's names: BN, BK, stages,
-group, ...) ask for another; knobs the kernel does not support are refused by name.
+group, epilogue, split_k, ...) ask for another; knobs the kernels do not support are
+refused by name. split_k > 1 runs argus/kernels/gemm_splitk.py into an fp32 workspace and
+rounds it into the output.
 """
 
 from __future__ import annotations
@@ -58,6 +60,15 @@ def matmul(a, b, out=None, **knobs):
     module = "gemm"
     if cfg.pop("EPILOGUE", "direct") == "smem_tma":
         module, name = "gemm_epilogue", name + "_tma_epilogue"
+    if cfg.get("SPLIT"):
+        # partial sums of the K ranges meet in an fp32 workspace, then round into `out`
+        cfg.pop("GROUP", None)
+        launcher = library_kernel("gemm_splitk", name + "_splitk", DT=DTYPES[str(a.dtype)],
+                                  **cfg)
+        workspace = torch.zeros((m, n), dtype=torch.float32, device=a.device)
+        launcher(a, b_stored, workspace)
+        out.copy_(workspace)
+        return out
     launcher = library_kernel(module, name, DT=DTYPES[str(a.dtype)], **cfg)
     launcher(a, b_stored, out)
     return out

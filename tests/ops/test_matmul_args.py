@@ -29,8 +29,10 @@ def test_bad_arguments(a, b, message):
 
 
 def test_bad_knobs_are_refused_by_name():
-    with pytest.raises(LaunchError, match="BM=256 .*BM=128 only.*split_k=2"):
-        knobs_to_config({"BM": 256, "split_k": 2}, "kn", 4096, 4096, 4096)
+    with pytest.raises(LaunchError, match="BM=256 .*BM=128 only.*split_k=5"):
+        knobs_to_config({"BM": 256, "split_k": 5}, "kn", 4096, 4096, 4096)
+    with pytest.raises(LaunchError, match="split_k with epilogue='smem_tma'"):
+        knobs_to_config({"split_k": 2, "epilogue": "smem_tma"}, "kn", 256, 8192, 8192)
     with pytest.raises(LaunchError, match="BN=96"):
         knobs_to_config({"BN": 96}, "kn", 4096, 4096, 4096)
     with pytest.raises(LaunchError, match="exceed the 227 KB"):
@@ -57,3 +59,8 @@ def test_smem_epilogue_knob_picks_three_stages_and_counts_its_tile():
         knobs_to_config({"epilogue": "smem_tma", "stages": 4}, "kn", 4096, 4096, 4096)
     with pytest.raises(LaunchError, match="epilogue='tmem'"):
         knobs_to_config({"epilogue": "tmem"}, "kn", 4096, 4096, 4096)
+
+
+def test_split_k_knob():
+    assert knobs_to_config({"split_k": 4}, "kn", 128, 4096, 4096)["SPLIT"] == 4
+    assert "SPLIT" not in knobs_to_config({"split_k": 1}, "kn", 128, 4096, 4096)

@@ -231,6 +231,51 @@ def _store_shared(ctx, op, dst, src):
     em.close()
 
 
+def _atomic_add(ctx, op):
+    """red.global.add of each register (pair) at the element the layout gives it; fp32."""
+    dst, src = (ctx.get(x, op) for x in op.operands)
+    if not (isinstance(dst, GlobalTile) and isinstance(src, Fragment)):
+        raise CodegenError("atomic_add adds a register fragment into a global tile", op.loc)
+    if dst.tensor.dtype != DType.fp32 or src.cast is not None:
+        raise CodegenError(f"atomic_add into {dst.tensor.dtype} is not generated yet; add "
+                           "fp32 values into an fp32 tensor", op.loc)
+    if len(dst.box) != 2 or tuple(dst.box) != tuple(src.shape):
+        raise CodegenError(f"atomic_add of a {src.shape} fragment into a box {dst.box}", op.loc)
+    split = split_layout(src.layout)
+    rows_total, ld = dst.tensor.shape
+    em = ctx.em
+    em.open("", "red.global.add: the partial sums of this block")
+    r_t, c_t = split.thread_row_col("argus_lane")
+    em.line(f"const int argus_row = {dst.origin[0]} + {r_t};")
+    em.line(f"const int argus_col = {dst.origin[1]} + {c_t};")
+    paired = split.pairs_adjacent()
+    modes = split.value_modes[1:] if paired else split.value_modes
+    v_parts, r_parts, c_parts, stride = [], [], [], 2 if paired else 1
+    for d, m in enumerate(modes):
+        var = f"argus_v{d}"
+        em.line("#pragma unroll")
+        em.open(f"for (int {var} = 0; {var} < {m.extent}; ++{var})")
+        v_parts.append(f"{stride} * {var}")
+        if m.row_stride:
+            r_parts.append(f"{m.row_stride} * {var}")
+        if m.col_stride:
+            c_parts.append(f"{m.col_stride} * {var}")
+        stride *= m.extent
+    em.line(f"const int argus_v = {' + '.join(v_parts) or '0'};")
+    em.line(f"const int argus_r = argus_row + {' + '.join(r_parts) or '0'};")
+    em.line(f"const int argus_c = argus_col + {' + '.join(c_parts) or '0'};")
+    em.open(f"if (argus_r < {rows_total} && argus_c < {ld})", "drop what falls outside the tensor")
+    address = f"{dst.tensor.pointer} + (long long)argus_r * {ld} + argus_c"
+    if paired:
+        em.line(f"argus::red_add_f32x2({address}, {src.name}[argus_v], {src.name}[argus_v + 1]);")
+    else:
+        em.line(f"argus::red_add_f32({address}, {src.name}[argus_v]);")
+    em.close()
+    for _ in modes:
+        em.close()
+    em.close()
+
+
 def _cast(ctx, op):
     src = ctx.get(op.operands[0], op)
     dtype = op.attrs["dtype"]
@@ -255,4 +300,5 @@ def _tag_assert(ctx, op):
 
 RULES = {"tile": _tile, "smem.alloc": _smem_alloc, "smem.stage": _smem_stage,
          "smem.tile": _smem_tile, "frag.alloc": _frag_alloc, "frag.assign": _frag_assign,
-         "store": _store, "math.cast": _cast, "tag.assert": _tag_assert}
+         "store": _store, "atomic.add": _atomic_add, "math.cast": _cast,
+         "tag.assert": _tag_assert}

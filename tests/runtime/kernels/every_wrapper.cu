@@ -6,6 +6,7 @@
 #include "argus_fence.cuh"
 #include "argus_ldmatrix.cuh"
 #include "argus_mbarrier.cuh"
+#include "argus_reduce.cuh"
 #include "argus_regs.cuh"
 #include "argus_tma.cuh"
 #include "argus_wgmma.cuh"
@@ -118,6 +119,8 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
     const u32 single = (u32)to_bf16(acc64[3]) | ((u32)to_f16(sum) << 16);
     const u64 made = smem_descriptor(tile_addr, 0x4000004000010000ull);
     st_shared_u32(tile_addr + 4 * threadIdx.x, packed);
+    red_add_f32x2(out + 2 * (threadIdx.x / 2), sum, acc64[5]);
+    red_add_f32(out + threadIdx.x, acc64[6]);
     out[threadIdx.x] = sum + (float)(packed ^ single) + (float)(made >> 62);
   }
 }
