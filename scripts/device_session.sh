@@ -17,6 +17,7 @@ fi
 export PYTHONUNBUFFERED=1
 run() { echo "== $*"; timeout "$1" "${@:2}"; echo "rc=$?"; }
 {
+  run 240 python3 -m pytest -q -x tests/ops/test_matmul_gpu.py tests/runtime/test_wrappers_on_gpu.py
   run 120 python3 -m argus.cli.main run argus/kernels/gemm.py::gemm_nt --shape M=1000,N=1032,K=520
   run 120 python3 -m argus.cli.main run argus/kernels/gemm_epilogue.py::gemm_nn_tma_epilogue --shape M=300,N=520,K=200
   run 180 python3 -m argus.cli.main demo --no-draw --atom 'wgmma_acc_m64n256'
