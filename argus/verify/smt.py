@@ -7,7 +7,7 @@ below 2^24, so sums and products with constants stay far below 2^64 and nothing 
 
 A product of two symbolic terms (e.g. `i * KT`) is never handed to the solver as a
 multiplication: it becomes a fresh *product atom*, one per pair of operands, bounded by
-the product of their bounds. That over-approximates (the atom may take values the product
+the product of their bounds, 0 when a factor is 0 and at least each factor otherwise. That over-approximates (the atom may take values the product
 cannot), so an `unsat` answer (no violation) is sound; a `sat` answer is re-checked with
 the real products put back before it is reported (`Query.model`).
 """
@@ -135,7 +135,14 @@ class Context:
                 self._fresh += 1
                 atom = z3.BitVec(f"({a}*{b})", WIDTH)
                 self.atoms[key] = (atom, a, b)
-                self.facts.append(z3.ULT(atom, VAR_LIMIT * VAR_LIMIT))
+                # true of the real product (no factor reaches 2^24, so nothing wraps);
+                # linear, so queries stay cheap: zero with a zero factor, else at least
+                # the other factor
+                x, y = bv(a), bv(b)
+                self.facts += [z3.ULT(atom, VAR_LIMIT * VAR_LIMIT),
+                               z3.Implies(x == 0, atom == 0), z3.Implies(y == 0, atom == 0),
+                               z3.Implies(z3.UGE(x, 1), z3.UGE(atom, y)),
+                               z3.Implies(z3.UGE(y, 1), z3.UGE(atom, x))]
             return self.atoms[key][0]
         return sym.mul(a, b)
 
