@@ -1,0 +1,49 @@
+"""The kernels mutation testing runs on: file, kernel, specialisation (parse overrides),
+the small shapes the interpreter runs (with tails where the kernel allows them) and the
+per-kernel name swaps of the reduction operator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str                        # "gemm_nt": prefix of mutant ids
+    path: str                        # relative to the repository root
+    kernel: str
+    shapes: dict = field(default_factory=dict)
+    overrides: dict = field(default_factory=dict)
+    stage: str = "S"
+    name_swaps: tuple = ()
+    step_budget: int = 20_000        # ~70x what the correct kernels take here
+
+    @property
+    def display_path(self) -> str:
+        return self.path
+
+    def source(self) -> str:
+        return (ROOT / self.path).read_text()
+
+
+# The library GEMM at BN = 128 and S = 3 (the ring wraps twice at K = 328), two persistent
+# blocks over 2 x 2 tiles (the phases carry across tiles), tails in M, N and K.
+_LIB = {"BLOCKS": 2, "BN": 128, "ACC": "wgmma_acc_m64n128", "S": 3}
+_LIB_SHAPES = {"M": 200, "N": 200, "K": 328}
+
+TARGETS = {
+    "gemm_nt": Target("gemm_nt", "argus/kernels/gemm.py", "gemm_nt", _LIB_SHAPES, _LIB),
+    "gemm_nn": Target("gemm_nn", "argus/kernels/gemm.py", "gemm_nn", _LIB_SHAPES, _LIB),
+    # the example GEMM needs whole tiles: 2 blocks x 2 tiles each, KT = 5 > S = 4
+    "gemm": Target("gemm", "examples/gemm.py", "gemm", {"M": 256, "N": 512, "K": 320},
+                   {"BLOCKS": 2}),
+    "copy": Target("copy", "examples/copy.py", "copy", {"M": 128, "N": 192}),
+    "flash_fwd": Target("flash_fwd", "examples/flash_attention.py", "flash_fwd", {"T": 256},
+                        name_swaps=(("m_new", "m_i"), ("m_i", "m_new"), ("masked", "scores"),
+                                    ("p", "masked"), ("l_i", "alpha"))),
+    "moe_grouped": Target("moe_grouped", "examples/moe.py", "moe_grouped",
+                          {"T": 300, "K": 128, "N": 256, "EN": 2048}),
+}
