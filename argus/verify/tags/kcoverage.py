@@ -13,7 +13,8 @@ from argus.verify.smt import TIMEOUT_MS, bv, holds, value
 from . import report
 
 
-def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
+def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst) -> None:
+    """dst: (tensor name, destination coordinate terms) of the stored element."""
     """Every k in [0, K) is accumulated exactly once into every element, counting only the
     products that can be non-zero (TMA fills elements outside a tensor with zeros, so a
     k step past K adds nothing)."""
@@ -22,8 +23,14 @@ def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
         return
     kk, jv = w.pos["kk"], w.pos["j"]
     extent = bv(contribs[0].axis_extent)
-    cex_of = lambda model, elements=(): report.counterexample(
-        w, model, scope, layout=src.layout, warpgroup=wg, thread_base=base, elements=elements)
+    tensor, coords = dst
+
+    def cex_of(model, k, times):
+        element = report.element(model, tensor, [inst(c) for c in coords],
+                                 {"k": k, "times accumulated": times},
+                                 {"times accumulated": 1})
+        return report.counterexample(w, model, scope, layout=src.layout, warpgroup=wg,
+                                     thread_base=base, elements=(element,))
     # exactly once: two different (site, step, j, kk) never give one k below K
     chains = [_chained(jv, c) for c in contribs]
     for i, (c, (k_c, ok_c)) in enumerate(zip(contribs, chains)):
@@ -43,7 +50,8 @@ def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base) -> None:
             w.report(Finding("tag.k-coverage", "error",
                              f"k = {value(model, inst(k_c))} is accumulated twice into one "
                              f"element", d.loc, "wgmma",
-                             "each k step must load a different k tile", cex_of(model)))
+                             "each k step must load a different k tile",
+                             cex_of(model, inst(k_c), 2)))
             return
     _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of)
 
@@ -93,12 +101,16 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of) -> None:
     confirm.add(*w.ctx.facts, *w.ctx.product_facts(), *bounds, *keep,
                 kappa == value(model, kappa), z3.Or(*hit_exact))
     missed = value(model, kappa)
+    cex = cex_of(model, kappa, 0)
+    where = f"{tensor}[{', '.join(map(str, cex.elements[0].index))}]"
     if confirm.check() == z3.unsat:
         w.report(Finding("tag.k-coverage", "error",
-                         f"k = {missed} is never accumulated (K = {value(model, extent)})",
+                         f"k = {missed} is never accumulated into {where} (K = "
+                         f"{value(model, extent)})",
                          contribs[0].loc, "wgmma",
-                         "make the k loop cover K: KT = cdiv(K, BK), or assume(K % BK == 0)",
-                         cex_of(model)))
+                         "every k step must load the k tile of its own counter (tile(A, box, "
+                         "(tm, k))) and the k loop must cover K (KT = cdiv(K, BK), or "
+                         "assume(K % BK == 0))", cex))
     else:
         w.report(Finding("tag.k-coverage", "warning",
                          "could not prove that every k is accumulated", contribs[0].loc,

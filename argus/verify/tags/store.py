@@ -60,7 +60,7 @@ def store(w, op: Op) -> None:
     tag = src.tag
     if tag.state != "data":
         return
-    k_coverage(w, op, tag, inst, [*bounds, inside], scope, src, wg, base)
+    k_coverage(w, op, tag, inst, [*bounds, inside], scope, src, wg, base, (dst.tensor, coords))
     if id(op.operands[1]) in w.asserted:
         return            # the user's tag_assert states what this value must satisfy
     for axis, field in enumerate(("row", "col")):

@@ -92,6 +92,9 @@ def test_interpreter_confirms_wgmma_bugs_at_the_thread_named(name):
     assert cex.thread is not None and cex.register is not None and cex.cell is not None
     kernel, out, ref = run(name, cex)
     assert wrong(out, ref, computed_by(kernel, cex))
+    named = [e.index for e in cex.elements if e.tensor == "C"]
+    if named:                                # the finding names the C element itself
+        assert named[0] == computed_by(kernel, cex)
 
 
 def test_k_offset_bug_needs_a_second_tile_and_the_interpreter_agrees():
