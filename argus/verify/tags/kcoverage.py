@@ -53,7 +53,7 @@ def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst) -> None:
                              "each k step must load a different k tile",
                              cex_of(model, inst(k_c), 2)))
             return
-    _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of)
+    _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor)
 
 
 def _chained(jv, c):
@@ -64,7 +64,7 @@ def _chained(jv, c):
     return k, ok
 
 
-def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of) -> None:
+def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor) -> None:
     """Every k below K is met: a witness step (Euclidean division of the affine k term by
     its coefficients) must exist for every k; a model is confirmed before it is reported."""
     kappa = z3.BitVec("k_missed", 64)
