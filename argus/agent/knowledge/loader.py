@@ -21,7 +21,7 @@ class KnowledgeError(ValueError):
 
 
 def _line_of(text: str, key: str) -> int:
-    match = re.search(rf"^\s*(\[\[)?{re.escape(key)}\b", text, re.M)
+    match = re.search(rf"^\s*(\[\[?)?{re.escape(key)}\b", text, re.M)
     return text[:match.start()].count("\n") + 1 if match else 1
 
 

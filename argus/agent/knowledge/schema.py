@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from argus.agent.gemm_config import KNOB_BY_NAME
+from argus.agent.knowledge.recipe import Recipe, build_recipe, recipe_problems
 
 OPS = ("gemm", "attention", "moe")
 SHAPE_CLASSES = ("any", "large", "medium", "skinny", "small-mn", "deep-k", "long-seq",
@@ -50,6 +51,7 @@ class Technique:
     sources: tuple[Source, ...]
     example: str | None
     path: str
+    recipe: Recipe | None = None
 
     def to_json(self, brief: bool = False) -> dict[str, Any]:
         out = {"id": self.id, "title": self.title, "ops": list(self.ops),
@@ -60,7 +62,8 @@ class Technique:
             out.update({"tags": list(self.tags), "shape_classes": list(self.shape_classes),
                         "signals": list(self.signals), "preconditions": list(self.preconditions),
                         "pitfalls": list(self.pitfalls), "invariants": list(self.invariants),
-                        "moves": [dict(m) for m in self.moves], "example": self.example})
+                        "moves": [dict(m) for m in self.moves], "example": self.example,
+                        "recipe": self.recipe.to_json() if self.recipe else None})
         return out
 
 
@@ -109,7 +112,9 @@ def validate(data: dict, stem: str) -> list[tuple[str, str]]:
     example = data.get("example")
     if example is not None and not (isinstance(example, str) and example.endswith(".py")):
         problems.append(("example", "'example' must be the path of a .py file in the repo"))
-    unknown = set(data) - set(_STRS) - set(_STR_LISTS) - {"sources", "moves", "example"}
+    if "recipe" in data:
+        problems += [("recipe", p) for p in recipe_problems(data["recipe"])]
+    unknown = set(data) - set(_STRS) - set(_STR_LISTS) - {"sources", "moves", "example", "recipe"}
     if unknown:
         problems.append((sorted(unknown)[0], f"unknown fields {sorted(unknown)}"))
     return problems
@@ -141,4 +146,4 @@ def build(data: dict, path: str) -> Technique:
         invariants=tuple(data["invariants"]), expected_gain=data["expected_gain"],
         knobs=tuple(data["knobs"]), moves=tuple(dict(m) for m in data.get("moves", [])),
         sources=tuple(Source(s["url"], s["says"]) for s in data["sources"]),
-        example=data.get("example"), path=path)
+        example=data.get("example"), path=path, recipe=build_recipe(data.get("recipe")))

@@ -59,5 +59,9 @@ def search(query: str = "", *, op: str | None = None, shape_classes: Iterable[st
     return scored[:max(0, top_k)]
 
 
+query_terms = _terms          # public names for callers that filter by term overlap
+document_terms = _document
+
+
 def get_technique(technique_id: str) -> Technique | None:
     return next((t for t in load_knowledge() if t.id == technique_id), None)
