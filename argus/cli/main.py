@@ -13,11 +13,12 @@ import sys
 from argus import __version__
 from argus.cli import bench_cmd, check_cmd, compile_cmd, demo, layout_cmd, run_cmd
 from argus.cli import mcp_cmd, optimize_cmd
+from argus.cli import kb_cmd
 from argus.cli.errors import UsageError
 from argus.layout.draw import DrawError
 
 # Subcommands, each a module with register(subparsers). Later: bench.
-SUBCOMMANDS = (check_cmd, run_cmd, compile_cmd, layout_cmd, demo, optimize_cmd, mcp_cmd)
+SUBCOMMANDS = (check_cmd, run_cmd, compile_cmd, layout_cmd, demo, optimize_cmd, mcp_cmd, kb_cmd)
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
