@@ -60,15 +60,15 @@ def _run_one(job: tuple[str, int]) -> dict:
     return row
 
 
-def run(targets: list[str], jobs: int, limit: int | None) -> dict:
+def run(targets: list[str], jobs: int, limit: int | None, stream: Path | None = None) -> dict:
     from argus.verify.mutation.runner import observe
     from argus.verify.mutation.targets import TARGETS
     from argus.verify.mutation import classify
 
-    baseline = {}
+    baseline, warnings = {}, {}
     for name in targets:   # the unmutated kernels must verify clean and run correctly
         obs = observe(TARGETS[name], TARGETS[name].source())
-        baseline[name] = classify(obs)
+        baseline[name], warnings[name] = classify(obs), obs.verifier_warnings
         if baseline[name] != "equivalent":
             raise SystemExit(f"{TARGETS[name].path}::{TARGETS[name].kernel} itself is "
                              f"{baseline[name]}: {obs.verifier_errors or obs.runs}; fix it "
@@ -77,9 +77,13 @@ def run(targets: list[str], jobs: int, limit: int | None) -> dict:
             for i in range(len(_mutants_of(name)))][:limit]
     start = time.perf_counter()
     rows = []
+    sink = stream.open("w") if stream else None
     with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=50) as pool:
         for n, row in enumerate(pool.imap(_run_one, work, chunksize=2), 1):
             rows.append(row)
+            if sink:
+                sink.write(json.dumps(row) + "\n")
+                sink.flush()
             if n % 25 == 0 or n == len(work):
                 print(f"{n}/{len(work)} mutants, {time.perf_counter() - start:.0f} s",
                       flush=True)
@@ -89,7 +93,8 @@ def run(targets: list[str], jobs: int, limit: int | None) -> dict:
             "targets": {name: {"file": TARGETS[name].path, "kernel": TARGETS[name].kernel,
                                "shapes": TARGETS[name].shapes,
                                "overrides": TARGETS[name].overrides,
-                               "baseline": baseline[name]} for name in targets},
+                               "baseline": baseline[name],
+                               "baseline_warnings": warnings[name]} for name in targets},
             "runs_per_mutant": ["value seed 0", "value seed 1", "exact seed 2"],
             "mutants": rows}
 
@@ -118,13 +123,15 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="run only the first N")
     parser.add_argument("--json", type=Path, default=JSON_OUT)
     parser.add_argument("--markdown", type=Path, default=MD_OUT)
+    parser.add_argument("--stream", type=Path, default=None,
+                        help="also append each mutant's row to this JSON-lines file as it ends")
     parser.add_argument("--markdown-only", action="store_true",
                         help="re-render the markdown from the JSON, run nothing")
     args = parser.parse_args(argv)
     if args.markdown_only:
         report = json.loads(args.json.read_text())
     else:
-        report = run(args.targets, args.jobs, args.limit)
+        report = run(args.targets, args.jobs, args.limit, args.stream)
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1) + "\n")
         print(f"wrote {_shown(args.json)}")

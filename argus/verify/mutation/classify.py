@@ -48,7 +48,7 @@ class Observation:
     frontend: str = "ok"                  # "ok" | "rejected" | "crash"
     frontend_message: str = ""
     verifier_errors: list = field(default_factory=list)    # ["check at file:line: msg"]
-    verifier_warnings: int = 0
+    verifier_warnings: list = field(default_factory=list)  # ["check at file:line"]
     verifier_crash: str = ""
     runs: list = field(default_factory=list)               # [RunOutcome]
 

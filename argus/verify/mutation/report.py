@@ -40,7 +40,13 @@ def _runs(row: dict) -> str:
     return ", ".join(f"{r['mode']}/{r['seed']}: {r['outcome']}" for r in row["runs"])
 
 
-def _listing(rows: list[dict], title: str, blurb: str) -> list[str]:
+def new_warnings(report: dict, row: dict) -> list[str]:
+    """The row's verifier warnings that the unmutated kernel does not have."""
+    base = set(report["targets"].get(row["target"], {}).get("baseline_warnings", []))
+    return [w for w in row.get("verifier_warnings", []) if w not in base]
+
+
+def _listing(report: dict, rows: list[dict], title: str, blurb: str) -> list[str]:
     out = [f"## {title} ({len(rows)})", "", blurb, ""]
     if not rows:
         return out + ["None.", ""]
@@ -106,11 +112,11 @@ def render_markdown(report: dict) -> str:
         out.append(f"| {name} | {t['file']}::{t['kernel']} | {shapes} | {ov} |")
     out += ["", "## Per kernel", ""] + _table(rows, "target")
     out += ["", "## Per operator", ""] + _table(rows, "operator") + [""]
-    out += _listing(missed, "Missed bugs", "Verifier clean, interpreter wrong.")
-    out += _listing(flagged, "Flagged, every run correct",
+    out += _listing(report, missed, "Missed bugs", "Verifier clean, interpreter wrong.")
+    out += _listing(report, flagged, "Flagged, every run correct",
                     "Verifier error, the interpreter's runs all matched the reference.")
     if crashes:
-        out += _listing(crashes, "Tool crashes", "A Python exception escaped the tool.")
+        out += _listing(report, crashes, "Tool crashes", "A Python exception escaped the tool.")
     rejected = [r for r in rows if r["class"] == REJECTED]
     out += [f"## Rejected by the frontend ({len(rejected)})", "",
             "Counted as caught; one example message per operator:", ""]

@@ -99,7 +99,8 @@ def observe(target: Target, source: str, runs=RUNS) -> Observation:
         findings = []
     obs.verifier_errors = [f"{f.check} at {f.loc.file}:{f.loc.line}: {f.message}"
                            for f in findings if f.severity == "error"]
-    obs.verifier_warnings = sum(f.severity == "warning" for f in findings)
+    obs.verifier_warnings = sorted({f"{f.check} at line {f.loc.line}" for f in findings
+                                    if f.severity == "warning"})
     obs.runs = [run_once(target, kernel, mode, seed) for mode, seed in runs]
     return obs
 

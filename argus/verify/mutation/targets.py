@@ -29,10 +29,11 @@ class Target:
         return (ROOT / self.path).read_text()
 
 
-# The library GEMM at BN = 128 and S = 3 (the ring wraps twice at K = 328), two persistent
+# The library GEMM at BN = 128 and S = 3 (KT = 5 at K = 264: the ring wraps, and a tile
+# starts mid-ring, so g and k differ in stage and phase), two persistent
 # blocks over 2 x 2 tiles (the phases carry across tiles), tails in M, N and K.
 _LIB = {"BLOCKS": 2, "BN": 128, "ACC": "wgmma_acc_m64n128", "S": 3}
-_LIB_SHAPES = {"M": 200, "N": 200, "K": 328}
+_LIB_SHAPES = {"M": 200, "N": 200, "K": 264}
 
 TARGETS = {
     "gemm_nt": Target("gemm_nt", "argus/kernels/gemm.py", "gemm_nt", _LIB_SHAPES, _LIB),
@@ -44,6 +45,7 @@ TARGETS = {
     "flash_fwd": Target("flash_fwd", "examples/flash_attention.py", "flash_fwd", {"T": 256},
                         name_swaps=(("m_new", "m_i"), ("m_i", "m_new"), ("masked", "scores"),
                                     ("p", "masked"), ("l_i", "alpha"))),
+    # two persistent blocks walk all the experts' tiles; KT = 5 > S = 4
     "moe_grouped": Target("moe_grouped", "examples/moe.py", "moe_grouped",
-                          {"T": 300, "K": 128, "N": 256, "EN": 2048}),
+                          {"T": 300, "K": 320, "N": 256, "EN": 2048}, {"BLOCKS": 2}),
 }
