@@ -8,9 +8,10 @@ import z3
 
 from argus.ir.nodes import Op
 from argus.ir.types import FragmentType
-from argus.verify.smt import bv
+from argus.verify.finding import Finding
+from argus.verify.smt import bv, holds, value
 
-from . import scalars
+from . import report, scalars
 from .values import FragTag, Fragment, GlobalTile, SmemBuffer, SmemView
 
 
@@ -50,13 +51,35 @@ def smem_tile(w, op: Op) -> None:
         return
     offset = tuple(scalars.binary(w.ctx, "add", o, scalars.binary(w.ctx, "mul", c, b))
                    for o, c, b in zip(view.offset, coords, box))
+    if w.phase == "check":
+        for axis, (o, b, extent) in enumerate(zip(offset, box, view.shape)):
+            o0 = view.offset[axis]
+            fits = z3.ULE(bv(o) + b, bv(o0) + extent)
+            if holds(w.ctx, fits, w.path):
+                continue
+            model = report.find(w, z3.Not(fits), w.scope_vars())
+            if model is None:
+                continue
+            start = value(model, o) - value(model, o0)
+            w.report(Finding(
+                "tag.smem-view", "error",
+                f"this tile of {view.buffer.name} covers {'rows' if axis == 0 else 'columns'} "
+                f"{start}..{start + b - 1} of a view of {extent}: outside the shared-memory "
+                f"tile", op.loc, "tile", "tile coordinates count boxes: keep "
+                f"coords[{axis}] * {b} + {b} <= {extent}",
+                report.counterexample(w, model, w.scope_vars(),
+                                      warpgroup=w.role.warpgroup if w.role else None)))
+            w.env[op.result] = None
+            return
     w.env[op.result] = SmemView(view.buffer, view.stage, offset, box, view.stage_loc)
 
 
 def frag_alloc(w, op: Op) -> None:
     t = op.result.type
-    w.env[op.result] = Fragment(t.shape, t.layout, FragTag("empty", reset_scope=w.scope_vars()),
-                                op.loc)
+    init = op.attrs.get("init")
+    w.env[op.result] = Fragment(t.shape, t.layout, FragTag(
+        "empty", reset_scope=w.scope_vars(), init=init if isinstance(init, (int, float)) else None,
+        init_loc=op.loc), op.loc)
 
 
 def frag_assign(w, op: Op) -> None:
@@ -66,7 +89,8 @@ def frag_assign(w, op: Op) -> None:
     if isinstance(src, Fragment):
         dst.tag = src.tag.copy()
     else:
-        dst.tag = FragTag("empty", reset_scope=w.scope_vars())
+        dst.tag = FragTag("empty", reset_scope=w.scope_vars(),
+                          init=src if isinstance(src, (int, float)) else None, init_loc=op.loc)
 
 
 def load(w, op: Op) -> None:

@@ -83,10 +83,12 @@ class FragTag:
     contributions: list[Contribution] = field(default_factory=list)
     reset_scope: tuple[str, ...] = ()                          # variables in scope at reset
     why_unknown: str = ""
+    init: Any = 0.0               # the constant an "empty" fragment holds (None: unknown)
+    init_loc: Optional[Loc] = None
 
     def copy(self) -> "FragTag":
         return FragTag(self.state, dict(self.fields), self.source, list(self.contributions),
-                       self.reset_scope, self.why_unknown)
+                       self.reset_scope, self.why_unknown, self.init, self.init_loc)
 
 
 @dataclass

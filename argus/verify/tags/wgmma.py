@@ -28,11 +28,25 @@ def mma(w, op: Op) -> None:
     acc, a, b = (w.value(o) for o in op.operands)
     if not isinstance(acc, Fragment):
         return
+    if a is None or b is None:           # an operand view already reported as wrong
+        acc.tag = FragTag("unknown", why_unknown=f"an operand of the wgmma at line "
+                          f"{op.loc.line} is not a valid tile")
+        return
     if not (isinstance(a, SmemView) and isinstance(b, SmemView)):
         w.not_modelled(op, "wgmma with A in registers")
         acc.tag = FragTag("unknown", why_unknown="wgmma with A in registers is not modelled")
         return
     if acc.tag.state == "unknown":
+        return
+    if acc.tag.state == "empty" and acc.tag.init != 0:
+        what = "an unknown value" if acc.tag.init is None else repr(acc.tag.init)
+        loc = acc.tag.init_loc or op.loc
+        w.report(Finding("tag.accumulator-init", "error",
+                         f"the accumulator starts from {what}, not 0, before this wgmma adds "
+                         f"A x B into it (line {op.loc.line}): every element carries that "
+                         f"offset", loc, "assign",
+                         "reset the accumulator with assign(acc, 0.0) (or init=0.0)"))
+        acc.tag = FragTag("unknown", why_unknown="the accumulator does not start from 0")
         return
     m, n, k = op.attrs["m"], op.attrs["n"], op.attrs["k"]
     pr, pc = w.pos["pr"], w.pos["pc"]

@@ -140,3 +140,13 @@ def test_library_gemm_verifies_clean(name):
     from argus.frontend import parse_file
     kernels = parse_file(Path(__file__).resolve().parents[3] / "argus" / "kernels" / "gemm.py")
     assert check(kernels[name]) == []
+
+
+def test_accumulator_starting_from_one_is_caught_at_the_reset():
+    (f, *_) = errors(check(variant(("assign(acc, 0.0)", "assign(acc, 1.0)"))))
+    assert f.check == "tag.accumulator-init" and f.loc.line == 58
+
+
+def test_a_smem_tile_outside_its_stage_is_caught():
+    (f, *_) = errors(check(variant(("(64, BK), (wg, 0))", "(64, BK), (wg, 1))"))))
+    assert f.check == "tag.smem-view" and f.loc.line == 64 and "columns 64..127" in f.message
