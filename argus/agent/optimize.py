@@ -60,8 +60,9 @@ def run_episode(task: GemmTask, provider_config: ProviderConfig, *, evaluator: s
         if on_step:
             on_step(step, trajectory)
 
+    work_dir = str(Path(out_dir) / "kernels") if out_dir else None   # coder-step kernels
     planner = IcrlPlanner(provider, chosen, task, start=start, budget=budget, lessons=lessons,
-                          on_step=record, keep_prompts=keep_prompts)
+                          on_step=record, keep_prompts=keep_prompts, work_dir=work_dir)
     resumed = len(traj.steps) if traj else 0
     try:
         result: RunResult = planner.run(traj if traj and traj.steps else None)

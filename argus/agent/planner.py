@@ -7,13 +7,21 @@ the configuration unless it was evaluated already (a repeat costs a step, not an
 evaluation); and records the step. The best "ok" configuration is kept. The loop stops
 on the first exhausted budget (evaluations, steps, seconds, tokens), when the provider
 asks to stop, or when the provider fails (the failure is recorded, not raised).
+
+The coder step: a reply may carry a new DSL kernel instead of knobs. It is written to the
+episode's work folder and checked by `argus check` in a child process (coder.py; never
+imported here); errors and their counterexamples are the next prompt's feedback; a clean
+library specialisation is evaluated at its knob configuration, any other clean kernel by
+the evaluator's `evaluate_kernel` when it has one (the GPU), else it is "unmeasured".
 """
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from argus.agent import coder
 from argus.agent.context import PlannerContext
 from argus.agent.evaluators.base import EvaluatorUnavailable, Outcome
 from argus.agent.gemm_config import SMALLEST, GemmConfig
@@ -56,12 +64,13 @@ class IcrlPlanner:
     def __init__(self, provider, evaluator, task: GemmTask, *, start: GemmConfig = SMALLEST,
                  budget: Budget | None = None, knowledge_k: int = 8, lessons: list | None = None,
                  on_step: Callable[[Step, Trajectory], None] | None = None,
-                 keep_prompts: bool = False):
+                 keep_prompts: bool = False, work_dir: str | None = None):
         self.provider, self.evaluator, self.task = provider, evaluator, task
         self.start, self.budget = start, budget or Budget()
         self.lessons = lessons or []
         self.on_step = on_step
         self.keep_prompts = keep_prompts
+        self.work_dir = work_dir            # where model-written kernels go (made on first use)
         self.knowledge = [t for _, t in search(
             "tile pipeline stages warp specialization cluster raster epilogue split-k",
             op=task.op, shape_classes=task.shape_class(), top_k=knowledge_k)]
@@ -79,6 +88,49 @@ class IcrlPlanner:
         except Exception as err:
             return Outcome(status="error", source=getattr(self.evaluator, "name", "?"),
                            feedback=f"the evaluator failed: {type(err).__name__}: {err}"[:1500])
+
+    def _kernel_dir(self) -> str:
+        if self.work_dir is None:
+            self.work_dir = tempfile.mkdtemp(prefix="argus-kernels-")
+        return self.work_dir
+
+    def _coder_step(self, traj: Trajectory, index: int, proposal, used: dict,
+                    t0: float) -> tuple[Step, bool]:
+        """(the step, whether it cost an evaluation) for a reply carrying a DSL kernel."""
+        checked = coder.check_candidate(proposal.kernel_source, self._kernel_dir(), index)
+
+        def step(config, outcome, reward, library="", repeated=False):
+            return Step(index, proposal.technique, config, outcome, reward, proposal.invariants,
+                        proposal.rationale, repeated=repeated, tokens=used,
+                        seconds=time.monotonic() - t0, kernel=checked.path,
+                        kernel_library=library)
+
+        if not checked.clean:
+            return step(None, checked.outcome, 0.0), False
+        if checked.library is not None:
+            name, config = checked.library
+            previous = traj.seen(config)
+            if previous is not None:
+                return step(config, Outcome(previous.outcome.status, previous.outcome.tflops,
+                                            previous.outcome.time_ms, previous.outcome.source,
+                                            feedback=f"this kernel is {name} at the configuration "
+                                                     f"of step {previous.index}; change it"),
+                            0.0, name, repeated=True), False
+            outcome = self._evaluate(config)
+            outcome.feedback = (f"verified clean; {name} specialised to "
+                                f"{config.diff(self.start)} (vs start): {outcome.feedback}")
+            return step(config, outcome, reward_for(outcome, traj.best_tflops()), name), True
+        measure = getattr(self.evaluator, "evaluate_kernel", None)
+        if measure is None:
+            return step(None, coder.unmeasured(checked.path, getattr(self.evaluator, "name", "?")),
+                        0.0), False
+        try:
+            outcome = measure(checked.path, self.task)
+        except Exception as err:
+            outcome = Outcome("error", source=getattr(self.evaluator, "name", "?"),
+                              feedback=f"the kernel evaluation failed: {type(err).__name__}: "
+                                       f"{err}"[:1500])
+        return step(None, outcome, reward_for(outcome, traj.best_tflops())), True
 
     def run(self, trajectory: Trajectory | None = None) -> RunResult:
         traj = trajectory or Trajectory(self.task, self.start)
@@ -137,6 +189,11 @@ class IcrlPlanner:
             if proposal.stop:
                 stop = f"planner stopped: {proposal.rationale or 'no reason given'}"
                 break
+            if proposal.kernel_source is not None:
+                step, evaluated = self._coder_step(traj, index, proposal, used, t0)
+                evals += int(evaluated)
+                self._record(traj, step)
+                continue
             previous = traj.seen(proposal.config)
             if previous is not None:
                 outcome = Outcome(previous.outcome.status, previous.outcome.tflops,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from argus.agent import resources as R
+from argus.agent.coder import MAX_KERNEL_CHARS
 from argus.agent.context import PlannerContext
 from argus.agent.gemm_config import knob_schema
 from argus.agent.providers.base import ChatRequest, Message
@@ -29,6 +30,14 @@ Reply with exactly one JSON object, optionally inside a ```json fence, and nothi
  "invariants": ["<data-flow invariant the kernel should state for this change>", ...],
  "rationale": "<one sentence>"}
 Knobs you leave out keep the current best's values. To end the search reply {"stop": true}.
+
+Or write a new kernel (the coder step): reply with that JSON object without "config" and \
+then one ```python fenced block holding a complete Argus DSL file (imports from argus.lang, \
+one @kernel function, at most %(kernel_chars)d characters). It is parsed and verified by \
+`argus check`, never executed; its errors come back with counterexamples. A kernel that is \
+the library's (argus/kernels/gemm.py: gemm_nt / gemm_nn) with only its const defaults \
+(BM, BN, BK, S, GROUP) and module constants (ACC = "wgmma_acc_m64n<BN>") changed is \
+evaluated at those knobs; any other kernel is measured on a GPU only.
 
 Knobs (name, type, admissible values):
 %(knobs)s
@@ -50,11 +59,20 @@ def _knob_lines() -> str:
 
 
 def system_prompt() -> str:
-    return SYSTEM % {"knobs": _knob_lines(), "smem": R.SMEM_PER_BLOCK}
+    return SYSTEM % {"knobs": _knob_lines(), "smem": R.SMEM_PER_BLOCK,
+                     "kernel_chars": MAX_KERNEL_CHARS}
 
 
 def _fmt_tflops(value) -> str:
     return f"{value:.1f}" if isinstance(value, (int, float)) else "-"
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(MAX_KERNEL_CHARS + 1)
+    except OSError as err:
+        return f"(the kernel file could not be read: {err.strerror})"
 
 
 def user_prompt(ctx: PlannerContext) -> str:
@@ -75,8 +93,10 @@ def user_prompt(ctx: PlannerContext) -> str:
     cutoff = len(traj.steps) - DETAILED_STEPS
     for step in traj.steps:
         changed = step.config.diff(traj.start) if step.config else {}
-        row = (f"step {step.index} | {step.technique} | changed vs start: "
-               f"{json.dumps(changed) if step.config else '(no valid config)'} | "
+        what = json.dumps(changed) if step.config else "(no valid config)"
+        if step.kernel:
+            what = f"kernel {step.kernel_label()}" + (f" = {what}" if step.config else "")
+        row = (f"step {step.index} | {step.technique} | changed vs start: {what} | "
                f"{step.outcome.status}{' (repeat)' if step.repeated else ''} | "
                f"{_fmt_tflops(step.outcome.tflops)} TFLOP/s | reward {step.reward:.3f}")
         lines.append(row)
@@ -87,6 +107,12 @@ def user_prompt(ctx: PlannerContext) -> str:
             if feedback:
                 lines.append(quote(feedback, f"step={step.index} source={step.outcome.source} "
                                              f"status={step.outcome.status}"))
+    latest = traj.latest_kernel()
+    if latest is not None:
+        lines.append(f"## Your latest kernel (step {latest.index}, {latest.outcome.status}); "
+                     f"its text is yours, quoted as data")
+        lines.append(quote(_read(latest.kernel), f"step={latest.index} source=model-kernel",
+                           MAX_KERNEL_CHARS))
     if ctx.lessons:
         lines.append("## Lessons from similar past episodes")
         for lesson in ctx.lessons:
@@ -99,7 +125,8 @@ def user_prompt(ctx: PlannerContext) -> str:
             lines.append(f"- {t.id}: {t.title}. {t.summary} When: {t.when} Knobs: "
                          f"{', '.join(t.knobs) or '-'}; moves: {moves}. Expected: "
                          f"{t.expected_gain}. Source: {t.sources[0].url}")
-    lines.append("## Your move\nPropose the next configuration as one JSON object.")
+    lines.append("## Your move\nPropose the next configuration as one JSON object, or a "
+                 "kernel as described.")
     return "\n\n".join(lines)
 
 

@@ -22,6 +22,7 @@ def summary(result: RunResult, meta: dict[str, Any]) -> dict[str, Any]:
             "best_tflops": best.outcome.tflops if best else None,
             "best_step": best.index if best else None,
             "best_config": best.config.to_json() if best else None,
+            "best_kernel_step": kept.index if (kept := traj.best_kernel()) else None,
             "speedup_over_start": (best.outcome.tflops / start.outcome.tflops
                                    if best and start and start.outcome.ok else None)}
 
@@ -99,4 +100,8 @@ def write_outputs(result: RunResult, out_dir: str | Path, meta: dict[str, Any]) 
                                               indent=2) + "\n")
     paths["report"].write_text(markdown(result, meta))
     paths["plot"].write_text(reward_svg(result))
+    kept = result.trajectory.best_kernel()
+    if kept is not None and Path(kept.kernel).is_file():   # the coder step's kept kernel
+        paths["best_kernel"] = out / "best_kernel.py"
+        paths["best_kernel"].write_text(Path(kept.kernel).read_text(encoding="utf-8"))
     return {k: str(v) for k, v in paths.items()}

@@ -28,6 +28,14 @@ class Step:
     repeated: bool = False             # the config had been evaluated before
     tokens: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    kernel: str = ""                   # the coder step: path of the model-written kernel file
+    kernel_library: str = ""           # the library kernel it specialises, if it does
+
+    def kernel_label(self) -> str:
+        if not self.kernel:
+            return ""
+        name = "/".join(self.kernel.replace("\\", "/").split("/")[-2:])
+        return name + (f" (specialises {self.kernel_library})" if self.kernel_library else "")
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "technique": self.technique,
@@ -35,7 +43,8 @@ class Step:
                 "outcome": self.outcome.to_json(), "reward": self.reward,
                 "invariants": self.invariants, "rationale": self.rationale,
                 "reply_error": self.reply_error, "repeated": self.repeated,
-                "tokens": self.tokens, "seconds": self.seconds}
+                "tokens": self.tokens, "seconds": self.seconds, "kernel": self.kernel,
+                "kernel_library": self.kernel_library}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Step":
@@ -46,7 +55,8 @@ class Step:
                    invariants=list(data.get("invariants", [])),
                    rationale=data.get("rationale", ""), reply_error=data.get("reply_error", ""),
                    repeated=bool(data.get("repeated", False)),
-                   tokens=dict(data.get("tokens", {})), seconds=data.get("seconds", 0.0))
+                   tokens=dict(data.get("tokens", {})), seconds=data.get("seconds", 0.0),
+                   kernel=data.get("kernel", ""), kernel_library=data.get("kernel_library", ""))
 
 
 def reward_for(outcome: Outcome, best_tflops: float | None) -> float:
@@ -70,6 +80,18 @@ class Trajectory:
     def best_tflops(self) -> float | None:
         b = self.best()
         return b.outcome.tflops if b else None
+
+    def latest_kernel(self) -> Step | None:
+        """The most recent step that carried a model-written kernel."""
+        return next((s for s in reversed(self.steps) if s.kernel), None)
+
+    def best_kernel(self) -> Step | None:
+        """The kept kernel: the best measured one, else the latest that verified clean."""
+        ok = [s for s in self.steps if s.kernel and s.outcome.ok]
+        if ok:
+            return max(ok, key=lambda s: (s.outcome.tflops, -s.index))
+        return next((s for s in reversed(self.steps)
+                     if s.kernel and s.outcome.status == "unmeasured"), None)
 
     def seen(self, config: GemmConfig) -> Step | None:
         return next((s for s in self.steps if s.config is not None

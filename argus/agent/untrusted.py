@@ -24,6 +24,7 @@ def sanitize(text: str, limit: int = MAX_CHARS) -> str:
     return text
 
 
-def quote(text: str, label: str) -> str:
-    """`text` as an inert block; `label` is ours (e.g. 'step=3 source=gpu'), not the tool's."""
-    return f"{OPEN} {label}>\n{sanitize(text)}\n{CLOSE}"
+def quote(text: str, label: str, limit: int = MAX_CHARS) -> str:
+    """`text` as an inert block; `label` is ours (e.g. 'step=3 source=gpu'), not the tool's.
+    A model-written kernel echoed back is quoted the same way (with a larger limit)."""
+    return f"{OPEN} {label}>\n{sanitize(text, limit)}\n{CLOSE}"

@@ -3,7 +3,8 @@
 Status values: "ok" (valid and measured or predicted), "invalid" (a static check failed:
 `violations` hold the counterexamples), "compile_error", "incorrect" (the oracle rejected
 the output), "implausible" (faster than the roofline allows: re-verify, never a win),
-"error" (the evaluation itself failed). Only "ok" outcomes carry a speed and can become
+"error" (the evaluation itself failed), "unmeasured" (a model-written kernel that verified
+clean but that this evaluator cannot measure: a new kernel on the CPU). Only "ok" outcomes carry a speed and can become
 the best configuration.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Protocol
 from argus.agent.gemm_config import GemmConfig
 from argus.agent.task import GemmTask
 
-STATUSES = ("ok", "invalid", "compile_error", "incorrect", "implausible", "error")
+STATUSES = ("ok", "invalid", "compile_error", "incorrect", "implausible", "error", "unmeasured")
 
 
 class EvaluatorUnavailable(RuntimeError):

@@ -22,6 +22,7 @@ from argus.agent.resources import check_resources
 from argus.agent.task import GemmTask
 
 from argus.agent.evaluators.gpu_candidate import CONFIG_ENV
+from argus.agent.evaluators.gpu_kernel_candidate import KERNEL_ENV
 MAX_FEEDBACK = 2000
 
 
@@ -62,10 +63,12 @@ def _from_harness(result: dict) -> dict[str, Any]:
     return out
 
 
-def _job(task: GemmTask, reps: int) -> dict[str, Any]:
+def _job(task: GemmTask, reps: int, candidate: str = "argus.agent.evaluators.gpu_candidate:gemm",
+         b_layout: str = "kn") -> dict[str, Any]:
     return {"problem": {"factory": "argus.bench.problems:matmul",
-                        "args": {"m": task.M, "n": task.N, "k": task.K, "dtype": task.dtype}},
-            "candidate": "argus.agent.evaluators.gpu_candidate:gemm", "peer": None,
+                        "args": {"m": task.M, "n": task.N, "k": task.K, "dtype": task.dtype,
+                                 "b_layout": b_layout}},
+            "candidate": candidate, "peer": None,
             "device": "cuda", "checks": 2, "seed": 0,
             "timing": {"warmup": 10, "reps": reps}, "tolerance": {"factor": 2.0}}
 
@@ -88,6 +91,32 @@ def default_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:
                 os.environ.pop(CONFIG_ENV, None)
             else:
                 os.environ[CONFIG_ENV] = previous
+
+    return benchmark
+
+
+def default_kernel_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:
+    """A model-written kernel file through the harness in a child process
+    (gpu_kernel_candidate: parsed, generated, built and launched there, never here)."""
+    _require_gpu_backend()
+
+    def benchmark(path: str, task: GemmTask) -> dict[str, Any]:
+        from argus.agent.coder import b_layout
+        from argus.bench import run_isolated
+
+        with open(path, encoding="utf-8") as handle:
+            layout = b_layout(handle.read())
+        previous = os.environ.get(KERNEL_ENV)
+        os.environ[KERNEL_ENV] = str(path)
+        try:
+            return _from_harness(run_isolated(
+                _job(task, reps, "argus.agent.evaluators.gpu_kernel_candidate:gemm", layout),
+                timeout_s=timeout_s))
+        finally:
+            if previous is None:
+                os.environ.pop(KERNEL_ENV, None)
+            else:
+                os.environ[KERNEL_ENV] = previous
 
     return benchmark
 
@@ -117,8 +146,10 @@ def inprocess_benchmark(reps: int = 50, checks: int = 2) -> Callable:
 class GpuEvaluator:
     name = "gpu"
 
-    def __init__(self, benchmark: Callable | None = None, device_name: str = "NVIDIA H200"):
+    def __init__(self, benchmark: Callable | None = None, device_name: str = "NVIDIA H200",
+                 kernel_benchmark: Callable | None = None):
         self._benchmark = benchmark
+        self._kernel_benchmark = kernel_benchmark
         self.device_name = device_name
 
     def ensure_ready(self) -> Callable:
@@ -129,14 +160,23 @@ class GpuEvaluator:
         return self._benchmark
 
     def evaluate(self, config: GemmConfig, task: GemmTask) -> Outcome:
-        from argus.agent.roofline_peaks import plausibility
-
         violations = check_resources(config, task)
         if violations:
             return invalid_outcome(violations, "gpu")
-        bench = self.ensure_ready()
+        return self._measure(self.ensure_ready(), config, task)
+
+    def evaluate_kernel(self, path: str, task: GemmTask) -> Outcome:
+        """A model-written DSL kernel file (already verified clean by `argus check`),
+        measured through the harness in a child process (default_kernel_benchmark)."""
+        if self._kernel_benchmark is None:
+            self._kernel_benchmark = default_kernel_benchmark()
+        return self._measure(self._kernel_benchmark, path, task)
+
+    def _measure(self, bench: Callable, subject, task: GemmTask) -> Outcome:
+        from argus.agent.roofline_peaks import plausibility
+
         try:
-            result = bench(config, task)
+            result = bench(subject, task)
         except EvaluatorUnavailable:
             raise
         except Exception as err:  # a compile failure or crash of the candidate: feedback

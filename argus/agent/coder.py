@@ -1,0 +1,197 @@
+"""The coder step: a model-written DSL kernel, checked in a child process, never executed here.
+
+When the provider answers with a kernel (source text) instead of knob values, the planner
+calls `check_candidate`: the source is written to the episode folder
+(`<work_dir>/step-NNN/kernel.py`), and `argus check FILE --json` runs on it in a child
+process (tools.check). The DSL frontend parses the file's syntax tree; the file is never
+imported or executed, neither here nor in that child, so `import os` or `open(...)` in a
+reply does nothing. The findings (with their counterexamples) or the DSL error become the
+next prompt's feedback. A clean kernel is then scored:
+
+- if it is a library-kernel specialisation (its @kernel function is one of
+  argus/kernels/gemm*.py's with only the const defaults and module constants changed,
+  `library_specialisation`), its knob configuration goes to the evaluator like any other
+  (the cost model on a CPU; on a GPU the harness measures exactly that library kernel);
+- otherwise the evaluator's `evaluate_kernel(path, task)` measures it (the GPU evaluator:
+  the harness in a child process); an evaluator without it (the CPU one) says
+  "unmeasured on CPU".
+"""
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from argus.agent.evaluators.base import Outcome
+from argus.agent.gemm_config import ConfigError, GemmConfig, parse_config
+
+MAX_KERNEL_CHARS = 16000
+MAX_FINDINGS = 6
+LIBRARY_DIR = Path(__file__).resolve().parent.parent / "kernels"
+# library kernel function -> (file, epilogue knob)
+LIBRARY_KERNELS = {"gemm_nt": ("gemm.py", "direct"), "gemm_nn": ("gemm.py", "direct"),
+                   "gemm_nt_tma_epilogue": ("gemm_epilogue.py", "smem_tma"),
+                   "gemm_nn_tma_epilogue": ("gemm_epilogue.py", "smem_tma"),
+                   "gemm_nt_splitk": ("gemm_splitk.py", "direct"),
+                   "gemm_nn_splitk": ("gemm_splitk.py", "direct")}
+_CONSTS = ("BM", "BN", "BK", "S", "GROUP", "SPLIT")
+
+
+@dataclass
+class CandidateCheck:
+    path: str
+    clean: bool                        # argus check found no error
+    outcome: Outcome | None            # set when the check failed (the step's outcome)
+    library: tuple[str, GemmConfig] | None = None    # (kernel name, config) if a specialisation
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
+def write_candidate(source: str, work_dir: Path, index: int) -> Path:
+    folder = Path(work_dir) / f"step-{index:03d}"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "kernel.py"
+    path.write_text(source[:MAX_KERNEL_CHARS], encoding="utf-8")
+    return path
+
+
+def format_findings(result: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """The verifier's JSON (argus.check/1) as short text: each error with its counterexample."""
+    lines, errors = [], []
+    for k in result.get("kernels", []):
+        for f in k.get("findings", []):
+            if f.get("severity") != "error":
+                continue
+            errors.append(f)
+            if len(errors) > MAX_FINDINGS:
+                continue
+            loc = f.get("location") or {}
+            lines.append(f"kernel.py:{loc.get('line', '?')}: error [{f.get('check')}] "
+                         f"{f.get('message')}")
+            cex = f.get("counterexample") or {}
+            who = [f"{key} {cex[key]}" for key in ("block", "warpgroup", "thread", "register",
+                                                    "barrier") if cex.get(key) is not None]
+            if who:
+                lines.append("  at: " + ", ".join(who))
+            if cex.get("iteration"):
+                lines.append("  iteration: " + ", ".join(f"{a}={b}" for a, b in
+                                                         cex["iteration"].items()))
+            for e in (cex.get("elements") or [])[:2]:
+                lines.append(f"  element {e.get('tensor')}{e.get('index')}: actual "
+                             f"{e.get('actual')}; expected {e.get('expected')}")
+            if f.get("hint"):
+                lines.append(f"  hint: {f['hint']}")
+    if len(errors) > MAX_FINDINGS:
+        lines.append(f"... and {len(errors) - MAX_FINDINGS} more errors")
+    return "\n".join(lines), errors
+
+
+def check_candidate(source: str, work_dir: Path, index: int, checker=None) -> CandidateCheck:
+    """Write the kernel, `argus check` it in a child process, classify the result."""
+    from argus.agent import tools
+
+    path = write_candidate(source, work_dir, index)
+    out = (checker or tools.check)(str(path))
+    result = out.get("result")
+    if out.get("exit_code") == 2 or result is None:        # DSL error: one line on stderr
+        why = (out.get("stderr") or out.get("error") or "argus check failed").strip()
+        why = why.replace(str(path), "kernel.py").removeprefix("argus: error: ")
+        return CandidateCheck(str(path), False, Outcome(
+            "compile_error", source="verifier",
+            feedback=f"argus check rejected the kernel: {why}"))
+    text, errors = format_findings(result)
+    if errors or not result.get("ok", False):
+        return CandidateCheck(str(path), False, Outcome(
+            "invalid", source="verifier", violations=errors[:MAX_FINDINGS],
+            feedback=f"the verifier found {len(errors)} error(s):\n{text}"), findings=errors)
+    return CandidateCheck(str(path), True, None, library_specialisation(source))
+
+
+def _module_constants(tree: ast.Module) -> dict[str, Any]:
+    out = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return out
+
+
+def _kernel_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)
+            and any("kernel" in ast.dump(d) for d in n.decorator_list)}
+
+
+def _shape(fn: ast.FunctionDef) -> tuple[str, dict[str, Any]]:
+    """The function without its const defaults (dumped), and those defaults."""
+    fn = copy.deepcopy(fn)
+    names = [a.arg for a in fn.args.args][-len(fn.args.defaults):] if fn.args.defaults else []
+    consts = {}
+    for name, default in zip(names, fn.args.defaults):
+        try:
+            consts[name] = ast.literal_eval(default)
+        except ValueError:
+            return "", {}
+    fn.args.defaults = []
+    return ast.dump(fn, include_attributes=False), consts
+
+
+def library_specialisation(source: str) -> tuple[str, GemmConfig] | None:
+    """(kernel name, knob config) when the source's kernel is a library GEMM kernel with only
+    its const defaults and module constants changed; None otherwise. Parses, never executes."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    kernels = _kernel_functions(tree)
+    if len(kernels) != 1:
+        return None
+    name, fn = next(iter(kernels.items()))
+    if name not in LIBRARY_KERNELS:
+        return None
+    file, epilogue = LIBRARY_KERNELS[name]
+    lib_tree = ast.parse((LIBRARY_DIR / file).read_text())
+    lib_fn = _kernel_functions(lib_tree).get(name)
+    shape, consts = _shape(fn)
+    lib_shape, lib_consts = _shape(lib_fn)
+    if not shape or shape != lib_shape:
+        return None
+    values = {**lib_consts, **consts}
+    module = {**_module_constants(lib_tree), **_module_constants(tree)}
+    if module.get("BLOCKS") != 132 or module.get("ACC") != f"wgmma_acc_m64n{values['BN']}":
+        return None
+    try:
+        config = parse_config({"BM": values["BM"], "BN": values["BN"], "BK": values["BK"],
+                               "stages": values["S"], "consumers": 2, "warp_specialized": True,
+                               "cluster_m": 1, "cluster_n": 1, "raster": "m",
+                               "group": values.get("GROUP", 1), "persistent": True,
+                               "split_k": values.get("SPLIT", 1), "epilogue": epilogue})
+    except ConfigError:
+        return None
+    return name, config
+
+
+def unmeasured(path: str, evaluator: str) -> Outcome:
+    return Outcome("unmeasured", source=evaluator, details={"kernel": path},
+                   feedback="verified clean (no error finding), but unmeasured on CPU: it is "
+                            "not a library-kernel specialisation, so the cost model cannot "
+                            "score it; a GPU evaluator would measure it through the harness")
+
+
+def b_layout(source: str) -> str:
+    """"nk" when the kernel declares its second tensor N x K (C = A @ B^T), else "kn".
+    Read from the syntax tree (the file is not executed)."""
+    try:
+        fns = list(_kernel_functions(ast.parse(source)).values())
+    except SyntaxError:
+        return "kn"
+    if fns and len(fns[0].args.args) > 1:
+        ann = fns[0].args.args[1].annotation
+        if isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple) and ann.slice.elts:
+            first = ann.slice.elts[0]
+            if isinstance(first, ast.Constant) and first.value == "N":
+                return "nk"
+    return "kn"
