@@ -65,7 +65,7 @@ def main() -> int:
                        "args": {"m": 256, "n": 256, "k": 256, "dtype": "bfloat16",
                                 "b_layout": "nk"}},
            "candidate": f"{os.path.abspath(__file__)}:deadlocking", "device": "cuda",
-           "checks": 1, "seed": 1}
+           "checks": 2, "seed": 1}
     t0 = time.monotonic()
     print("watchdog: running the deadlocking GEMM under a 10 s watchdog", flush=True)
     result = run_isolated(job, timeout_s=10.0)
