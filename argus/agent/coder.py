@@ -195,3 +195,11 @@ def b_layout(source: str) -> str:
             if isinstance(first, ast.Constant) and first.value == "N":
                 return "nk"
     return "kn"
+
+
+def kernel_names(source: str) -> list[str]:
+    """The @kernel function names of a source file (from its syntax tree)."""
+    try:
+        return list(_kernel_functions(ast.parse(source)))
+    except SyntaxError:
+        return []

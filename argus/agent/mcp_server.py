@@ -79,6 +79,13 @@ def build_server():
         return tools.bench(shape, config)
 
     @server.tool()
+    def profile(shape: str, config: dict[str, Any] | None = None, kernel: str = "",
+                metrics: list[str] | None = None) -> dict[str, Any]:
+        """Profile a GEMM candidate (knobs, or a DSL kernel FILE.py): ncu metrics and derived
+        signals when ncu and a GPU exist, else a GPU timing breakdown, else kind=unavailable."""
+        return tools.profile(shape, config, kernel, metrics)
+
+    @server.tool()
     def dsl_guide(max_chars: int = 16000) -> dict[str, Any]:
         """A compact guide to the Argus DSL (every surface function, verified examples),
         generated from the code; read it before writing a kernel."""

@@ -5,7 +5,7 @@ Every tool returns a dict with "tool" and "ok". Tools that touch a user's kernel
 with a timeout, so code under optimisation never runs inside the planner's process (and
 cannot reach its timers, oracle or memory); their output is returned as text, marked
 untrusted where it goes back into a prompt. The others (knowledge, cost model, optimize,
-bench) are Argus's own code.
+bench, profile) are Argus's own code; bench and profile run the candidate in a child too.
 """
 from __future__ import annotations
 
@@ -151,6 +151,24 @@ def bench(shape: str, config: dict | None = None) -> dict[str, Any]:
     return {"tool": "bench", "ok": outcome.ok, "available": True, "outcome": outcome.to_json()}
 
 
+def profile(shape: str, config: dict | None = None, kernel: str = "",
+            metrics: list | None = None) -> dict[str, Any]:
+    """ncu metrics of one candidate when ncu and a GPU exist, else a timing breakdown on the
+    GPU, else {"available": false, "kind": "unavailable"} (argus/agent/profile.py)."""
+    from argus.agent.profile import profile as run_profile
+
+    try:
+        parse_gemm_shape(shape)
+        if config:
+            parse_config(config)
+    except (TaskError, ConfigError) as err:
+        return {"tool": "profile", "ok": False, "available": True, "error": str(err)}
+    if kernel and not Path(kernel).is_file():
+        return {"tool": "profile", "ok": False, "available": True,
+                "error": f"kernel file {kernel} does not exist"}
+    return run_profile(shape, config, kernel, [str(m) for m in metrics] if metrics else None)
+
+
 def dsl_guide(max_chars: int = 16000) -> dict[str, Any]:
     """The DSL reference and verified examples, generated from the code, sized for a prompt."""
     from argus.agent.dsl_guide import build_guide
@@ -162,4 +180,4 @@ def dsl_guide(max_chars: int = 16000) -> dict[str, Any]:
 TOOLS = {"check": check, "compile": compile_kernel, "run_interpret": run_interpret,
          "layout_show": layout_show, "knowledge_search": knowledge_search,
          "knowledge_get": knowledge_get, "cost_model": cost_model, "optimize": optimize,
-         "bench": bench, "dsl_guide": dsl_guide}
+         "bench": bench, "profile": profile, "dsl_guide": dsl_guide}

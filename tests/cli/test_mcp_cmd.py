@@ -10,7 +10,7 @@ mcp = pytest.importorskip("mcp")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXPECTED = {"check", "compile", "run_interpret", "layout_show", "knowledge_search",
-            "knowledge_get", "cost_model", "optimize", "bench", "dsl_guide"}
+            "knowledge_get", "cost_model", "optimize", "bench", "profile", "dsl_guide"}
 
 
 def _payload(result):
@@ -36,6 +36,7 @@ async def _session_calls(tmp_path):
                                   "warp_specialized": True}},
         "optimize": {"shape": "4096x4096x4096", "budget": 3},
         "bench": {"shape": "4096x4096x4096"},
+        "profile": {"shape": "4096x4096x4096"},
         "dsl_guide": {"max_chars": 12000},
     }
     results = {}
@@ -66,6 +67,8 @@ def test_every_tool_answers_over_stdio(tmp_path):
     assert r["cost_model"]["ok"] and r["cost_model"]["prediction"]["tflops"] > 100
     assert r["optimize"]["ok"] and r["optimize"]["summary"]["evaluations"] == 3
     assert r["bench"]["available"] is False and "CUDA" in r["bench"]["error"]
+    if not r["profile"]["available"]:                # a CPU-only machine (CI)
+        assert r["profile"]["kind"] == "unavailable" and "no GPU" in r["profile"]["reason"]
     assert "## wgmma" in r["dsl_guide"]["guide"] and r["dsl_guide"]["chars"] <= 12000
     bad = _payload(r["_bad"])
     assert bad["ok"] is False and "BM=96 is not admissible" in bad["error"]
