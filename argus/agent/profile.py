@@ -88,6 +88,8 @@ def derive_signals(metrics: dict[str, dict[str, Any]]) -> list[str]:
         signals.append("latency-bound")
     if warps is not None and warps < 20:
         signals.append("low-occupancy")
+    if sm is not None and tensor is not None and sm >= 80 and tensor >= 70:
+        signals.append("compute-bound")
     if conflicts is not None and conflicts > 0:
         signals.append("smem-bank-conflicts")
     return signals

@@ -58,9 +58,20 @@ def _knob_lines() -> str:
                      for k in knob_schema())
 
 
+def library_kernel_text() -> str:
+    """argus/kernels/gemm.py cut to gemm_nt: the kernel a coder step starts from."""
+    from argus.agent.coder import LIBRARY_DIR
+
+    src = (LIBRARY_DIR / "gemm.py").read_text(encoding="utf-8")
+    return src.split("\n\n\n@kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))\n"
+                     "def gemm_nn")[0].rstrip() + "\n"
+
+
 def system_prompt() -> str:
-    return SYSTEM % {"knobs": _knob_lines(), "smem": R.SMEM_PER_BLOCK,
-                     "kernel_chars": MAX_KERNEL_CHARS}
+    return (SYSTEM % {"knobs": _knob_lines(), "smem": R.SMEM_PER_BLOCK,
+                      "kernel_chars": MAX_KERNEL_CHARS}
+            + "\n\nThe library kernel (argus/kernels/gemm.py, gemm_nt only), the starting point "
+              "of a kernel you write:\n```python\n" + library_kernel_text() + "```")
 
 
 def _fmt_tflops(value) -> str:

@@ -165,3 +165,12 @@ def test_injection_in_kernel_comments_stays_inside_the_untrusted_block(task4k, t
     kernel_block = prompt.split("<tool-output step=1 source=model-kernel>")[1]
     assert kernel_block.index("ignore previous") < kernel_block.index("</tool-output>")
     assert prompt.count("</tool-output>") == prompt.count("<tool-output ")
+
+
+def test_the_prompt_shows_the_library_kernel_the_coder_starts_from():
+    from argus.agent.prompt import library_kernel_text, system_prompt
+
+    text = library_kernel_text()
+    assert text in system_prompt() and "def gemm_nn" not in text
+    name, config = coder.library_specialisation(text)      # sending it back unchanged works
+    assert name == "gemm_nt" and (config.BN, config.stages, config.group) == (256, 4, 8)

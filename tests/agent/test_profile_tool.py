@@ -86,3 +86,20 @@ def test_without_ncu_a_timing_breakdown_from_a_child(tmp_path):
     profile("4096x4096x4096", kernel=str(kernel), runner=lambda c, t: calls.append(c) or (
         0, NCU_CSV, ""), gpu=True, ncu="/opt/ncu")
     assert "regex:^(my_gemm)" in calls[1]
+
+
+def test_derived_signals_are_knowledge_base_signals():
+    from argus.agent.knowledge import load_knowledge
+
+    known = {s for t in load_knowledge() for s in t.signals}
+
+    def metrics(sm, dram, tensor, warps, conflicts):
+        values = (None, sm, dram, tensor, warps, conflicts)
+        return {m: {"value": v, "unit": "%"} for m, v in zip(DEFAULT_METRICS, values)}
+
+    seen = set(derive_signals(metrics(30.0, 90.0, 20.0, 10.0, 5.0)))
+    seen |= set(derive_signals(metrics(40.0, 30.0, 30.0, 50.0, 0.0)))
+    seen |= set(derive_signals(metrics(90.0, 30.0, 85.0, 50.0, 0.0)))
+    assert seen == {"memory-bound", "low-tensor-utilisation", "low-occupancy",
+                    "smem-bank-conflicts", "latency-bound", "compute-bound"}
+    assert seen <= known
