@@ -152,3 +152,17 @@ def test_report_lists_missed_bugs_and_flags_unexplained_ones():
     text = render_markdown(report)
     assert "`x-000` drop_stmt at k.py:3" in text and "UNEXPLAINED" in text
     assert "| x | 1 |" in text
+
+
+def test_explanations_name_the_documented_limit_and_leave_others_unexplained():
+    from argus.verify.mutation.explain import explain
+    base = {"operator": "drop_stmt", "class": MISSED, "verifier_errors": [],
+            "new_warnings": [], "line": 73}
+    release = dict(base, target="gemm_nt", before="arrive(empty[(g - 1) % S])", after="pass")
+    assert explain(release).kind == "not modelled (documented)"
+    other = dict(base, target="copy", before="x = load(src, 'blocked')", after="pass")
+    assert explain(other) is None
+    alarm = dict(base, target="gemm", operator="stage_count", before="full = mbarrier(S)",
+                 after="full = mbarrier((S + 1))", **{"class": FLAGGED_CORRECT},
+                 verifier_errors=["protocol.stage at k.py:3: ..."])
+    assert explain(alarm).kind == "false alarm"

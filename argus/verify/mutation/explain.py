@@ -23,7 +23,126 @@ class Rule:
     why: str
 
 
-RULES: list[Rule] = []
+LIBRARY = ("gemm_nt", "gemm_nn")
+UNMODELLED = ("tag.not-modelled", "protocol.unmodelled", "tag.assert-undischarged",
+              "protocol.stages")
+
+
+def _text(row: dict) -> str:
+    return f"{row['before']} -> {row['after']}"
+
+
+def _missed(row: dict) -> bool:
+    return row["class"] == "missed"
+
+
+def _flagged(row: dict) -> bool:
+    return row["class"] == "flagged-interpreter-correct"
+
+
+def _errors(row: dict, check: str) -> bool:
+    return any(e.startswith(check) for e in row["verifier_errors"])
+
+
+def _new_warning(row: dict, *checks: str) -> bool:
+    return any(w.split(" at ")[0] in checks for w in row.get("new_warnings", []))
+
+
+def _library_release(row: dict) -> bool:
+    """The mutant touches the library GEMM's release of `empty`: its arrives (one step
+    late under `if k > 0`, and after the loop), their elect_one, the `if`, or the count."""
+    t = _text(row)
+    return row["target"] in LIBRARY and (
+        "arrive(empty" in t or "mbarrier_init(empty" in t or row["before"] == "if k > 0:")
+
+
+RULES: list[Rule] = [
+    # ---- missed bugs (verifier clean, interpreter wrong)
+    Rule("not modelled (documented)", lambda r: _missed(r) and _library_release(r),
+         "The library GEMM releases each stage in two places (one step late under `if k > "
+         "0`, so one wgmma stays in flight, and once after the k loop), so the protocol "
+         "pass neither counts the arrivals on `empty` nor checks their stage: "
+         "docs/design/verifier-protocol.md, 'What is not checked': arrival counts split over "
+         "several places are a protocol.unmodelled warning, which the unmutated kernel "
+         "already carries (line 73 / 129). A release of the wrong stage, a wrong init count, "
+         "a dropped or unelected release or a wrong `if` then deadlocks or over-arrives "
+         "with no error. Gap to close: model the one-step-late release (stage (n - 1) % S at "
+         "step n > 0, plus the tail release of step KT - 1) and count arrivals per phase "
+         "across both sites (protocol.stage, protocol.arrival-count)."),
+    Rule("verifier gap", lambda r: _missed(r) and r["operator"] == "stage_count"
+         and "smem(" in r["before"] and "stages=(S - 1)" in r["after"],
+         "The buffer has S - 1 stages but the ring indexes it with g % S, so stage S - 1 is "
+         "out of range (the interpreter faults). No check compares a buffer's stage count "
+         "with the stage indices used on it: protocol.stage relates stage indices to the "
+         "barrier ring only, and the tag pass trusts the subscript. Should be caught by "
+         "protocol.stage (or a resources bound check): every `buf[s]` needs s < stages."),
+    Rule("verifier gap", lambda r: _missed(r) and r["operator"] == "drop_stmt"
+         and r["before"].startswith('with elect_one("block")'),
+         "Without elect_one(\"block\") every thread of the block runs mbarrier_init on the "
+         "same barriers (the interpreter faults: initialised twice). The protocol pass "
+         "checks the fence and the sync after the inits, not that each barrier is "
+         "initialised once by one thread. Should be caught by a protocol.mbarrier-init "
+         "check (init under elect_one, once per barrier)."),
+    Rule("verifier gap", lambda r: _missed(r) and r["operator"] == "loop_bound"
+         and r["before"].startswith("for s in range(S)"),
+         "The init loop covers S + 1 or S - 1 barriers: an init past the array's end (the "
+         "interpreter: mbarrier index out of range) or a barrier used without ever being "
+         "initialised (the interpreter: try_wait before mbarrier.init). No check bounds "
+         "barrier indices by the array length or requires every used barrier to be "
+         "initialised. Should be caught by protocol.mbarrier-init-* (or a resources bound "
+         "check)."),
+    Rule("not modelled (documented)", lambda r: _missed(r) and r["operator"] == "drop_stmt"
+         and r["before"].startswith("store("),
+         "The only store of the output is gone, so the kernel writes nothing. The verifier "
+         "does not know which tensors are outputs: store coverage is proved for tensors "
+         "that are stored to (soundness statement: 'every element of a tensor that is stored "
+         "to is meant to be written'), and a tensor with no store is not checked. Gap to "
+         "close: report a tensor parameter that is neither read nor written."),
+    Rule("warned: not modelled", lambda r: _missed(r) and r["target"] in LIBRARY + ("gemm",)
+         and "wgmma(acc, tile(a_s" in r["after"],
+         "The consumer's A sub-tile of the stage moved (another warpgroup's rows, a column "
+         "offset, or out of the buffer). The tag pass cannot place the sub-tile and says so "
+         "(a new tag.not-modelled warning at the wgmma, tag.assert-undischarged at the "
+         "store), so the kernel is not verified, but nothing is an error. Gap: a sub-tile "
+         "of a shared-memory buffer is not checked to lie inside the buffer (the interpreter "
+         "rejects it), and a sub-tile coordinate the pass cannot model should be an error "
+         "for the wgmma k/row checks rather than a warning."),
+    Rule("warned: not modelled (documented)", lambda r: _missed(r)
+         and r["operator"] in ("loop_bound", "index_arith") and "schedule(" in r["before"]
+         and _new_warning(r, "protocol.unmodelled"),
+         "Producer and consumer walk different numbers of tiles, so the ring's roles run "
+         "different numbers of steps. docs/design/verifier-protocol.md, 'What is not "
+         "checked': 'Liveness beyond parity: a ring whose roles run different numbers of "
+         "steps is reported only as protocol.unmodelled' (the new warnings here)."),
+    # ---- flagged, every run correct
+    Rule("not exercised (real bug)", lambda r: _flagged(r) and _errors(r, "protocol.stage")
+         and r["operator"] == "stage_index",
+         "A wait/arrive/TMA of the ring uses another stage than its step's, so a stage can "
+         "be refilled before its release or read before its fill. The three interpreter "
+         "schedules did not interleave the roles so that the early refill lands before the "
+         "read; the verifier's counterexample names the step where it can."),
+    Rule("false alarm", lambda r: _flagged(r) and r["operator"] == "stage_count"
+         and "mbarrier((S + 1))" in r["after"] and _errors(r, "protocol.stage"),
+         "The barrier array has one unused extra barrier; every op still uses g % S with "
+         "parity (g // S) & 1 on an S-ring, which is correct. protocol.stage takes the "
+         "ring's size from the length of the mbarrier array instead of from the stage "
+         "expression. Harmless in practice (nobody allocates an unused barrier) but a "
+         "false alarm: the check should take the ring size as the modulus of the stage "
+         "expression, or warn that the array is larger than the ring."),
+    Rule("not exercised (hardware ordering)", lambda r: _flagged(r)
+         and _errors(r, "protocol.mbarrier-init"),
+         "Dropping fence_mbarrier_init() / sync_block() after the inits is a real bug on "
+         "the GPU (the async proxy or the other threads may see an uninitialised "
+         "barrier), but the interpreter makes every init visible at once, so its runs "
+         "cannot show it; the verifier is right."),
+    Rule("not exercised (other sizes)", lambda r: _flagged(r)
+         and (_errors(r, "resources.index-overflow") or _errors(r, "tag.store-coverage")),
+         "The changed tile count is wrong only at other sizes: an extra tile row past M "
+         "(its loads read zeros, its stores are dropped; resources.index-overflow is right "
+         "that its coordinates can wrap int32 near M = 2^31), or a missing last tile row "
+         "when M % BM is 1 (tag.store-coverage's counterexample, e.g. M = 129). The "
+         "interpreter's M = 200 shows neither; the verifier's sizes do."),
+]
 
 
 def explain(row: dict) -> Rule | None:

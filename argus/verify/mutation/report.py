@@ -16,7 +16,14 @@ SHORT = {"rejected-by-frontend": "frontend", "killed": "killed",
          "verifier-crash": "verifier crash"}
 
 
+def annotate(report: dict) -> None:
+    """Give every row its `new_warnings` (what explain.py's rules look at)."""
+    for row in report["mutants"]:
+        row["new_warnings"] = new_warnings(report, row)
+
+
 def unexplained_missed(report: dict) -> list[dict]:
+    annotate(report)
     return [r for r in report["mutants"] if r["class"] == MISSED and explain(r) is None]
 
 
@@ -74,6 +81,7 @@ def _clip(text: str, limit: int = 240) -> str:
 
 
 def render_markdown(report: dict) -> str:
+    annotate(report)
     rows = report["mutants"]
     total = Counter(r["class"] for r in rows)
     missed = [r for r in rows if r["class"] == MISSED]
