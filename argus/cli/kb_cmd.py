@@ -83,10 +83,11 @@ def run_search(args) -> int:
     techniques = load_knowledge()
     op, signals, limit = _validate(args, techniques)
     query = (args.query or "").strip()
-    hits = search(query, op=op, signals=signals, top_k=limit)
+    hits = search(query, op=op, signals=signals, top_k=len(techniques))
     if query or signals:     # a hit matches the text or a signal, not only the op bonus
         hits = [(s, t) for s, t in hits
                 if (query and _matches(query, t)) or set(signals) & set(t.signals)]
+    hits = hits[:limit]
     if args.json:
         print(json.dumps({"schema": SCHEMA, "query": query, "op": op, "signals": signals,
                           "limit": limit, "results": [result_json(s, t) for s, t in hits]},

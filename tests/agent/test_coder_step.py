@@ -174,3 +174,31 @@ def test_the_prompt_shows_the_library_kernel_the_coder_starts_from():
     assert text in system_prompt() and "def gemm_nn" not in text
     name, config = coder.library_specialisation(text)      # sending it back unchanged works
     assert name == "gemm_nt" and (config.BN, config.stages, config.group) == (256, 4, 8)
+
+
+def test_an_episode_writes_the_kernels_and_stores_them(tmp_path):
+    from argus.agent.optimize import run_episode
+    from argus.agent.task import GemmTask
+
+    good = _gemm_nt_only(BN=128, S=6)
+    buggy = (REPO / "examples/bugs/gemm/wrong_store_coords.py").read_text()
+    provider = ScriptedProvider([_reply(buggy), _reply(good), STOP])
+    run = run_episode(GemmTask(4096, 4096, 4096), load_config({"provider": "embedded"}),
+                      evaluator="cpu", budget=Budget(evaluations=6), out_dir=tmp_path / "out",
+                      db=tmp_path / "ep.sqlite", provider=provider)
+    out = tmp_path / "out"
+    assert (out / "kernels" / "step-001" / "kernel.py").read_text() == buggy
+    assert (out / "best_kernel.py").read_text() == good
+    trajectory = json.loads((out / "trajectory.json").read_text())
+    assert [s["kernel_library"] for s in trajectory["steps"]] == ["", "", "gemm_nt"]
+    assert trajectory["summary"]["best_kernel_step"] == 2 == trajectory["summary"]["best_step"]
+    import sqlite3
+
+    from argus.agent.trajectory import Step
+
+    rows = sqlite3.connect(tmp_path / "ep.sqlite").execute(
+        "SELECT body FROM steps ORDER BY idx").fetchall()
+    stored = [Step.from_json(json.loads(body)) for (body,) in rows]
+    assert [(s.kernel, s.kernel_library) for s in stored] == [
+        (s.kernel, s.kernel_library) for s in run["result"].trajectory.steps]
+    assert stored[2].kernel.endswith("step-002/kernel.py")

@@ -78,3 +78,14 @@ def test_usage_errors_exit_2_with_one_line(capsys, args, needle):
     assert main(args) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and needle in err and "Traceback" not in err
+
+
+def test_every_hit_matches_a_query_word_and_the_limit_applies_after_filtering(capsys):
+    from argus.agent.knowledge.search import document_terms
+
+    _, out = _json(capsys, "swizzle", "--op", "gemm", "--limit", "50")
+    by_id = {t.id: t for t in load_knowledge()}
+    assert out["results"]
+    assert all("swizzle" in document_terms(by_id[r["id"]]) for r in out["results"])
+    _, one = _json(capsys, "swizzle", "--op", "gemm", "--limit", "1")
+    assert [r["id"] for r in one["results"]] == [out["results"][0]["id"]]
