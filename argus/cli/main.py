@@ -8,6 +8,7 @@ traceback. Anything else escaping is an internal bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from argus import __version__
@@ -49,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, DrawError) as err:
         print(f"argus: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:   # `argus ... | head`: the reader left; not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
 
 
 if __name__ == "__main__":
