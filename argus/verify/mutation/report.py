@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from argus.verify.mutation.classify import (CLASSES, FLAGGED_CORRECT, FRONTEND_CRASH, MISSED,
+from argus.verify.mutation.classify import (CLASSES, EQUIVALENT, FLAGGED_CORRECT, FRONTEND_CRASH, MISSED,
                                             REJECTED, VERIFIER_CRASH)
 from argus.verify.mutation.explain import explain
 
@@ -125,6 +125,14 @@ def render_markdown(report: dict) -> str:
                     "Verifier error, the interpreter's runs all matched the reference.")
     if crashes:
         out += _listing(report, crashes, "Tool crashes", "A Python exception escaped the tool.")
+    warned = [r for r in rows if r["class"] == EQUIVALENT and r.get("new_warnings")]
+    out += [f"## Equivalent at these sizes, but not verified ({len(warned)})", "",
+            "Verifier clean of errors and every run correct, but the verifier added "
+            "warnings the unmutated kernel does not have (a part it does not model), so it "
+            "claims nothing about them; some are bugs at other sizes (e.g. a producer that "
+            "walks one tile row fewer when M % 128 == 1).", ""]
+    out += [f"- `{r['id']}` {r['file']}:{r['line']}: `{r['after']}`; new warnings: "
+            f"{', '.join(r['new_warnings'])}" for r in warned] + [""]
     rejected = [r for r in rows if r["class"] == REJECTED]
     out += [f"## Rejected by the frontend ({len(rejected)})", "",
             "Counted as caught; one example message per operator:", ""]
