@@ -246,6 +246,9 @@ def _arrivals(m: Model, array: Value) -> list:
     main = main_place(m, array)
     split = [e for e in fills if is_split(m, e, main)]
     if split:
+        released = _split_releases(m, array, fills, count)
+        if released is not None:
+            return released
         lines = ", ".join(str(e.op.loc.line) for e in fills)
         return [finding(
             "protocol.unmodelled", split[0].op,
@@ -376,3 +379,106 @@ def _plus(a, b):
     if not (sym.is_symbolic(a) or sym.is_symbolic(b)):
         return a + b
     return smt.as_term(a) + smt.as_term(b)
+
+
+def _ring_index(m: Model, e: Event, stages: int):
+    """X of a fill or wait on stage X % stages (the step it belongs to), or None."""
+    t = m.bars[bar_operand(e)].index
+    if not z3.is_expr(t):
+        return None
+    t = smt.as_term(t)
+    if t.decl().kind() in (z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
+        d = t.arg(1)
+        if z3.is_bv_value(d) and d.as_long() == stages:
+            return t.arg(0)
+    return None
+
+
+def _split_releases(m: Model, array: Value, fills: list, count: int):
+    """Arrivals split over places in one role (a pipelined release: the stage of step g - 1
+    freed at step g, the last one after the loop). Checked per step of that role's ring:
+    every step n of the role's own (unfiltered) waits in the innermost loop gets exactly
+    `count` arrivals, each fill contributing when some execution of it releases stage
+    X == n. A fill in the waits' loop is matched by solving its X, which must advance by
+    one per iteration, for its iteration; a fill outside that loop by X == n directly
+    (the same outer iteration). Returns findings, [] when it holds, or None when the
+    fills do not have this shape (then the caller warns that the count is not checked)."""
+    stages = array_count(array)
+    roles = {e.where.role for e in fills}
+    if len(roles) != 1 or None in roles or m.cluster_size != 1:
+        return None
+    role = next(iter(roles))
+    inner = max(fills, key=lambda e: len(e.where.loops)).where
+    if not inner.loops:
+        return None
+    loop = inner.loops[-1]
+    ref = next((e for e in m.opcode("mbarrier.wait") if e.where.role is role
+                and not e.where.filtered and e.where.signature == inner.signature
+                and e.where.loops[-1].counter is loop.counter), None)
+    if ref is None:
+        return None
+    n = _ring_index(m, ref, array_count(m.bars[bar_operand(ref)].array))
+    if n is None:
+        return None
+    c = smt.as_term(loop.counter)
+    n0 = z3.substitute(smt.as_term(n), (c, smt.as_term(0)))    # the iteration's first step
+    trip = smt.as_term(loop.trip)
+    total = 0
+    outside = []      # (fill, violation): an execution releasing a step of another iteration
+    for e in fills:
+        x = _ring_index(m, e, stages)
+        if x is None:
+            return None
+        k = e.where.loops
+        if len(k) == len(inner.loops) and k[-1].counter is loop.counter:
+            # X(c') = X(0) + c' for every c' (else: not this shape)
+            fresh = smt.var(f"release_{e.op.loc.line}")
+            x0 = z3.substitute(x, (c, smt.as_term(0)))
+            if smt.find(m.constraints, z3.substitute(x, (c, fresh)) - x0 != fresh) is not None:
+                return None
+            at = n - x0                         # the iteration whose release is step n
+            cond = z3.And(*[z3.substitute(smt.bool_of(q), (c, at)) for q in e.where.conds]) \
+                if e.where.conds else True
+            hit = z3.And(z3.ULT(at, trip), cond)
+            own = z3.And(*[smt.bool_of(q) for q in e.where.conds]) if e.where.conds else True
+            outside.append((e, z3.And(z3.ULT(c, trip), own,
+                                      z3.UGE(smt.as_term(x) - n0, trip))))
+        elif [l.counter for l in k] == [l.counter for l in inner.loops[:len(k)]] \
+                and len(k) < len(inner.loops):
+            hit = smt.as_term(x) == n
+            own = True
+            if e.where.conds:
+                own = z3.And(*[smt.bool_of(q) for q in e.where.conds])
+                hit = z3.And(hit, own)
+            outside.append((e, z3.And(own, z3.UGE(smt.as_term(x) - n0, trip))))
+        else:
+            return None
+        total = _plus(total, smt.select(hit, m.executions(e.where), 0))
+    for e, escape in outside:
+        found = smt.find(m.constraints, escape, _minimise(m, e.where, c),
+                         prefer=m.first_iteration(e.where))
+        if found is not None:
+            step = smt.value(found, _ring_index(m, e, stages))
+            step = step - (1 << smt.WIDTH) if step >= 1 << (smt.WIDTH - 1) else step
+            return [finding(
+                "protocol.arrival-count", e.op,
+                f"this release frees the stage of step {step} of {array.name}, a step of "
+                "another iteration: its phase gets an arrival twice or never",
+                "release step g - 1 only when the loop has a previous step (if k > 0), and "
+                "the last step after the loop", counterexample(m, found, e.where, (array, 0)))]
+    within = z3.ULT(c, trip)
+    violation = z3.And(within, z3.Not(smt.eq(total, count)))
+    found = smt.find(m.constraints, violation, _minimise(m, ref.where, c),
+                     prefer=m.first_iteration(ref.where))
+    if found is None:
+        return []
+    got = smt.value(found, total)
+    step = smt.value(found, n)
+    lines = ", ".join(str(e.op.loc.line) for e in fills)
+    return [finding(
+        "protocol.arrival-count", fills[0].op,
+        f"the stage of step {step} of {array.name} gets {got} arrivals from the releases at "
+        f"lines {lines}, but mbarrier_init counts {count}: "
+        + ("the phase completes early" if got > count else "the phase never completes"),
+        "release each step's stage exactly once (the previous step's inside the loop, "
+        "the last one after it)", counterexample(m, found, ref.where, (array, 0)))]
