@@ -6,7 +6,9 @@ calls `check_candidate`: the source is written to the episode folder
 process (tools.check). The DSL frontend parses the file's syntax tree; the file is never
 imported or executed, neither here nor in that child, so `import os` or `open(...)` in a
 reply does nothing. The findings (with their counterexamples) or the DSL error become the
-next prompt's feedback. A clean kernel is then scored:
+next prompt's feedback. Where a CUDA compiler exists (nvcc or NVRTC, no GPU needed) a clean
+kernel is also built in a child (`argus compile FILE::KERNEL --emit sass`): a build error is
+a compile_error, the ptxas resource line goes into the feedback. A clean kernel is scored:
 
 - if it is a library-kernel specialisation (its @kernel function is one of
   argus/kernels/gemm*.py's with only the const defaults and module constants changed,
@@ -42,10 +44,35 @@ _CONSTS = ("BM", "BN", "BK", "S", "GROUP", "SPLIT")
 @dataclass
 class CandidateCheck:
     path: str
-    clean: bool                        # argus check found no error
+    clean: bool                        # argus check found no error (and it built, if it could)
     outcome: Outcome | None            # set when the check failed (the step's outcome)
     library: tuple[str, GemmConfig] | None = None    # (kernel name, config) if a specialisation
     findings: list[dict[str, Any]] = field(default_factory=list)
+    built: str = ""                    # the build's resource line, when a compiler was here
+
+
+def have_compiler() -> bool:
+    from argus.runtime.toolchain import find_tool, nvrtc_identity
+
+    return find_tool("nvcc") is not None or nvrtc_identity() is not None
+
+
+def build_candidate(path: Path, source: str, compiler=None) -> tuple[str, Outcome | None]:
+    """`argus compile FILE::KERNEL --emit sass` in a child for each kernel of the file:
+    (the resource lines, None) or ("", a compile_error outcome with the one-line reason)."""
+    from argus.agent import tools
+
+    lines = []
+    for name in kernel_names(source):
+        out = (compiler or tools.compile_kernel)(f"{path}::{name}", "sass")
+        if not out.get("ok"):
+            why = (out.get("stderr") or out.get("error") or "the build failed").strip()
+            why = why.replace(str(path), "kernel.py").removeprefix("argus: error: ")
+            return "", Outcome("compile_error", source="compiler",
+                               feedback=f"verified clean, but the build failed: {why}")
+        first = (out.get("stdout_head") or out.get("stdout") or "").splitlines()[:1]
+        lines += [f.removeprefix("// ") for f in first]
+    return "; ".join(lines), None
 
 
 def write_candidate(source: str, work_dir: Path, index: int) -> Path:
@@ -87,8 +114,10 @@ def format_findings(result: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     return "\n".join(lines), errors
 
 
-def check_candidate(source: str, work_dir: Path, index: int, checker=None) -> CandidateCheck:
-    """Write the kernel, `argus check` it in a child process, classify the result."""
+def check_candidate(source: str, work_dir: Path, index: int, checker=None,
+                    compiler=None) -> CandidateCheck:
+    """Write the kernel, `argus check` it in a child process, build it in another when a
+    CUDA compiler is here (compile errors and ptxas resources), classify the result."""
     from argus.agent import tools
 
     path = write_candidate(source, work_dir, index)
@@ -105,7 +134,12 @@ def check_candidate(source: str, work_dir: Path, index: int, checker=None) -> Ca
         return CandidateCheck(str(path), False, Outcome(
             "invalid", source="verifier", violations=errors[:MAX_FINDINGS],
             feedback=f"the verifier found {len(errors)} error(s):\n{text}"), findings=errors)
-    return CandidateCheck(str(path), True, None, library_specialisation(source))
+    built = ""
+    if compiler is not None or have_compiler():
+        built, failed = build_candidate(path, source, compiler)
+        if failed is not None:
+            return CandidateCheck(str(path), False, failed)
+    return CandidateCheck(str(path), True, None, library_specialisation(source), built=built)
 
 
 def _module_constants(tree: ast.Module) -> dict[str, Any]:

@@ -107,6 +107,7 @@ class IcrlPlanner:
 
         if not checked.clean:
             return step(None, checked.outcome, 0.0), False
+        built = f"built ({checked.built}); " if checked.built else ""
         if checked.library is not None:
             name, config = checked.library
             previous = traj.seen(config)
@@ -117,13 +118,14 @@ class IcrlPlanner:
                                                      f"of step {previous.index}; change it"),
                             0.0, name, repeated=True), False
             outcome = self._evaluate(config)
-            outcome.feedback = (f"verified clean; {name} specialised to "
+            outcome.feedback = (f"verified clean; {built}{name} specialised to "
                                 f"{config.diff(self.start)} (vs start): {outcome.feedback}")
             return step(config, outcome, reward_for(outcome, traj.best_tflops()), name), True
         measure = getattr(self.evaluator, "evaluate_kernel", None)
         if measure is None:
-            return step(None, coder.unmeasured(checked.path, getattr(self.evaluator, "name", "?")),
-                        0.0), False
+            outcome = coder.unmeasured(checked.path, getattr(self.evaluator, "name", "?"))
+            outcome.feedback = built + outcome.feedback
+            return step(None, outcome, 0.0), False
         try:
             outcome = measure(checked.path, self.task)
         except Exception as err:

@@ -35,7 +35,8 @@ def _argus(args: list[str], timeout_s: float = TOOL_TIMEOUT_S) -> dict[str, Any]
         return {"ok": False, "exit_code": None, "stdout": "", "stderr": "",
                 "error": f"argus {args[0]} did not finish within {timeout_s:g} s"}
     return {"ok": proc.returncode == 0, "exit_code": proc.returncode,
-            "stdout": proc.stdout[-MAX_OUTPUT:], "stderr": proc.stderr[-MAX_OUTPUT:]}
+            "stdout": proc.stdout[-MAX_OUTPUT:], "stderr": proc.stderr[-MAX_OUTPUT:],
+            "stdout_head": proc.stdout[:2000]}      # e.g. the resource line of --emit sass
 
 
 def check(target: str) -> dict[str, Any]:

@@ -118,7 +118,7 @@ def test_python_in_a_reply_is_parsed_never_executed(task4k, tmp_path):
     evil = (f"import os\nos.system('touch {marker}-system')\n"
             f"open('{marker}-open', 'w').write('x')\n"
             f"__import__('subprocess').run(['touch', '{marker}-sub'])\n"
-            + (REPO / "examples/copy.py").read_text())
+            + (REPO / "examples/gemm.py").read_text())
     provider = ScriptedProvider([_reply(evil), STOP])
     result = _planner(provider, task4k, tmp_path).run()
     step = result.trajectory.steps[1]
@@ -202,3 +202,29 @@ def test_an_episode_writes_the_kernels_and_stores_them(tmp_path):
     assert [(s.kernel, s.kernel_library) for s in stored] == [
         (s.kernel, s.kernel_library) for s in run["result"].trajectory.steps]
     assert stored[2].kernel.endswith("step-002/kernel.py")
+
+
+@pytest.mark.skipif(not coder.have_compiler(), reason="no CUDA compiler (nvcc or NVRTC)")
+def test_a_clean_kernel_the_backend_cannot_build_is_a_compile_error(task4k, tmp_path):
+    attention = (REPO / "examples/flash_attention.py").read_text()   # verifies, not generated
+    good = _gemm_nt_only(S=3)
+    provider = ScriptedProvider([_reply(attention), _reply(good), STOP])
+    result = _planner(provider, task4k, tmp_path).run()
+    failed, built = result.trajectory.steps[1], result.trajectory.steps[2]
+    assert failed.outcome.status == "compile_error" and failed.outcome.source == "compiler"
+    assert "cannot generate" in failed.outcome.feedback
+    assert "build failed" in provider.prompt(1) and "kernel.py:" in provider.prompt(1)
+    assert built.outcome.ok and "registers at entry" in built.outcome.feedback
+
+
+def test_build_failure_comes_from_the_compile_tool(tmp_path):
+    calls = []
+
+    def compiler(target, emit):
+        calls.append((target, emit))
+        return {"ok": False, "stderr": f"argus: error: {target.split('::')[0]}:3: boom"}
+
+    checked = coder.check_candidate((REPO / "examples/copy.py").read_text(), tmp_path, 1,
+                                    compiler=compiler)
+    assert calls == [(f"{tmp_path}/step-001/kernel.py::copy", "sass")]
+    assert not checked.clean and checked.outcome.feedback.endswith("kernel.py:3: boom")
