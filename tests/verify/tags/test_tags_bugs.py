@@ -2,9 +2,11 @@
 tag pass at the line its docstring names, with a counterexample, and the interpreter run
 at the counterexample's sizes (and block) gives a wrong answer at the element it names.
 
-The interpreter does not model swizzled shared-memory addresses, so the swizzle bug is
-confirmed instead by evaluating the TMA box image and the wgmma descriptor on concrete
-ints (no z3): the byte the descriptor reads holds the element the finding says."""
+The swizzle bug is confirmed twice: by evaluating the TMA box image and the wgmma
+descriptor on concrete ints (no z3: the byte the descriptor reads holds the element the
+finding says), and by the interpreter's fragment-exact mode, which keeps shared memory as
+bytes and faults at the wgmma that cannot read the unswizzled tile (value mode cannot
+tell)."""
 
 from __future__ import annotations
 
@@ -156,8 +158,25 @@ def test_interpreter_confirms_the_tail_tile_is_never_written():
     np.testing.assert_allclose(out[:full], ref[:full], rtol=TOL, atol=TOL * np.abs(ref).max())
 
 
+def test_swizzle_bug_confirmed_by_the_exact_interpreter():
+    f = finding("wrong_swizzle")
+    path = BUGS / "wrong_swizzle.py"
+    ir = parse_kernel(path, "gemm")
+    rng = np.random.default_rng(0)
+    m, n, k = 128, 256, 128
+    res = interpret(ir, {"A": rng.standard_normal((m, k)).astype(np.float32),
+                         "B": rng.standard_normal((n, k)).astype(np.float32),
+                         "C": np.full((m, n), np.nan, np.float32)}, seed=0, mode="exact")
+    assert not res.ok
+    text = " ".join(res.failures())
+    assert "wgmma descriptor" in text and "none tile" in text
+    wgmma_line = next(i + 1 for i, l in enumerate(path.read_text().splitlines())
+                      if l.strip().startswith("wgmma(acc,"))
+    assert f.loc.line == wgmma_line
+
+
 def test_swizzle_bug_confirmed_on_concrete_bytes():
-    """The interpreter ignores swizzles; evaluate the layouts on ints instead."""
+    """The layouts evaluated on ints: the byte the descriptor reads is the wrong element."""
     from argus.layout.hopper import TmaBox, descriptor_for, read_layout, smem_operand
 
     f = finding("wrong_swizzle")
