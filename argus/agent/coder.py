@@ -115,7 +115,7 @@ def format_findings(result: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 
 
 def check_candidate(source: str, work_dir: Path, index: int, checker=None,
-                    compiler=None) -> CandidateCheck:
+                    compiler=None, dtype: str = "bfloat16") -> CandidateCheck:
     """Write the kernel, `argus check` it in a child process, build it in another when a
     CUDA compiler is here (compile errors and ptxas resources), classify the result."""
     from argus.agent import tools
@@ -139,7 +139,8 @@ def check_candidate(source: str, work_dir: Path, index: int, checker=None,
         built, failed = build_candidate(path, source, compiler)
         if failed is not None:
             return CandidateCheck(str(path), False, failed)
-    return CandidateCheck(str(path), True, None, library_specialisation(source), built=built)
+    return CandidateCheck(str(path), True, None, library_specialisation(source, dtype),
+                          built=built)
 
 
 def _module_constants(tree: ast.Module) -> dict[str, Any]:
@@ -173,9 +174,13 @@ def _shape(fn: ast.FunctionDef) -> tuple[str, dict[str, Any]]:
     return ast.dump(fn, include_attributes=False), consts
 
 
-def library_specialisation(source: str) -> tuple[str, GemmConfig] | None:
+DT_OF = {"bfloat16": "bf16", "float16": "fp16"}
+
+
+def library_specialisation(source: str, dtype: str = "bfloat16") -> tuple[str, GemmConfig] | None:
     """(kernel name, knob config) when the source's kernel is a library GEMM kernel with only
-    its const defaults and module constants changed; None otherwise. Parses, never executes."""
+    its const defaults and module constants changed (DT the task's `dtype`, BLOCKS 132, ACC
+    matching BN); None otherwise. Parses, never executes."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -195,7 +200,8 @@ def library_specialisation(source: str) -> tuple[str, GemmConfig] | None:
         return None
     values = {**lib_consts, **consts}
     module = {**_module_constants(lib_tree), **_module_constants(tree)}
-    if module.get("BLOCKS") != 132 or module.get("ACC") != f"wgmma_acc_m64n{values['BN']}":
+    if (module.get("BLOCKS") != 132 or module.get("ACC") != f"wgmma_acc_m64n{values['BN']}"
+            or module.get("DT") != DT_OF.get(dtype)):
         return None
     try:
         config = parse_config({"BM": values["BM"], "BN": values["BN"], "BK": values["BK"],

@@ -97,7 +97,8 @@ class IcrlPlanner:
     def _coder_step(self, traj: Trajectory, index: int, proposal, used: dict,
                     t0: float) -> tuple[Step, bool]:
         """(the step, whether it cost an evaluation) for a reply carrying a DSL kernel."""
-        checked = coder.check_candidate(proposal.kernel_source, self._kernel_dir(), index)
+        checked = coder.check_candidate(proposal.kernel_source, self._kernel_dir(), index,
+                                        dtype=self.task.dtype)
 
         def step(config, outcome, reward, library="", repeated=False):
             return Step(index, proposal.technique, config, outcome, reward, proposal.invariants,

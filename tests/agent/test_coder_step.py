@@ -136,6 +136,9 @@ def test_library_specialisation_is_read_from_the_syntax_tree_only():
     assert name == "gemm_nt" and config.stages == 5
     assert coder.library_specialisation(_gemm_nt_only(S=5).replace("wgmma_wait(1)",
                                                                    "wgmma_wait(0)")) is None
+    fp16 = _gemm_nt_only(S=3).replace('DT = "bf16"', 'DT = "fp16"')
+    assert coder.library_specialisation(fp16) is None          # not the task's dtype
+    assert coder.library_specialisation(fp16, "float16")[0] == "gemm_nt"
 
 
 def test_a_huge_reply_is_cut_and_rejected(task4k, tmp_path):
