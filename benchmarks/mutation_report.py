@@ -3,7 +3,7 @@ verifier and the interpreter on every mutant, and report what was caught and wha
 
     python benchmarks/mutation_report.py                 # every target, 2 processes
     python benchmarks/mutation_report.py --targets copy gemm --jobs 1
-    python benchmarks/mutation_report.py --markdown-only # re-render the .md from the JSON
+    python benchmarks/mutation_report.py --markdown-only # re-explain the JSON, re-render the .md
 
 Writes benchmarks/results/mutation-report.json (every mutant: id, operator, file:line,
 the one-line diff, what each tool said, its class) and docs/mutation-report.md (tables per
@@ -14,6 +14,7 @@ explanation of argus/verify/mutation/explain.py). Exit 1 when a missed bug is un
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import multiprocessing
@@ -77,11 +78,11 @@ def run(targets: list[str], jobs: int, limit: int | None, stream: Path | None = 
             for i in range(len(_mutants_of(name)))][:limit]
     start = time.perf_counter()
     rows = []
-    sink = stream.open("w") if stream else None
-    with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=50) as pool:
+    sink = stream.open("w") if stream else contextlib.nullcontext()
+    with sink, multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=50) as pool:
         for n, row in enumerate(pool.imap(_run_one, work, chunksize=2), 1):
             rows.append(row)
-            if sink:
+            if stream:
                 sink.write(json.dumps(row) + "\n")
                 sink.flush()
             if n % 25 == 0 or n == len(work):
@@ -113,7 +114,7 @@ def _shown(path: Path) -> str:
 
 
 def main(argv=None) -> int:
-    from argus.verify.mutation.report import render_markdown, unexplained_missed
+    from argus.verify.mutation.report import annotate, render_markdown, unexplained_missed
     from argus.verify.mutation.targets import TARGETS
 
     parser = argparse.ArgumentParser(description=__doc__,
@@ -126,15 +127,17 @@ def main(argv=None) -> int:
     parser.add_argument("--stream", type=Path, default=None,
                         help="also append each mutant's row to this JSON-lines file as it ends")
     parser.add_argument("--markdown-only", action="store_true",
-                        help="re-render the markdown from the JSON, run nothing")
+                        help="run nothing: re-explain the JSON's rows, rewrite it and the "
+                             "markdown")
     args = parser.parse_args(argv)
-    if args.markdown_only:
+    if args.markdown_only:     # re-explain the rows of an earlier run (explain.py changed)
         report = json.loads(args.json.read_text())
     else:
         report = run(args.targets, args.jobs, args.limit, args.stream)
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
-        print(f"wrote {_shown(args.json)}")
+    annotate(report)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=1) + "\n")
+    print(f"wrote {_shown(args.json)}")
     args.markdown.write_text(render_markdown(report))
     print(f"wrote {_shown(args.markdown)}")
     missing = unexplained_missed(report)

@@ -108,12 +108,71 @@ RULES: list[Rule] = [
          "rejects it), and a sub-tile coordinate the pass cannot model should be an error "
          "for the wgmma k/row checks rather than a warning."),
     Rule("warned: not modelled (documented)", lambda r: _missed(r)
-         and r["operator"] in ("loop_bound", "index_arith") and "schedule(" in r["before"]
+         and r["operator"] in ("loop_bound", "index_arith")
+         and ("schedule(" in r["before"] or r["before"].startswith("for "))
          and _new_warning(r, "protocol.unmodelled"),
-         "Producer and consumer walk different numbers of tiles, so the ring's roles run "
-         "different numbers of steps. docs/design/verifier-protocol.md, 'What is not "
-         "checked': 'Liveness beyond parity: a ring whose roles run different numbers of "
-         "steps is reported only as protocol.unmodelled' (the new warnings here)."),
+         "Producer and consumer walk different numbers of tiles or key blocks, so the "
+         "ring's roles run different numbers of steps. docs/design/verifier-protocol.md, "
+         "'What is not checked': 'Liveness beyond parity: a ring whose roles run different "
+         "numbers of steps is reported only as protocol.unmodelled' (the new warnings "
+         "here). Gap to close: make unequal trip counts of the roles of one ring an error "
+         "(a deadlock or an unread fill) unless proved equal."),
+    Rule("verifier gap", lambda r: _missed(r) and r["target"] == "moe_grouped"
+         and r["operator"] == "stage_index" and not r.get("new_warnings")
+         and ("full[((s + 1) % S)]" in r["after"] or "empty[((s + 1) % S)]" in r["after"]),
+         "In the MoE's filtered loop (the ring ops sit under `if w % BLOCKS == bid`) an "
+         "expect_tx or TMA load names the barrier of the next stage, and the transaction "
+         "bytes land on the wrong barrier (the interpreter: tx-count underflow). The protocol "
+         "pass trusts the user's step `g` only for ops whose stage is written `g % S`; for "
+         "other waits it promises protocol.unmodelled, but this expect_tx/TMA barrier index "
+         "is skipped silently: no error, no warning. Should be caught by protocol.stage (or "
+         "at least a protocol.unmodelled warning) on every ring op of a filtered loop."),
+    Rule("warned: not modelled (documented)", lambda r: _missed(r)
+         and r["target"] == "moe_grouped" and r["operator"] in ("stage_index", "stage_count")
+         and _new_warning(r, "protocol.unmodelled"),
+         "A ring op of the MoE's filtered loop uses a stage not written `g % S` (or the ring "
+         "is shorter than S): docs/design/verifier-protocol.md, 'Filtered loops trust the "
+         "user's step': such a wait is reported protocol.unmodelled (the new warning), its "
+         "dependent checks skipped. Gap: a barrier subscript that can reach the array's "
+         "length (mbarrier index out of range in the interpreter) is not an error."),
+    Rule("assumed (documented)", lambda r: _missed(r) and r["target"] == "moe_grouped"
+         and r["operator"] == "loop_bound" and not r["before"].startswith("for s in range(S)"),
+         "One role of the MoE's ring walks more or fewer experts, m-tiles, n-tiles or "
+         "k-steps than the other, so fills and waits stop matching (the interpreter "
+         "deadlocks). In filtered loops the protocol pass takes the user's `g` as the step "
+         "and trusts it 'to count the steps that run, in the same order in every role' "
+         "(docs/design/verifier-protocol.md, 'What is assumed'), so nothing compares the "
+         "two roles' loop nests and no warning is given. Gap to close: require the roles of "
+         "one ring to have the same loop nest (or warn), as for unfiltered loops."),
+    Rule("not modelled (documented)", lambda r: _missed(r)
+         and r["target"] in ("flash_fwd", "moe_grouped") and r["operator"] == "layout"
+         and "swizzle='none'" in r["after"],
+         "An unswizzled stage read by wgmma: no descriptor reads that tile (the interpreter's "
+         "exact mode faults; value mode cannot tell). For the GEMMs the tag pass's descriptor "
+         "check catches this mutation (tag.descriptor), but on attention and MoE the tag "
+         "pass stops at the ops it does not model (the unmutated kernel's warnings), so the "
+         "check does not run. Gap: descriptor legality is a layout fact independent of the "
+         "data flow and could be checked in the resource pass for every wgmma operand."),
+    Rule("frontend gap", lambda r: _missed(r) and r["operator"] == "reduction"
+         and r["after"].startswith("assign(") and any(
+             "not a register fragment" in x["detail"] for x in r["runs"]),
+         "assign() into a value that is not a fragment (an expression result) is accepted "
+         "by the frontend and fails only in the interpreter; the frontend's typing rule of "
+         "assign should reject it with the user's line."),
+    Rule("not modelled (documented)", lambda r: _missed(r) and r["target"] == "flash_fwd",
+         "The tag pass does not verify flash attention: row reductions, layout conversions, "
+         "wgmma with A from registers and the online-softmax state are not modelled "
+         "(soundness statement, 'Not checked / not modelled'; the unmutated kernel already "
+         "carries those tag.not-modelled and tag.assert-undischarged warnings), and the "
+         "attention invariants of issue 7 item 1 are not built. A clean verdict on this "
+         "kernel covers only the protocol and resource checks, so a wrong K/V/Q tile, a "
+         "wrong reduction, a stale max or a dropped rescale is not seen."),
+    Rule("not modelled (documented)", lambda r: _missed(r) and r["target"] == "moe_grouped",
+         "The tag pass does not verify the grouped MoE GEMM: index vectors, prefix sums and "
+         "the data-dependent routing are not modelled (soundness statement; the unmutated "
+         "kernel already carries tag.not-modelled warnings), and the MoE invariants of "
+         "issue 7 item 2 are not built. A clean verdict covers only the protocol and "
+         "resource checks."),
     # ---- flagged, every run correct
     Rule("not exercised (real bug)", lambda r: _flagged(r) and _errors(r, "protocol.stage")
          and r["operator"] == "stage_index",
