@@ -166,3 +166,17 @@ def test_explanations_name_the_documented_limit_and_leave_others_unexplained():
                  after="full = mbarrier((S + 1))", **{"class": FLAGGED_CORRECT},
                  verifier_errors=["protocol.stage at k.py:3: ..."])
     assert explain(alarm).kind == "false alarm"
+
+
+def test_committed_report_is_complete_and_every_missed_bug_is_explained():
+    import json
+    from pathlib import Path
+
+    from argus.verify.mutation.classify import CLASSES
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "mutation-report.json"
+    report = json.loads(path.read_text())
+    rows = report["mutants"]
+    assert len(rows) >= 200 and {r["class"] for r in rows} <= set(CLASSES)
+    assert len({r["id"] for r in rows}) == len(rows)
+    assert all(t["baseline"] == EQUIVALENT for t in report["targets"].values())
+    assert unexplained_missed(report) == []

@@ -190,10 +190,10 @@ RULES: list[Rule] = [
          "expression, or warn that the array is larger than the ring."),
     Rule("not exercised (hardware ordering)", lambda r: _flagged(r)
          and _errors(r, "protocol.mbarrier-init"),
-         "Dropping fence_mbarrier_init() / sync_block() after the inits is a real bug on "
-         "the GPU (the async proxy or the other threads may see an uninitialised "
-         "barrier), but the interpreter makes every init visible at once, so its runs "
-         "cannot show it; the verifier is right."),
+         "Dropping fence_mbarrier_init() after the inits is a real bug on the GPU (the "
+         "async proxy, i.e. TMA completing transactions, may see an uninitialised "
+         "barrier), but the interpreter makes every init visible at once "
+         "(argus/interp/ops/sync.py), so its runs cannot show it; the verifier is right."),
     Rule("not exercised (other sizes)", lambda r: _flagged(r)
          and (_errors(r, "resources.index-overflow") or _errors(r, "tag.store-coverage")),
          "The changed tile count is wrong only at other sizes: an extra tile row past M "
