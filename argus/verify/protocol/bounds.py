@@ -1,0 +1,113 @@
+"""Indices and initialisation of the barrier arrays and staged buffers (found missing by the
+mutation sweep, docs/mutation-report.md):
+  - every `X[s]` of an mbarrier array and every `buf[s]` of a staged buffer is in range
+    (protocol.index-bounds), symbolically over loop counters and sizes;
+  - every mbarrier of an array is initialised, by some execution of an `mbarrier_init`
+    (protocol.init-coverage, one solver query per barrier: arrays are small);
+  - each `mbarrier_init` runs on one thread (protocol.init-once): initialised by many
+    threads, a barrier's arrival count is reset while others already arrive.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from . import smt
+from .model import Model, array_count, stages
+from .report import counterexample, finding
+
+
+def _in_range_violation(m: Model, e, index, limit):
+    if not (z3.is_expr(index) or isinstance(index, int)):
+        return None
+    if isinstance(index, int):
+        return True if not 0 <= index < limit else None
+    violation = z3.UGE(smt.as_term(index), smt.as_term(limit))
+    return smt.find(m.constraints + list(e.where.conds), violation,
+                    [l.counter for l in e.where.loops], prefer=m.first_iteration(e.where))
+
+
+def check(m: Model) -> list:
+    out, seen = [], set()
+    for e in m.events:
+        for v in e.op.operands:
+            ref = m.bars.get(v) if not isinstance(v, (int, float)) else None
+            sref = m.smem.get(v) if not isinstance(v, (int, float)) else None
+            if ref is not None and id(v) not in seen:
+                seen.add(id(v))
+                count = array_count(ref.array)
+                found = _in_range_violation(m, e, ref.index, count)
+                if found is not None:
+                    model = found if found is not True else None
+                    idx = smt.value(model, ref.index) if model is not None else ref.index
+                    out.append(finding(
+                        "protocol.index-bounds", e.op,
+                        f"{ref.array.name}[{idx}] is outside the array of {count} mbarriers",
+                        f"index the barriers modulo {count} (the stage count)",
+                        counterexample(m, model, e.where)))
+            if sref is not None and id(v) not in seen and sref.stage is not None:
+                seen.add(id(v))
+                count = stages(sref.buffer)
+                found = _in_range_violation(m, e, sref.stage, count)
+                if found is not None:
+                    model = found if found is not True else None
+                    idx = smt.value(model, sref.stage) if model is not None else sref.stage
+                    out.append(finding(
+                        "protocol.index-bounds", e.op,
+                        f"stage {idx} of {sref.buffer.name} is outside its {count} stages",
+                        f"declare the buffer with stages equal to the ring size, or index it "
+                        f"modulo {count}", counterexample(m, model, e.where)))
+    out += _inits(m)
+    return out
+
+
+def _inits(m: Model) -> list:
+    out = []
+    for array in m.arrays:
+        inits = [e for e in m.opcode("mbarrier.init") if e.op.operands
+                 and m.bars.get(e.op.operands[0]) is not None
+                 and m.bars[e.op.operands[0]].array is array]
+        if not inits:
+            continue      # ring.py reports a barrier used without any init
+        for e in inits:
+            n = m.executions(e.where)
+            if n > 1:
+                out.append(finding(
+                    "protocol.init-once", e.op,
+                    f"mbarrier_init of {array.name} runs on {n} threads of each block; "
+                    "each barrier must be initialised once",
+                    "initialise the barriers inside `with elect_one(\"block\"):`",
+                    counterexample(m, None, e.where)))
+        uses = [e for e in m.events if e.op.opcode != "mbarrier.init" and any(
+            not isinstance(v, (int, float)) and m.bars.get(v) is not None
+            and m.bars[v].array is array for v in e.op.operands)]
+        for j in range(array_count(array)):
+            if not any(_can_be(m, e, _index_of(m, e, array), j) for e in uses):
+                continue          # never used: an uninitialised spare barrier is harmless
+            if not any(_can_be(m, e, m.bars[e.op.operands[0]].index, j) for e in inits):
+                out.append(finding(
+                    "protocol.init-coverage", inits[0].op,
+                    f"{array.name}[{j}] is never initialised (the inits cover fewer than "
+                    f"its {array_count(array)} barriers)",
+                    f"initialise every barrier: for s in range({array_count(array)})",
+                    counterexample(m, None, inits[0].where, (array, j))))
+                break
+    return out
+
+
+def _index_of(m: Model, e, array):
+    return next(m.bars[v].index for v in e.op.operands
+                if not isinstance(v, (int, float)) and m.bars.get(v) is not None
+                and m.bars[v].array is array)
+
+
+def _can_be(m: Model, e, index, j: int) -> bool:
+    """Some execution of `e` (its loops and conditions) has index == j."""
+    if isinstance(index, int):
+        return index == j
+    if not z3.is_expr(index):
+        return True
+    solver = z3.Solver()
+    solver.set("timeout", smt.TIMEOUT_MS)
+    solver.add(*m.constraints, *e.where.conds, smt.as_term(index) == j)
+    return solver.check() != z3.unsat
