@@ -57,7 +57,45 @@ def check(m: Model) -> list:
                         f"stage {idx} of {sref.buffer.name} is outside its {count} stages",
                         f"declare the buffer with stages equal to the ring size, or index it "
                         f"modulo {count}", counterexample(m, model, e.where)))
+    out += _subtiles(m)
     out += _inits(m)
+    return out
+
+
+def _subtiles(m: Model) -> list:
+    """Every sub-tile of a stage lies inside the stage: origin + shape <= the buffer's shape
+    on each axis (unsigned, so a negative origin is out too)."""
+    out, seen = [], set()
+    for e in m.events:
+        for v in e.op.operands:
+            sref = m.smem.get(v) if not isinstance(v, (int, float)) else None
+            if sref is None or not sref.origin or id(v) in seen:
+                continue
+            seen.add(id(v))
+            full = tuple(sref.buffer.type.shape)
+            for axis, (o, n, limit) in enumerate(zip(sref.origin, sref.shape, full)):
+                if not (z3.is_expr(o) or isinstance(o, int)):
+                    continue
+                if isinstance(o, int):
+                    bad = not (0 <= o and o + n <= limit)
+                    model = None
+                    if not bad:
+                        continue
+                else:
+                    model = smt.find(m.constraints + list(e.where.conds),
+                                     z3.UGT(smt.as_term(o) + n, smt.as_term(limit)),
+                                     [l.counter for l in e.where.loops])
+                    if model is None:
+                        continue
+                at = smt.value(model, o) if model is not None else o
+                at = at - (1 << smt.WIDTH) if at >= 1 << (smt.WIDTH - 1) else at
+                out.append(finding(
+                    "protocol.index-bounds", e.op,
+                    f"this {n}-element slice of {sref.buffer.name} starts at {at} on axis "
+                    f"{axis}, outside the stage's {limit}",
+                    "tile the stage inside its shape: tile(buf[s], box, coords) with "
+                    "coords * box + box <= the buffer's shape", counterexample(m, model, e.where)))
+                break
     return out
 
 

@@ -408,15 +408,19 @@ def _split_releases(m: Model, array: Value, fills: list, count: int):
     if len(roles) != 1 or None in roles or m.cluster_size != 1:
         return None
     role = next(iter(roles))
-    inner = max(fills, key=lambda e: len(e.where.loops)).where
-    if not inner.loops:
+    # the reference numbering: the role's own unfiltered waits in the deepest loop nest
+    # that extends every fill's loops (the consumer's waits on the data ring)
+    def extends(w, e):
+        ours = [l.counter for l in e.where.loops]
+        return [l.counter for l in w.where.loops[:len(ours)]] == ours
+    candidates = [w for w in m.opcode("mbarrier.wait") if w.where.role is role
+                  and not w.where.filtered and w.where.loops
+                  and all(extends(w, e) for e in fills)]
+    if not candidates:
         return None
+    ref = max(candidates, key=lambda w: len(w.where.loops))
+    inner = ref.where
     loop = inner.loops[-1]
-    ref = next((e for e in m.opcode("mbarrier.wait") if e.where.role is role
-                and not e.where.filtered and e.where.signature == inner.signature
-                and e.where.loops[-1].counter is loop.counter), None)
-    if ref is None:
-        return None
     n = _ring_index(m, ref, array_count(m.bars[bar_operand(ref)].array))
     if n is None:
         return None

@@ -24,6 +24,10 @@ MUTANTS = {
     "one barrier never initialised": (
         INIT, INIT.replace("range(S)", "range(S - 1)"),
         "protocol.init-coverage", "full[3] is never initialised", "mbarrier_init(full[s], 1)"),
+    "A sub-tile left of its stage": (
+        "wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s])",
+        "wgmma(acc, tile(a_s[s], (64, BK), (wg, 0 - 1)), b_s[s])",
+        "protocol.index-bounds", "starts at -64 on axis 1", "wgmma(acc, tile(a_s[s]"),
     "init past the array": (
         INIT, INIT.replace("range(S)", "range(S + 1)"),
         "protocol.index-bounds", "full[4] is outside the array of 4", "mbarrier_init(full[s], 1)"),

@@ -21,6 +21,8 @@ AFTER = '''            wgmma_wait(0)
                 arrive(empty[(i * KT + KT - 1) % S])
 '''
 MUTANTS = {
+    "in-loop release dropped": (IN_LOOP, "                if k > 0:\n                    pass",
+                                "arrive(empty[(i * KT + KT - 1) % S])", "never completes"),
     "last release dropped": (AFTER, "            wgmma_wait(0)\n",
                              "arrive(empty[(g - 1) % S])", "never completes"),
     "released at every step": (IN_LOOP, '''                with elect_one():
