@@ -15,6 +15,7 @@ class Builder:
         self._blocks = [self.root]
         self._names: set[str] = set()
         self._temp = 0
+        self.defining: dict[int, str] = {}    # id(value) -> opcode of the op that made it
 
     def fresh(self, hint: str | None, type_: IRType) -> Value:
         if hint is None:
@@ -34,6 +35,8 @@ class Builder:
         results = (self.fresh(name, result),) if result is not None else ()
         op = Op(opcode, tuple(operands), results, dict(attrs or {}), loc, regions)
         self._blocks[-1].ops.append(op)
+        for r in results:
+            self.defining[id(r)] = opcode
         return op
 
     @contextmanager
@@ -52,4 +55,5 @@ class Builder:
         self._names.discard(value.name)
         fresh = self.fresh(name, value.type)
         op.results = tuple(fresh if r is value else r for r in op.results)
+        self.defining[id(fresh)] = op.opcode
         return fresh

@@ -258,3 +258,23 @@ def test_wrong_layouts_elementwise(dsl_error, compile_body):
         z = o * row_max(s)
         w = s - row_sum(x)
     """)
+
+
+def test_assign_into_an_expression_value_is_refused_at_its_line():
+    """assign() updates a fragment declared with fragment(...); an expression's value is not
+    one (the mutation sweep found the frontend accepted it and only the interpreter failed)."""
+    from pathlib import Path
+
+    from argus.frontend import DSLError, parse_source
+
+    src = (Path(__file__).resolve().parents[2] / "examples" / "flash_attention.py").read_text()
+    bad = src.replace("assign(m_i, m_new)", "assign(m_new, m_new)", 1)
+    assert bad != src
+    try:
+        parse_source(bad, "fa.py")
+    except DSLError as err:
+        text = err.format()
+    else:
+        raise AssertionError("the frontend accepted assign into an expression value")
+    line = next(i + 1 for i, l in enumerate(bad.splitlines()) if "assign(m_new, m_new)" in l)
+    assert text.startswith(f"fa.py:{line}:") and "declared with fragment(...)" in text

@@ -98,6 +98,12 @@ def same_dtype(a: Args, dst_name: str, dst, src_name: str, src):
 @rule("assign")
 def assign(fx, a: Args):
     dst = a.value("dst", FragmentType, what="a fragment")
+    made_by = fx.b.defining.get(id(dst))
+    if made_by is not None and made_by != "frag.alloc":
+        a.fail("dst", f"assign writes into a fragment declared with fragment(...); "
+               f"{dst.name} is the value of an expression, not a register fragment",
+               "declare the loop-carried value with fragment(dtype, shape, layout) and "
+               "assign into that")
     src = a.get("src")
     if isinstance(src, (int, float)) and not isinstance(src, bool):
         return fx.emit("frag.assign", (dst, src), a.call)
