@@ -143,6 +143,19 @@ def inprocess_benchmark(reps: int = 50, checks: int = 2) -> Callable:
     return benchmark
 
 
+def library_refusal(config: GemmConfig, task: GemmTask) -> str:
+    """Why argus.ops.matmul cannot run `config` (knobs the DSL GEMM does not have), without
+    starting a child; "" when it can."""
+    from argus.ops.gemm_configs import knobs_to_config
+    from argus.runtime.launch_errors import LaunchError
+
+    try:
+        knobs_to_config(config.to_json(), "kn", task.M, task.N, task.K)
+    except LaunchError as err:
+        return f"{err}"[:MAX_FEEDBACK]
+    return ""
+
+
 class GpuEvaluator:
     name = "gpu"
 
@@ -151,6 +164,7 @@ class GpuEvaluator:
         self._benchmark = benchmark
         self._kernel_benchmark = kernel_benchmark
         self.device_name = device_name
+        self._library = benchmark is None      # measuring argus.ops.matmul itself
 
     def ensure_ready(self) -> Callable:
         """The benchmark callable; builds the default one (raising EvaluatorUnavailable
@@ -163,7 +177,12 @@ class GpuEvaluator:
         violations = check_resources(config, task)
         if violations:
             return invalid_outcome(violations, "gpu")
-        return self._measure(self.ensure_ready(), config, task)
+        bench = self.ensure_ready()      # unavailable (no GPU, no backend) comes first
+        if self._library:
+            refusal = library_refusal(config, task)
+            if refusal:
+                return Outcome(status="compile_error", source="gpu", feedback=refusal)
+        return self._measure(bench, config, task)
 
     def evaluate_kernel(self, path: str, task: GemmTask) -> Outcome:
         """A model-written DSL kernel file (already verified clean by `argus check`),
