@@ -123,9 +123,31 @@ def check(m: Model) -> list:
     return out
 
 
+def ring_size(m: Model, array: Value) -> int:
+    """The ring's stage count: the array's length, or the one constant modulus every fill and
+    wait indexes it with when that is smaller (a spare barrier past the ring is harmless)."""
+    count = array_count(array)
+    moduli = set()
+    for e in on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait",
+                      *TMA_BAR):
+        t = m.bars[bar_operand(e)].index
+        if not z3.is_expr(t):
+            return count
+        t = smt.as_term(t)
+        if t.decl().kind() not in (z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I) or \
+                not z3.is_bv_value(t.arg(1)):
+            return count
+        moduli.add(t.arg(1).as_long())
+    if len(moduli) == 1:
+        d = moduli.pop()
+        if 0 < d <= count:
+            return d
+    return count
+
+
 def _stages_and_parity(m: Model, array: Value) -> list:
     out = []
-    S = array_count(array)
+    S = ring_size(m, array)
     backward = is_backward(m, array)
     fill_events = on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx", *TMA_BAR)
     fill_sigs = {e.where.signature for e in fill_events}
@@ -403,7 +425,7 @@ def _split_releases(m: Model, array: Value, fills: list, count: int):
     one per iteration, for its iteration; a fill outside that loop by X == n directly
     (the same outer iteration). Returns findings, [] when it holds, or None when the
     fills do not have this shape (then the caller warns that the count is not checked)."""
-    stages = array_count(array)
+    stages = ring_size(m, array)
     roles = {e.where.role for e in fills}
     if len(roles) != 1 or None in roles or m.cluster_size != 1:
         return None
