@@ -1,11 +1,12 @@
-"""A hang is a result: a deliberately deadlocking DSL GEMM (benchmarks/kernels/gemm_deadlock.py,
-a producer parity bug) run under the harness's watchdog, then as a debug build whose bounded
-mbarrier waits trap and name the barrier and the phase.
+"""A hang is a result: a deliberately deadlocking DSL GEMM (the library's gemm_nt with one
+producer parity bug made here: its empty-barrier wait loses the `^ 1`, so the first wait needs
+an arrival that only comes after the load) run under the harness's watchdog, then as a debug
+build whose bounded mbarrier waits trap and name the barrier and the phase.
 
     python benchmarks/watchdog_deadlock.py      # on an sm_90 GPU; prints and writes JSON
 
 Expected: the watchdog reports "timeout" within its limit (seconds), and the debug build
-fails with "mbarrier wait timed out: barrier 'empty at gemm_deadlock.py:LINE' ...".
+fails with "mbarrier wait timed out: barrier '... at gemm_deadlock.py:LINE' ...".
 """
 from __future__ import annotations
 
@@ -18,16 +19,20 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-KERNEL = os.path.join(HERE, "kernels", "gemm_deadlock.py")
+CORRECT = "wait(empty[s], ((g // S) & 1) ^ 1)"
+BUG = "wait(empty[s], (g // S) & 1)"
 
 
 def _launcher(debug: bool):
     from argus.codegen import generate
-    from argus.frontend import parse_file
+    from argus.frontend import parse_source
+    from argus.ops.library import KERNEL_DIR
     from argus.runtime import BuildOptions, build_kernel
     from argus.runtime.launch import Launcher
 
-    ir = parse_file(KERNEL)["gemm_nt"]
+    source = (KERNEL_DIR / "gemm.py").read_text()
+    assert CORRECT in source, "the library GEMM's producer wait changed; update the bug"
+    ir = parse_source(source.replace(CORRECT, BUG, 1), "gemm_deadlock.py")["gemm_nt"]
     gen = generate(ir)
     defines = (("ARGUS_MBARRIER_WAIT_LIMIT", "2000000"),) if debug else ()
     entry = build_kernel(gen.source, BuildOptions(defines=defines))
