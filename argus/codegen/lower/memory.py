@@ -10,6 +10,8 @@ interpreter), two adjacent columns per 32-bit store when the layout pairs them.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from argus.ir.types import DType, GlobalTileType, SmemTileType
 
 from ..context import SMEM_ALIGN_PLAIN, SMEM_ALIGN_SWIZZLED
@@ -120,6 +122,34 @@ def _frag_assign(ctx, op):
                 f"{dst.name}[argus_i] = {s.name}[argus_i];")
 
 
+@contextmanager
+def each_register(em, split, row0: str, col0: str, paired: bool):
+    """Unrolled loops over a fragment's registers (pairs of adjacent columns when `paired`);
+    inside, argus_v is the register and (argus_r, argus_c) its element, offset by (row0,
+    col0): the thread's part once, each register's part a constant the compiler folds."""
+    r_t, c_t = split.thread_row_col("argus_lane")
+    em.line(f"const int argus_row = {row0} + {r_t};")
+    em.line(f"const int argus_col = {col0} + {c_t};")
+    modes = split.value_modes[1:] if paired else split.value_modes
+    v_parts, r_parts, c_parts, stride = [], [], [], 2 if paired else 1
+    for d, m in enumerate(modes):
+        var = f"argus_v{d}"
+        em.line("#pragma unroll")
+        em.open(f"for (int {var} = 0; {var} < {m.extent}; ++{var})")
+        v_parts.append(f"{stride} * {var}")
+        if m.row_stride:
+            r_parts.append(f"{m.row_stride} * {var}")
+        if m.col_stride:
+            c_parts.append(f"{m.col_stride} * {var}")
+        stride *= m.extent
+    em.line(f"const int argus_v = {' + '.join(v_parts) or '0'};")
+    em.line(f"const int argus_r = argus_row + {' + '.join(r_parts) or '0'};")
+    em.line(f"const int argus_c = argus_col + {' + '.join(c_parts) or '0'};")
+    yield
+    for _ in modes:
+        em.close()
+
+
 def _store(ctx, op):
     dst, src = (ctx.get(x, op) for x in op.operands)
     if isinstance(dst, SmemTile) and isinstance(src, Fragment):
@@ -142,40 +172,21 @@ def _store(ctx, op):
     rows_total, ld = tensor.shape
     em = ctx.em
     em.open("")
-    r_t, c_t = split.thread_row_col("argus_lane")
-    em.line(f"const int argus_row = {dst.origin[0]} + {r_t};")
-    em.line(f"const int argus_col = {dst.origin[1]} + {c_t};")
     em.line(f"{C_ELEMENT[out_dtype]}* argus_out = {tensor.pointer};")
     pack = {DType.bf16: "argus::pack_bf16x2", DType.fp16: "argus::pack_f16x2"}.get(out_dtype)
     one = {DType.bf16: "argus::to_bf16", DType.fp16: "argus::to_f16"}.get(out_dtype)
     paired = split.pairs_adjacent() and pack is not None
-    modes = split.value_modes[1:] if paired else split.value_modes
-    # one unrolled loop per remaining value mode: register v, row and column offsets
-    v_parts, r_parts, c_parts, stride = [], [], [], 2 if paired else 1
-    for d, m in enumerate(modes):
-        var = f"argus_v{d}"
-        em.line("#pragma unroll")
-        em.open(f"for (int {var} = 0; {var} < {m.extent}; ++{var})")
-        v_parts.append(f"{stride} * {var}")
-        if m.row_stride:
-            r_parts.append(f"{m.row_stride} * {var}")
-        if m.col_stride:
-            c_parts.append(f"{m.col_stride} * {var}")
-        stride *= m.extent
-    em.line(f"const int argus_v = {' + '.join(v_parts) or '0'};")
-    em.line(f"const int argus_r = argus_row + {' + '.join(r_parts) or '0'};")
-    em.line(f"const int argus_c = argus_col + {' + '.join(c_parts) or '0'};")
-    index = f"(long long)argus_r * {ld} + argus_c"
-    em.open(f"if (argus_r < {rows_total} && argus_c < {ld})", "drop what falls outside the tensor")
-    if paired:
-        em.line(f"*reinterpret_cast<argus::u32*>(argus_out + {index}) = "
-                f"{pack}({src.name}[argus_v], {src.name}[argus_v + 1]);")
-    elif one is not None:
-        em.line(f"argus_out[{index}] = {one}({src.name}[argus_v]);")
-    else:
-        em.line(f"argus_out[{index}] = {src.name}[argus_v];")
-    em.close()
-    for _ in modes:
+    with each_register(em, split, dst.origin[0], dst.origin[1], paired):
+        index = f"(long long)argus_r * {ld} + argus_c"
+        em.open(f"if (argus_r < {rows_total} && argus_c < {ld})",
+                "drop what falls outside the tensor")
+        if paired:
+            em.line(f"*reinterpret_cast<argus::u32*>(argus_out + {index}) = "
+                    f"{pack}({src.name}[argus_v], {src.name}[argus_v + 1]);")
+        elif one is not None:
+            em.line(f"argus_out[{index}] = {one}({src.name}[argus_v]);")
+        else:
+            em.line(f"argus_out[{index}] = {src.name}[argus_v];")
         em.close()
     em.close()
 
@@ -204,30 +215,11 @@ def _store_shared(ctx, op, dst, src):
     em = ctx.em
     em.open("", f"{g.rows}x{g.cols} tile, {g.swizzle} swizzle: chunks of {w} columns, "
                 f"{g.chunk_stride} B apart")
-    r_t, c_t = split.thread_row_col("argus_lane")
-    em.line(f"const int argus_row = {r_t};")
-    em.line(f"const int argus_col = {c_t};")
-    modes = split.value_modes[1:]
-    v_parts, r_parts, c_parts, stride = [], [], [], 2
-    for d, m in enumerate(modes):
-        var = f"argus_v{d}"
-        em.line("#pragma unroll")
-        em.open(f"for (int {var} = 0; {var} < {m.extent}; ++{var})")
-        v_parts.append(f"{stride} * {var}")
-        if m.row_stride:
-            r_parts.append(f"{m.row_stride} * {var}")
-        if m.col_stride:
-            c_parts.append(f"{m.col_stride} * {var}")
-        stride *= m.extent
-    em.line(f"const int argus_v = {' + '.join(v_parts) or '0'};")
-    em.line(f"const int argus_r = argus_row + {' + '.join(r_parts) or '0'};")
-    em.line(f"const int argus_c = argus_col + {' + '.join(c_parts) or '0'};")
-    em.line(f"const argus::u32 argus_off = (argus::u32)((argus_c / {w}) * {g.chunk_stride} + "
-            f"(argus_r + {g.row0}) * {g.span} + (argus_c % {w}) * {eb});")
-    em.line(f"argus::st_shared_u32({dst.address} + (argus_off ^ ((argus_off >> 3) & {mask}u)), "
-            f"{pack}({src.name}[argus_v], {src.name}[argus_v + 1]));")
-    for _ in modes:
-        em.close()
+    with each_register(em, split, "0", "0", True):
+        em.line(f"const argus::u32 argus_off = (argus::u32)((argus_c / {w}) * {g.chunk_stride}"
+                f" + (argus_r + {g.row0}) * {g.span} + (argus_c % {w}) * {eb});")
+        em.line(f"argus::st_shared_u32({dst.address} + (argus_off ^ ((argus_off >> 3) & "
+                f"{mask}u)), {pack}({src.name}[argus_v], {src.name}[argus_v + 1]));")
     em.close()
 
 
@@ -245,33 +237,16 @@ def _atomic_add(ctx, op):
     rows_total, ld = dst.tensor.shape
     em = ctx.em
     em.open("", "red.global.add: the partial sums of this block")
-    r_t, c_t = split.thread_row_col("argus_lane")
-    em.line(f"const int argus_row = {dst.origin[0]} + {r_t};")
-    em.line(f"const int argus_col = {dst.origin[1]} + {c_t};")
     paired = split.pairs_adjacent()
-    modes = split.value_modes[1:] if paired else split.value_modes
-    v_parts, r_parts, c_parts, stride = [], [], [], 2 if paired else 1
-    for d, m in enumerate(modes):
-        var = f"argus_v{d}"
-        em.line("#pragma unroll")
-        em.open(f"for (int {var} = 0; {var} < {m.extent}; ++{var})")
-        v_parts.append(f"{stride} * {var}")
-        if m.row_stride:
-            r_parts.append(f"{m.row_stride} * {var}")
-        if m.col_stride:
-            c_parts.append(f"{m.col_stride} * {var}")
-        stride *= m.extent
-    em.line(f"const int argus_v = {' + '.join(v_parts) or '0'};")
-    em.line(f"const int argus_r = argus_row + {' + '.join(r_parts) or '0'};")
-    em.line(f"const int argus_c = argus_col + {' + '.join(c_parts) or '0'};")
-    em.open(f"if (argus_r < {rows_total} && argus_c < {ld})", "drop what falls outside the tensor")
-    address = f"{dst.tensor.pointer} + (long long)argus_r * {ld} + argus_c"
-    if paired:
-        em.line(f"argus::red_add_f32x2({address}, {src.name}[argus_v], {src.name}[argus_v + 1]);")
-    else:
-        em.line(f"argus::red_add_f32({address}, {src.name}[argus_v]);")
-    em.close()
-    for _ in modes:
+    with each_register(em, split, dst.origin[0], dst.origin[1], paired):
+        em.open(f"if (argus_r < {rows_total} && argus_c < {ld})",
+                "drop what falls outside the tensor")
+        address = f"{dst.tensor.pointer} + (long long)argus_r * {ld} + argus_c"
+        if paired:
+            em.line(f"argus::red_add_f32x2({address}, {src.name}[argus_v], "
+                    f"{src.name}[argus_v + 1]);")
+        else:
+            em.line(f"argus::red_add_f32({address}, {src.name}[argus_v]);")
         em.close()
     em.close()
 
