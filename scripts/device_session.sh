@@ -1,35 +1,52 @@
 #!/usr/bin/env bash
-# One H200 call that does what the next session needs first (see docs/perf-log.md):
-#   1. the GPU paths written after the last device budget ran out: `argus run` on the GPU,
-#      `argus demo`'s GPU stage;
-#   2. timing of the variants not yet measured (v2 at BN=256 for 256x8192x8192 x @ W, the
-#      epilogue through shared memory + TMA store) next to the default;
-#   3. split-K (2 and 4 splits) on the skinny shapes, its correctness sweep, and racecheck
-#      of the epilogue variant.
+# H200 calls of this session, one phase per device call (each well under 10 minutes):
+#   bash scripts/device_session.sh check    GPU tests, `argus run` and `argus demo` on the GPU,
+#                                           racecheck of the epilogue variant (issue 5)
+#   bash scripts/device_session.sh perf     cuBLAS's kernel choices, ncu of 4096^3 (ours and
+#                                           cuBLAS), timing of the default and the variants (issue 6)
+#   bash scripts/device_session.sh all      both (check, perf, then racecheck)
 # Run it from the repo root through the device tool with carry [".whl"] (z3 wheel, see
 # docs/perf-log.md); everything it writes lands in $OUT (default: out/device).
 set -uo pipefail
 OUT="${OUT:-out/device}"; mkdir -p "$OUT"
+PHASE="${1:-all}"; touch "$OUT/.start"
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
   export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 fi
-export PYTHONUNBUFFERED=1
-run() { echo "== $*"; timeout "$1" "${@:2}"; echo "rc=$?"; }
-{
-  run 240 python3 -m pytest -q -x tests/ops/test_matmul_gpu.py tests/runtime/test_wrappers_on_gpu.py
-  run 120 python3 -m argus.cli.main run argus/kernels/gemm.py::gemm_nt --shape M=1000,N=1032,K=520
-  run 120 python3 -m argus.cli.main run argus/kernels/gemm_epilogue.py::gemm_nn_tma_epilogue --shape M=300,N=520,K=200
-  run 180 python3 -m argus.cli.main demo --no-draw --atom 'wgmma_acc_m64n256'
-  run 200 python3 -m argus.cli.main bench gemm --timing --layouts kn --dtypes bf16 --shapes 256x8192x8192,4096x4096x4096
-  ARGUS_GEMM_CONFIG='{"EPILOGUE": "smem_tma", "S": 3}' \
-    run 300 python3 -m argus.cli.main bench gemm --timing --layouts kn,nk --dtypes bf16 --shapes 8192x8192x8192,4096x4096x4096,4096x28672x4096,16384x8192x2048
-  for split in 2 4; do
-    ARGUS_GEMM_CONFIG="{\"SPLIT\": $split}" \
-      run 150 python3 -m argus.cli.main bench gemm --timing --layouts kn,nk --dtypes bf16 --shapes 256x8192x8192,128x4096x4096
-  done
-  ARGUS_GEMM_CONFIG='{"SPLIT": 4}' run 200 python3 -m argus.cli.main bench gemm --correctness --layouts kn,nk --dtypes bf16,fp16
+export PYTHONUNBUFFERED=1 ARGUS_CACHE_DIR=/tmp/argus-cache
+A="python3 -m argus.cli.main"
+run() { local t0=$SECONDS; echo "== $*"; timeout "$1" "${@:2}"; echo "rc=$? (${SECONDS}s after $((SECONDS - t0))s)"; }
+bench() { run "$1" $A bench gemm --timing --dtypes bf16 "${@:2}"; }
+check() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv
+  run 200 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py tests/runtime/test_wrappers_on_gpu.py
+  run 60 $A run argus/kernels/gemm.py::gemm_nt --shape M=1000,N=1032,K=520
+  run 60 $A run argus/kernels/gemm_epilogue.py::gemm_nn_tma_epilogue --shape M=300,N=520,K=200
+  run 90 $A demo --no-draw --atom 'wgmma_acc_m64n256'
+}
+sanitize() {
   ARGUS_GEMM_CONFIG='{"EPILOGUE": "smem_tma", "S": 3}' \
     run 120 compute-sanitizer --tool racecheck python3 benchmarks/gemm_sanitize.py
-} 2>&1 | tee "$OUT/device_session.log"
-cp benchmarks/results/gemm-*.json "$OUT/" 2>/dev/null || true
+}
+perf() {
+  run 60 python3 benchmarks/cublas_kernels.py
+  bench 170 --layouts kn
+  ARGUS_GEMM_CONFIG='{"EPILOGUE": "smem_tma", "S": 3}' \
+    bench 90 --layouts kn --shapes 8192x8192x8192,4096x4096x4096,4096x28672x4096,16384x8192x2048
+  for split in 2 4; do
+    ARGUS_GEMM_CONFIG="{\"SPLIT\": $split, \"BN\": 128, \"S\": 6}" bench 50 --layouts kn --shapes 256x8192x8192,128x4096x4096
+  done
+  run 100 ncu --clock-control none --profile-from-start off --section SpeedOfLight \
+    --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
+    python3 benchmarks/gemm_profile.py 4096x4096x4096 kn > "$OUT/ncu-4096.txt" 2>&1
+  echo "ncu rc=$?"; grep -E "gemm_nn|nvjet|sm90|Throughput|Duration|Hit Rate|Stall|Warp Cycles" "$OUT/ncu-4096.txt" | head -60
+}
+{
+  case "$PHASE" in
+    check) check; sanitize ;;
+    perf) perf ;;
+    *) check; perf; sanitize ;;
+  esac
+} 2>&1 | tee "$OUT/device_session-$PHASE.log"
+find benchmarks/results -newer "$OUT/.start" -type f | tar czf "$OUT/results-$PHASE.tgz" -T - 2>/dev/null || true

@@ -61,10 +61,14 @@ def _build() -> tuple[bool, str]:
     entry = build_kernel(gen.source, BuildOptions())
     problems = check_kernel_binary(entry, {"kernel": gen.name, "max_registers": 168,
                                            "instructions": ["HGMMA", "UTMALDG", "SYNCS"]})
-    k = entry.resources.kernels[gen.name]
-    text = (f"generated CUDA: {lines} lines -> sm_90a cubin ({entry.compiler.split(';')[0]}): "
-            f"{k.registers} registers, {k.spill_store_bytes} B spilled, "
-            f"{gen.smem_bytes // 1024} KB shared memory")
+    k = entry.resources.kernels.get(gen.name)
+    text = f"generated CUDA: {lines} lines -> sm_90a cubin ({entry.compiler.split(';')[0]}): "
+    if k is None:     # this compiler printed no ptxas report for the kernel
+        log = " ".join(entry.log.split())[:160]
+        text += f"no resource report from the compiler (log: {log or 'empty'!r}), "
+    else:
+        text += f"{k.registers} registers, {k.spill_store_bytes} B spilled, "
+    text += f"{gen.smem_bytes // 1024} KB shared memory"
     return not problems, text + ("" if not problems else f"; PROBLEMS: {problems}")
 
 

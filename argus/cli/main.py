@@ -18,8 +18,9 @@ from argus.cli import kb_cmd
 from argus.cli.errors import UsageError
 from argus.layout.draw import DrawError
 
-# Subcommands, each a module with register(subparsers). Later: bench.
-SUBCOMMANDS = (check_cmd, run_cmd, compile_cmd, layout_cmd, demo, optimize_cmd, mcp_cmd, kb_cmd)
+# Subcommands, each a module with register(subparsers).
+SUBCOMMANDS = (check_cmd, run_cmd, compile_cmd, layout_cmd, demo, bench_cmd, optimize_cmd, mcp_cmd,
+               kb_cmd)
 
 EXIT_OK, EXIT_USAGE = 0, 2
 

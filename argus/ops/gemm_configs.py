@@ -19,6 +19,13 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def stages_for(bn: int, bk: int = 64, epilogue_bytes: int = 0) -> int:
+    """The deepest ring (at most 8 stages) that fits in 220 KB of shared memory next to an
+    epilogue tile: 4 stages at BN=256, 6 at 128, 8 at 64 for BK=64 and no epilogue tile."""
+    per_stage = (128 + bn) * bk * 2
+    return max(2, min(8, (220 * 1024 - epilogue_bytes) // per_stage))
+
+
 def config_for(m: int, n: int, k: int, layout: str) -> dict:
     # Measured on the H200 (docs/perf-log.md, v2): narrower tiles paid off for x @ W.T at
     # 256x8192x8192 (0.73 with BN=128) but not for x @ W there (0.46 with BN=128 against
@@ -29,8 +36,7 @@ def config_for(m: int, n: int, k: int, layout: str) -> dict:
     for bn in WIDTHS:
         if _cdiv(m, 128) * _cdiv(n, bn) >= fill * SMS:
             break
-    stages = {256: 4, 128: 6, 64: 8}[bn]     # as many as ~192 KB of shared memory holds
-    cfg = {"BLOCKS": SMS, "BN": bn, "S": stages}
+    cfg = {"BLOCKS": SMS, "BN": bn, "S": stages_for(bn)}
     override = os.environ.get("ARGUS_GEMM_CONFIG")
     if override:
         cfg.update(json.loads(override))
@@ -75,9 +81,6 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
                 problems.append(f"epilogue={value!r} (one of {', '.join(EPILOGUES)})")
             elif value == "smem_tma":
                 cfg["EPILOGUE"] = "smem_tma"
-                cfg.setdefault("S", 3)
-                if "stages" not in knobs:
-                    cfg["S"] = 3
         elif name == "split_k":
             if value not in SPLITS:
                 problems.append(f"split_k={value!r} (one of {', '.join(map(str, SPLITS))})")
@@ -94,6 +97,9 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
                         "with red.global.add, not through a shared-memory tile)")
     if problems:
         raise LaunchError("the DSL GEMM cannot run " + "; ".join(problems))
+    if "stages" not in knobs:       # the deepest ring that fits next to the epilogue tile
+        tile = 128 * cfg["BN"] * 2 if cfg.get("EPILOGUE") == "smem_tma" else 0
+        cfg["S"] = stages_for(cfg["BN"], cfg.get("BK", 64), tile)
     a_stage = 128 * cfg.get("BK", 64) * 2
     b_stage = cfg["BN"] * cfg.get("BK", 64) * 2
     epilogue_tile = 128 * cfg["BN"] * 2 if cfg.get("EPILOGUE") == "smem_tma" else 0

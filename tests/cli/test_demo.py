@@ -84,3 +84,11 @@ def test_hardware_mismatch_is_reported():
     assert atom_report.compare(tv, threads, values, wrong, "hardware").startswith(
         "T7 V1: layout")
     assert "another shape" in atom_report.compare(tv, threads, values, wrong[:16], "hardware")
+
+
+def test_bench_is_a_subcommand():
+    """`argus bench gemm` is what the README and scripts/device_session.sh call."""
+    from argus.cli.main import build_parser
+
+    args = build_parser().parse_args(["bench", "gemm", "--timing", "--shapes", "128x128x128"])
+    assert args.what == "gemm" and args.rest == ["--timing", "--shapes", "128x128x128"]
