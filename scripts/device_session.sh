@@ -4,7 +4,11 @@
 #                                           racecheck of the epilogue variant (issue 5)
 #   bash scripts/device_session.sh perf     cuBLAS's kernel choices, ncu of 4096^3 (ours and
 #                                           cuBLAS), timing of the default and the variants (issue 6)
-#   bash scripts/device_session.sh all      both (check, perf, then racecheck)
+#   bash scripts/device_session.sh perf2    v3: GPU tests of every variant, then clusters, the TMA-store
+#                                           epilogue and the skinny variants against cuBLAS (issue 6)
+#   bash scripts/device_session.sh tune     sweep of the variants per shape (benchmarks/gemm_sweep.py),
+#                                           then `argus bench gemm` with the fastest per shape
+#   bash scripts/device_session.sh all      check, perf, then racecheck
 # Run it from the repo root through the device tool with carry [".whl"] (z3 wheel, see
 # docs/perf-log.md); everything it writes lands in $OUT (default: out/device).
 set -uo pipefail
@@ -42,10 +46,38 @@ perf() {
     python3 benchmarks/gemm_profile.py 4096x4096x4096 kn > "$OUT/ncu-4096.txt" 2>&1
   echo "ncu rc=$?"; grep -E "gemm_nn|nvjet|sm90|Throughput|Duration|Hit Rate|Stall|Warp Cycles" "$OUT/ncu-4096.txt" | head -60
 }
+LARGE=8192x8192x8192,4096x4096x4096,4096x12288x4096,4096x28672x4096,4096x4096x14336,16384x8192x2048
+SKINNY=256x8192x8192,128x4096x4096
+cfg() { ARGUS_GEMM_CONFIG="$1" bench "${@:2}"; }
+perf2() {   # v3: clusters with B multicast, the TMA-store epilogue, skinny variants
+  run 240 python3 -m pytest -q -p no:cacheprovider tests/ops/test_matmul_gpu.py
+  run 60 $A demo --no-draw --atom 'wgmma_acc_m64n256'
+  python3 -c "
+from argus.ops.library import generated
+from argus.runtime import BuildOptions, build_kernel
+e = build_kernel(generated('gemm', 'gemm_nt').source, BuildOptions())
+print('compiler:', e.compiler); print('log:', e.log[:600])" 2>&1 | tail -12
+  cfg '{}' 110 --layouts kn --shapes $LARGE,$SKINNY
+  cfg '{"CM": 2}' 80 --layouts kn --shapes $LARGE
+  cfg '{"CM": 2, "EPILOGUE": "smem_tma", "S": 3}' 80 --layouts kn --shapes $LARGE
+  cfg '{"EPILOGUE": "smem_tma", "S": 3}' 80 --layouts kn --shapes $LARGE
+  cfg '{"CM": 2, "BN": 128, "S": 6}' 40 --layouts kn,nk --shapes $SKINNY
+  cfg '{"CM": 2, "BN": 256, "S": 4}' 25 --layouts kn,nk --shapes 256x8192x8192
+  cfg '{"SPLIT": 2, "BN": 64, "S": 8}' 25 --layouts kn --shapes 128x4096x4096
+  cfg '{"SPLIT": 2, "BN": 128, "S": 6}' 25 --layouts kn --shapes 256x8192x8192
+  cfg '{"CM": 2, "EPILOGUE": "smem_tma", "S": 3}' 80 --layouts nk --shapes $LARGE
+}
+tune() {    # v3b: sweep the variants per shape, then the full harness with the winners
+  run 100 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py
+  run 230 python3 benchmarks/gemm_sweep.py --out "$OUT/gemm_tuned.json"
+  ARGUS_GEMM_TUNED="$OUT/gemm_tuned.json" bench 240 --layouts kn
+}
 {
   case "$PHASE" in
     check) check; sanitize ;;
     perf) perf ;;
+    perf2) perf2 ;;
+    tune) tune ;;
     *) check; perf; sanitize ;;
   esac
 } 2>&1 | tee "$OUT/device_session-$PHASE.log"

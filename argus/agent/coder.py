@@ -160,14 +160,33 @@ def _kernel_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
             and any("kernel" in ast.dump(d) for d in n.decorator_list)}
 
 
-def _shape(fn: ast.FunctionDef) -> tuple[str, dict[str, Any]]:
+_ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+          ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b}
+
+
+def _const_value(node: ast.expr, module: dict[str, Any]) -> Any:
+    """A literal, a module constant, or +, -, *, // over those (`BM: const = 64 * WG`);
+    evaluated on the tree, never executed. ValueError otherwise."""
+    if isinstance(node, ast.Name) and node.id in module:
+        return module[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        left, right = _const_value(node.left, module), _const_value(node.right, module)
+        if isinstance(left, int) and isinstance(right, int) and not (
+                isinstance(node.op, ast.FloorDiv) and right == 0):
+            return _ARITH[type(node.op)](left, right)
+        raise ValueError("not an integer expression")
+    return ast.literal_eval(node)
+
+
+def _shape(fn: ast.FunctionDef, module: dict[str, Any] | None = None
+           ) -> tuple[str, dict[str, Any]]:
     """The function without its const defaults (dumped), and those defaults."""
     fn = copy.deepcopy(fn)
     names = [a.arg for a in fn.args.args][-len(fn.args.defaults):] if fn.args.defaults else []
     consts = {}
     for name, default in zip(names, fn.args.defaults):
         try:
-            consts[name] = ast.literal_eval(default)
+            consts[name] = _const_value(default, module or {})
         except ValueError:
             return "", {}
     fn.args.defaults = []
@@ -194,19 +213,24 @@ def library_specialisation(source: str, dtype: str = "bfloat16") -> tuple[str, G
     file, epilogue = LIBRARY_KERNELS[name]
     lib_tree = ast.parse((LIBRARY_DIR / file).read_text())
     lib_fn = _kernel_functions(lib_tree).get(name)
-    shape, consts = _shape(fn)
-    lib_shape, lib_consts = _shape(lib_fn)
+    module = {**_module_constants(lib_tree), **_module_constants(tree)}
+    shape, consts = _shape(fn, module)
+    lib_shape, lib_consts = _shape(lib_fn, module)
     if not shape or shape != lib_shape:
         return None
     values = {**lib_consts, **consts}
-    module = {**_module_constants(lib_tree), **_module_constants(tree)}
+    epilogue = module.get("EPILOGUE", epilogue)
+    consumers = module.get("WG", 2)
+    if (consumers, tuple(module.get("CONSUMERS", (1, 2)))) not in ((2, (1, 2)), (1, (1,))):
+        return None
     if (module.get("BLOCKS") != 132 or module.get("ACC") != f"wgmma_acc_m64n{values['BN']}"
             or module.get("DT") != DT_OF.get(dtype)):
         return None
     try:
         config = parse_config({"BM": values["BM"], "BN": values["BN"], "BK": values["BK"],
-                               "stages": values["S"], "consumers": 2, "warp_specialized": True,
-                               "cluster_m": 1, "cluster_n": 1, "raster": "m",
+                               "stages": values["S"], "consumers": consumers,
+                               "warp_specialized": True, "cluster_m": module.get("CM", 1),
+                               "cluster_n": 1, "raster": "m",
                                "group": values.get("GROUP", 1), "persistent": True,
                                "split_k": values.get("SPLIT", 1), "epilogue": epilogue})
     except ConfigError:

@@ -9,6 +9,7 @@ the prompt stays bounded.
 from __future__ import annotations
 
 import json
+import re
 
 from argus.agent import resources as R
 from argus.agent.coder import MAX_KERNEL_CHARS
@@ -63,8 +64,7 @@ def library_kernel_text() -> str:
     from argus.agent.coder import LIBRARY_DIR
 
     src = (LIBRARY_DIR / "gemm.py").read_text(encoding="utf-8")
-    return src.split("\n\n\n@kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))\n"
-                     "def gemm_nn")[0].rstrip() + "\n"
+    return re.split(r"\n\n\n@kernel\([^\n]*\)\ndef gemm_nn", src)[0].rstrip() + "\n"
 
 
 def system_prompt() -> str:

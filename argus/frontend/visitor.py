@@ -106,6 +106,8 @@ class KernelVisitor:
             if op in ("floordiv", "mod") and y == 0:
                 raise self.error(node, "division by zero in a compile-time expression")
             return FOLD[op](x, y)
+        if isinstance(x, str) and isinstance(y, str) and op in ("eq", "ne"):
+            return FOLD[op](x, y)     # compile-time strings: `if EPILOGUE == "smem_tma":`
         for v in (x, y):
             if not (isinstance(v, (int, float)) or (isinstance(v, Value)
                                                     and isinstance(v.type, ScalarType))):
@@ -277,9 +279,15 @@ class KernelVisitor:
         extents = [self.expr(a) for a in it.args]
         if not extents:
             raise self.error(it, "schedule needs the tile-grid extents", "schedule(M // BM, N // BN)")
-        order, group = "row_major", 1
+        order, group, by = "row_major", 1, "block"
         for kw in it.keywords:
-            if kw.arg == "order":
+            if kw.arg == "by":
+                by = self.static(kw.value, what="by")
+                if by not in ("block", "cluster"):
+                    raise self.error(kw.value, f"schedule by={by!r} is neither 'block' nor "
+                                     "'cluster'", "by=\"cluster\": the blocks of a cluster "
+                                     "visit the same steps, the grid's clusters share the tiles")
+            elif kw.arg == "order":
                 order = self.static(kw.value, what="order")
                 if order not in SCHEDULE_ORDERS:
                     raise self.error(kw.value, f"unknown schedule order {order!r}",
@@ -289,7 +297,8 @@ class KernelVisitor:
                 if not isinstance(group, int) or group < 1:
                     raise self.error(kw.value, f"group must be a positive int, got {group!r}")
             else:
-                raise self.error(kw, f"unknown schedule argument {kw.arg!r}", "order=, group=")
+                raise self.error(kw, f"unknown schedule argument {kw.arg!r}",
+                                 "order=, group=, by=")
         if order != "row_major" and len(extents) != 2:
             raise self.error(it, f"a {order} schedule needs a 2-D tile grid, got "
                              f"{len(extents)} extent(s)", "order=\"row_major\" for other ranks")
@@ -299,8 +308,10 @@ class KernelVisitor:
                                    "for i, tm, tn in schedule(M // BM, N // BN):")
         args = tuple(self.b.fresh(n.id, INDEX) for n in names)
         block = self._body(Block([], args), node.body, {n.id: a for n, a in zip(names, args)})
-        self.emit("schedule", tuple(extents), node, attrs={"order": order, "group": group},
-                  regions=(block,))
+        attrs = {"order": order, "group": group}
+        if by == "cluster":
+            attrs["by"] = "cluster"
+        self.emit("schedule", tuple(extents), node, attrs=attrs, regions=(block,))
         schedule = Schedule(tuple(str(e) if isinstance(e, int) else self.header.fold_text(a)
                                              for e, a in zip(extents, it.args)),
                             order, group, self.loc(node))

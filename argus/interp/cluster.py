@@ -37,6 +37,15 @@ def cluster_of(block: int, grid, cluster) -> tuple[tuple[int, ...], int]:
     return home, local[0] + c[0] * (local[1] + c[1] * local[2])
 
 
+def cluster_index(block: int, grid, cluster) -> tuple[int, int]:
+    """(linear index of the block's cluster in the grid of clusters, x fastest; number of
+    clusters): what a schedule(..., by="cluster") walks with."""
+    g, c = _dims(grid), _dims(cluster)
+    home, _ = cluster_of(block, grid, cluster)
+    counts = [ge // ce for ge, ce in zip(g, c)]
+    return home[0] + counts[0] * (home[1] + counts[1] * home[2]), int(np.prod(counts))
+
+
 def check_cluster(grid, cluster) -> int:
     """The number of blocks per cluster; the grid must be a whole number of clusters."""
     g, c = _dims(grid), _dims(cluster)

@@ -4,46 +4,70 @@ and C = A @ B (gemm_nn, B is K x N, `x @ W`), bf16 or fp16 in, fp32 accumulate.
 One producer warpgroup streams A and B tiles by TMA into an S-stage ring (full/empty
 mbarriers); two consumer warpgroups each own 64 rows of the BM x BN tile (BM = 128) and
 accumulate with wgmma, keeping one k-step's wgmma in flight while the next is issued (a
-stage is released once the wgmma reading it has retired); blocks walk the tiles
-persistently in grouped order. Tails in M, N
-and K need no special code: TMA fills out-of-bounds elements with zeros (so the last K
-step adds nothing wrong) and the store drops what falls outside C. K and N must be
-multiples of 8 (16-byte TMA row strides); the launcher says so otherwise.
+stage is released once the wgmma reading it has retired); the tiles are walked
+persistently in grouped order. Tails in M, N and K need no special code: TMA fills
+out-of-bounds elements with zeros (so the last K step adds nothing wrong) and the stores
+drop what falls outside C. K and N must be multiples of 8 (16-byte TMA row strides); the
+launcher says so otherwise.
 
-DT, BLOCKS and the const parameters are specialised by argus.ops (parse overrides).
+Two compile-time choices (module constants, specialised by argus.ops like DT and BLOCKS):
+- CM, blocks per cluster along M. With CM = 2 the two blocks of a cluster work on the
+  tiles (2 cm, tn) and (2 cm + 1, tn), which share their B tile: each block loads half of
+  it (a band of rows of the shared-memory stage) and multicasts it into both, so B crosses
+  L2 once per cluster. A stage of either block is then written by both producers, so its
+  empty barrier counts the consumers of both blocks (remote arrives), and the blocks sync
+  as a cluster before their first arrive and before they exit. The schedule walks cluster
+  tiles (`by="cluster"`): both blocks of a cluster visit the same steps.
+- EPILOGUE: "direct" stores each consumer's 64 x BN half straight from registers;
+  "smem_tma" writes it into a swizzled shared-memory tile that one thread stores with TMA,
+  so the global write runs under the next tile's mainloop (the tile is reused only after
+  the previous store has read it).
 """
 
-from argus.lang import (Tensor, arrive, assign, assume, cast, const, coord, elect_one, expect_tx,
-                        fence_mbarrier_init, fp32, fragment, kernel, mbarrier, mbarrier_init,
-                        nbytes, role, schedule, smem, store, sync_block, tag, tag_assert, tile,
-                        tma_load, wait, warpgroup_index, wgmma, wgmma_commit, wgmma_fence,
-                        wgmma_wait)
+from argus.lang import (Tensor, arrive, assign, assume, cast, cluster_rank, cluster_sync, const,
+                        coord, elect_one, expect_tx, fence_mbarrier_init, fence_proxy_async,
+                        fp32, fragment, kernel, mbarrier, mbarrier_init, named_barrier, nbytes,
+                        role, schedule, smem, store, sync_block, tag, tag_assert, tile, tma_load,
+                        tma_store, tma_store_commit, tma_store_wait, wait, warpgroup_index,
+                        wgmma, wgmma_commit, wgmma_fence, wgmma_wait)
 
 DT = "bf16"
 BLOCKS = 132     # one persistent block per SM of an H200
 ACC = "wgmma_acc_m64n256"   # the accumulator layout of BN (specialised with BN)
+CM = 1           # blocks per cluster along M (2: B tiles multicast to both)
+WG = 2           # consumer warpgroups, 64 rows of the tile each (BM = 64 * WG)
+CONSUMERS = (1, 2)          # their warpgroup indices (specialised with WG)
+EPILOGUE = "direct"         # or "smem_tma"
 
 
-@kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
+@kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(CM, 1, 1))
 def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N", DT],
-            BM: const = 128, BN: const = 256, BK: const = 64, S: const = 4, GROUP: const = 8):
+            BM: const = 64 * WG, BN: const = 256, BK: const = 64, S: const = 4, GROUP: const = 8):
     assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
     assume(N % 8 == 0)
     KT = (K + BK - 1) // BK
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
     b_s = smem(DT, (BN, BK), stages=S, swizzle="128B")
+    if EPILOGUE == "smem_tma":
+        c_s = smem(DT, (BM, BN), swizzle="128B")     # the epilogue tile, stored by TMA
     full = mbarrier(S)
     empty = mbarrier(S)
     with elect_one("block"):
         for s in range(S):
             mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], 2)
+            mbarrier_init(empty[s], WG * CM)    # the consumers of every block it feeds
     fence_mbarrier_init()
-    sync_block()
+    if CM > 1:
+        rank = cluster_rank()
+        cluster_sync()
+    else:
+        rank = 0
+        sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for i, tm, tn in schedule((M + BM - 1) // BM, (N + BN - 1) // BN, order="grouped",
-                                  group=GROUP):
+        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
+                                  order="grouped", group=GROUP, by="cluster"):
+            tm = cm * CM + rank
             for k in range(KT):
                 g = i * KT + k
                 s = g % S
@@ -51,13 +75,19 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
                 with elect_one():
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
-                    tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])
+                    if CM > 1:
+                        # this block's band of the shared B tile, into every block's stage
+                        tma_load(tile(b_s[s], (BN // CM, BK), (rank, 0)), tile(B, (BN // CM, BK), (tn * CM + rank, k)), full[s],
+                                 multicast=(1 << CM) - 1)
+                    else:
+                        tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])
 
-    with role("consumer", warpgroups=(1, 2), regs=232):
+    with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
         acc = fragment(fp32, (64, BN), ACC, init=0.0)
-        for i, tm, tn in schedule((M + BM - 1) // BM, (N + BN - 1) // BN, order="grouped",
-                                  group=GROUP):
+        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
+                                  order="grouped", group=GROUP, by="cluster"):
+            tm = cm * CM + rank
             assign(acc, 0.0)
             for k in range(KT):
                 g = i * KT + k
@@ -70,36 +100,72 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
                 wgmma_wait(1)
                 if k > 0:
                     with elect_one():
-                        arrive(empty[(g - 1) % S])
+                        if CM > 1:
+                            for r in range(CM):
+                                arrive(empty[(g - 1) % S], cta=r)
+                        else:
+                            arrive(empty[(g - 1) % S])
             wgmma_wait(0)
             with elect_one():
-                arrive(empty[(i * KT + KT - 1) % S])
+                if CM > 1:
+                    for r in range(CM):
+                        arrive(empty[(i * KT + KT - 1) % S], cta=r)
+                else:
+                    arrive(empty[(i * KT + KT - 1) % S])
             out = cast(acc, DT)
-            dst = tile(C, (64, BN), (tm * 2 + wg, tn))
+            dst = tile(C, (64, BN), (tm * WG + wg, tn))
             tag_assert(tag(out).row == coord(dst)[0] and tag(out).col == coord(dst)[1])
-            store(dst, out)
+            if EPILOGUE == "smem_tma":
+                # the previous tile's TMA store must have read c_s before it is overwritten
+                if wg == 0:
+                    with elect_one():
+                        tma_store_wait(0)
+                named_barrier(1, 128 * WG)
+                store(tile(c_s[0], (64, BN), (wg, 0)), out)
+                fence_proxy_async()
+                named_barrier(1, 128 * WG)
+                if wg == 0:
+                    with elect_one():
+                        tma_store(tile(C, (BM, BN), (tm, tn)), c_s[0])
+                        tma_store_commit()
+            else:
+                store(dst, out)
+        if EPILOGUE == "smem_tma":
+            if wg == 0:
+                with elect_one():
+                    tma_store_wait(0)
+    if CM > 1:
+        cluster_sync()     # no block leaves while its peer may still write or arrive into it
 
 
-@kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
+@kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(CM, 1, 1))
 def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N", DT],
-            BM: const = 128, BN: const = 256, BK: const = 64, S: const = 4, GROUP: const = 8):
+            BM: const = 64 * WG, BN: const = 256, BK: const = 64, S: const = 4, GROUP: const = 8):
     assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
     assume(N % 8 == 0)
     KT = (K + BK - 1) // BK
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
     b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")
+    if EPILOGUE == "smem_tma":
+        c_s = smem(DT, (BM, BN), swizzle="128B")     # the epilogue tile, stored by TMA
     full = mbarrier(S)
     empty = mbarrier(S)
     with elect_one("block"):
         for s in range(S):
             mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], 2)
+            mbarrier_init(empty[s], WG * CM)    # the consumers of every block it feeds
     fence_mbarrier_init()
-    sync_block()
+    if CM > 1:
+        rank = cluster_rank()
+        cluster_sync()
+    else:
+        rank = 0
+        sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for i, tm, tn in schedule((M + BM - 1) // BM, (N + BN - 1) // BN, order="grouped",
-                                  group=GROUP):
+        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
+                                  order="grouped", group=GROUP, by="cluster"):
+            tm = cm * CM + rank
             for k in range(KT):
                 g = i * KT + k
                 s = g % S
@@ -107,13 +173,19 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
                 with elect_one():
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
-                    tma_load(b_s[s], tile(B, (BK, BN), (k, tn)), full[s])
+                    if CM > 1:
+                        # this block's band of the shared B tile, into every block's stage
+                        tma_load(tile(b_s[s], (BK // CM, BN), (rank, 0)), tile(B, (BK // CM, BN), (k * CM + rank, tn)), full[s],
+                                 multicast=(1 << CM) - 1)
+                    else:
+                        tma_load(b_s[s], tile(B, (BK, BN), (k, tn)), full[s])
 
-    with role("consumer", warpgroups=(1, 2), regs=232):
+    with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
         acc = fragment(fp32, (64, BN), ACC, init=0.0)
-        for i, tm, tn in schedule((M + BM - 1) // BM, (N + BN - 1) // BN, order="grouped",
-                                  group=GROUP):
+        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
+                                  order="grouped", group=GROUP, by="cluster"):
+            tm = cm * CM + rank
             assign(acc, 0.0)
             for k in range(KT):
                 g = i * KT + k
@@ -126,14 +198,42 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
                 wgmma_wait(1)
                 if k > 0:
                     with elect_one():
-                        arrive(empty[(g - 1) % S])
+                        if CM > 1:
+                            for r in range(CM):
+                                arrive(empty[(g - 1) % S], cta=r)
+                        else:
+                            arrive(empty[(g - 1) % S])
             wgmma_wait(0)
             with elect_one():
-                arrive(empty[(i * KT + KT - 1) % S])
+                if CM > 1:
+                    for r in range(CM):
+                        arrive(empty[(i * KT + KT - 1) % S], cta=r)
+                else:
+                    arrive(empty[(i * KT + KT - 1) % S])
             out = cast(acc, DT)
-            dst = tile(C, (64, BN), (tm * 2 + wg, tn))
+            dst = tile(C, (64, BN), (tm * WG + wg, tn))
             tag_assert(tag(out).row == coord(dst)[0] and tag(out).col == coord(dst)[1])
-            store(dst, out)
+            if EPILOGUE == "smem_tma":
+                # the previous tile's TMA store must have read c_s before it is overwritten
+                if wg == 0:
+                    with elect_one():
+                        tma_store_wait(0)
+                named_barrier(1, 128 * WG)
+                store(tile(c_s[0], (64, BN), (wg, 0)), out)
+                fence_proxy_async()
+                named_barrier(1, 128 * WG)
+                if wg == 0:
+                    with elect_one():
+                        tma_store(tile(C, (BM, BN), (tm, tn)), c_s[0])
+                        tma_store_commit()
+            else:
+                store(dst, out)
+        if EPILOGUE == "smem_tma":
+            if wg == 0:
+                with elect_one():
+                    tma_store_wait(0)
+    if CM > 1:
+        cluster_sync()     # no block leaves while its peer may still write or arrive into it
 
 
 def reference_gemm_nt(A, B):

@@ -1,76 +1,119 @@
-"""Which GEMM configuration each shape gets (tile width, raster group, grid).
+"""Which GEMM configuration each shape gets, and what the GEMM can be asked for by knob.
 
-A heuristic table; the measurements behind it are in docs/perf-log.md. BM is 128 (two
-consumer warpgroups of 64 rows). BN = 256 keeps the most data reuse per block; when that
-leaves too few tiles to fill the GPU's 132 SMs (skinny M), narrower tiles give more
-blocks work. ARGUS_GEMM_CONFIG='{"BN": 128}' overrides (benchmarks compare variants so).
+A shape's knobs come from the tuned table (argus/ops/gemm_tuned.json, measured on the H200
+by benchmarks/gemm_sweep.py; ARGUS_GEMM_TUNED=FILE reads another) when the exact shape is
+in it, else from a heuristic; knobs given to matmul override them; the result is the set
+of module constants argus/kernels/gemm.py (or gemm_splitk.py) is specialised with.
+ARGUS_GEMM_CONFIG='{"BN": 128}' overrides constants directly (benchmarks compare variants
+so). The measurements behind the heuristic are in docs/perf-log.md.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from functools import lru_cache
+from pathlib import Path
 
 SMS = 132
 WIDTHS = (256, 128, 64)
+TUNED_FILE = Path(__file__).with_name("gemm_tuned.json")
+SMEM_BUDGET = 227 * 1024
+
+# What the library GEMM can be asked for by knob (argus.agent.gemm_config names), and what
+# its DSL kernel supports today; anything else is refused with the supported values.
+FIXED_KNOBS = {"warp_specialized": True, "cluster_n": 1, "raster": "m", "persistent": True}
+BMS = (64, 128)                      # gemm.py's WG consumer warpgroups of 64 rows each
+SPLITS = (1, 2, 3, 4, 6, 8)          # split_k > 1: argus/kernels/gemm_splitk.py
+EPILOGUES = ("direct", "smem_tma")   # gemm.py's EPILOGUE
+CLUSTERS_M = (1, 2)                  # gemm.py's CM: B tiles multicast to 2 blocks along M
 
 
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def stages_for(bn: int, bk: int = 64, epilogue_bytes: int = 0) -> int:
-    """The deepest ring (at most 8 stages) that fits in 220 KB of shared memory next to an
-    epilogue tile: 4 stages at BN=256, 6 at 128, 8 at 64 for BK=64 and no epilogue tile."""
-    per_stage = (128 + bn) * bk * 2
-    return max(2, min(8, (220 * 1024 - epilogue_bytes) // per_stage))
+def stages_for(bn: int, bk: int = 64, epilogue_bytes: int = 0, bm: int = 128) -> int:
+    """The deepest ring (at most 12 stages) that fits in 220 KB of shared memory next to an
+    epilogue tile: 4 stages at BN=256, 6 at 128, 8 at 64 for BM=128, BK=64 and no epilogue
+    tile."""
+    per_stage = (bm + bn) * bk * 2
+    return max(2, min(12, (220 * 1024 - epilogue_bytes) // per_stage))
 
 
-def config_for(m: int, n: int, k: int, layout: str) -> dict:
-    # Measured on the H200 (docs/perf-log.md, v2): narrower tiles paid off for x @ W.T at
-    # 256x8192x8192 (0.73 with BN=128) but not for x @ W there (0.46 with BN=128 against
-    # 0.61 with BN=256), while 128x4096x4096 went from 0.30 to 0.74 with BN=64 (x @ W). So
-    # x @ W narrows only when 128x256 tiles would leave most SMs idle.
+def heuristic_knobs(m: int, n: int, k: int, layout: str) -> dict:
+    """Knobs for a shape the tuned table does not hold (docs/perf-log.md, v2 and v3): the
+    widest tile that still fills the SMs, the TMA-store epilogue when the tiles are wide."""
+    # v2: narrower tiles paid off for x @ W.T at 256x8192x8192 but not for x @ W, while
+    # 128x4096x4096 went from 0.30 to 0.74 with BN=64 (x @ W); v3: the TMA-store epilogue
+    # took the 4096-class shapes from 0.90 to 0.98-1.02 at BN=256.
     fill = 0.75 if layout == "nk" else 0.35
     bn = WIDTHS[0]
     for bn in WIDTHS:
         if _cdiv(m, 128) * _cdiv(n, bn) >= fill * SMS:
             break
-    cfg = {"BLOCKS": SMS, "BN": bn, "S": stages_for(bn)}
-    override = os.environ.get("ARGUS_GEMM_CONFIG")
-    if override:
-        cfg.update(json.loads(override))
-    cfg["ACC"] = f"wgmma_acc_m64n{cfg['BN']}"
-    if cfg.get("SPLIT"):
-        cfg.pop("GROUP", None)          # the split-K schedule is row-major
-    return cfg
+    knobs = {"BN": bn}
+    if bn == 256 and _cdiv(m, 128) * _cdiv(n, 256) >= SMS:
+        knobs["epilogue"] = "smem_tma"
+    return knobs
 
 
-# What the library GEMM can be asked for by knob (argus.agent.gemm_config names), and what
-# its DSL kernel supports today; anything else is refused with the supported values.
-FIXED_KNOBS = {"BM": 128, "consumers": 2, "warp_specialized": True, "cluster_m": 1,
-               "cluster_n": 1, "raster": "m", "persistent": True}
-SPLITS = (1, 2, 3, 4, 6, 8)          # split_k > 1: argus/kernels/gemm_splitk.py
-EPILOGUES = ("direct", "smem_tma")   # smem_tma: argus/kernels/gemm_epilogue.py
+@lru_cache(maxsize=8)
+def _tuned_table(path: str) -> dict:
+    try:
+        with open(path) as f:
+            return json.load(f).get("shapes", {})
+    except FileNotFoundError:
+        return {}
+
+
+def tuned_knobs(m: int, n: int, k: int, layout: str) -> dict | None:
+    """The knobs measured fastest for exactly this shape and B layout, if measured."""
+    path = os.environ.get("ARGUS_GEMM_TUNED") or str(TUNED_FILE)
+    knobs = _tuned_table(path).get(layout, {}).get(f"{m}x{n}x{k}")
+    return dict(knobs) if knobs is not None else None
+
+
+def shape_knobs(m: int, n: int, k: int, layout: str) -> dict:
+    tuned = tuned_knobs(m, n, k, layout)
+    return tuned if tuned is not None else heuristic_knobs(m, n, k, layout)
+
+
+def config_for(m: int, n: int, k: int, layout: str) -> dict:
+    """The constants of this shape's kernel: its knobs (tuned, else heuristic), then any
+    ARGUS_GEMM_CONFIG override."""
+    return knobs_to_config({}, layout, m, n, k)
 
 
 def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
-    """Constants of argus/kernels/gemm.py for the knobs given; defaults from config_for."""
+    """Constants of argus/kernels/gemm.py for the knobs given on top of the shape's own."""
     from argus.runtime.launch_errors import LaunchError
 
-    cfg = config_for(m, n, k, layout)
+    merged = {**shape_knobs(m, n, k, layout), **knobs}
+    cfg: dict = {"BLOCKS": SMS, "BN": 256}
     problems = []
-    for name, value in knobs.items():
+    for name, value in merged.items():
         if name in FIXED_KNOBS:
             if value != FIXED_KNOBS[name]:
                 problems.append(f"{name}={value!r} (the DSL GEMM has {name}="
                                 f"{FIXED_KNOBS[name]!r} only)")
+        elif name == "BM":
+            if value not in BMS:
+                problems.append(f"BM={value!r} (one of {', '.join(map(str, BMS))}: 64 rows "
+                                "per consumer warpgroup)")
+            elif value == 64:
+                cfg["WG"], cfg["CONSUMERS"] = 1, (1,)
+        elif name == "consumers":
+            if value not in (1, 2):
+                problems.append(f"consumers={value!r} (1 or 2; BM = 64 * consumers)")
+            elif value == 1:
+                cfg["WG"], cfg["CONSUMERS"] = 1, (1,)
         elif name == "BN":
             step = 64 if layout == "kn" else 8
             if not (isinstance(value, int) and 0 < value <= 256 and value % step == 0):
                 problems.append(f"BN={value!r} (a multiple of {step} up to 256 for this layout)")
             else:
-                cfg["BN"], cfg["ACC"] = value, f"wgmma_acc_m64n{value}"
+                cfg["BN"] = value
         elif name == "BK":
             if value not in (64, 128):
                 problems.append(f"BK={value!r} (64 or 128: whole 128-byte swizzle rows)")
@@ -81,6 +124,12 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
                 problems.append(f"epilogue={value!r} (one of {', '.join(EPILOGUES)})")
             elif value == "smem_tma":
                 cfg["EPILOGUE"] = "smem_tma"
+        elif name == "cluster_m":
+            if value not in CLUSTERS_M:
+                problems.append(f"cluster_m={value!r} (one of "
+                                f"{', '.join(map(str, CLUSTERS_M))})")
+            elif value > 1:
+                cfg["CM"] = value
         elif name == "split_k":
             if value not in SPLITS:
                 problems.append(f"split_k={value!r} (one of {', '.join(map(str, SPLITS))})")
@@ -92,19 +141,36 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
             cfg["GROUP"] = value
         else:
             problems.append(f"unknown knob {name!r}")
+    if "BM" in merged and "consumers" in merged and merged["BM"] != 64 * merged["consumers"]:
+        problems.append(f"BM={merged['BM']} with consumers={merged['consumers']} (BM is 64 "
+                        "rows per consumer warpgroup)")
+    override = os.environ.get("ARGUS_GEMM_CONFIG")
+    if override:
+        cfg.update(json.loads(override))
+    bm = 64 * cfg.get("WG", 2)
     if cfg.get("SPLIT") and cfg.get("EPILOGUE") == "smem_tma":
         problems.append("split_k with epilogue='smem_tma' (split-K adds its partial sums "
                         "with red.global.add, not through a shared-memory tile)")
+    if cfg.get("SPLIT") and cfg.get("CM", 1) > 1:
+        problems.append("split_k with cluster_m > 1 (the split-K kernel runs on single "
+                        "blocks)")
+    if cfg.get("SPLIT") and bm != 128:
+        problems.append("split_k with BM=64 (the split-K kernel has two consumer warpgroups)")
+    if cfg.get("CM", 1) > 1 and cfg["BLOCKS"] % cfg["CM"]:
+        problems.append(f"{cfg['BLOCKS']} blocks are not a whole number of "
+                        f"{cfg['CM']}-block clusters")
     if problems:
         raise LaunchError("the DSL GEMM cannot run " + "; ".join(problems))
-    if "stages" not in knobs:       # the deepest ring that fits next to the epilogue tile
-        tile = 128 * cfg["BN"] * 2 if cfg.get("EPILOGUE") == "smem_tma" else 0
-        cfg["S"] = stages_for(cfg["BN"], cfg.get("BK", 64), tile)
-    a_stage = 128 * cfg.get("BK", 64) * 2
-    b_stage = cfg["BN"] * cfg.get("BK", 64) * 2
-    epilogue_tile = 128 * cfg["BN"] * 2 if cfg.get("EPILOGUE") == "smem_tma" else 0
-    if cfg["S"] * (a_stage + b_stage) + epilogue_tile + 1024 + 16 * cfg["S"] > 227 * 1024:
-        raise LaunchError(f"{cfg['S']} stages of {a_stage + b_stage} B"
+    bk = cfg.get("BK", 64)
+    epilogue_tile = bm * cfg["BN"] * 2 if cfg.get("EPILOGUE") == "smem_tma" else 0
+    if "S" not in cfg:        # the deepest ring that fits next to the epilogue tile
+        cfg["S"] = stages_for(cfg["BN"], bk, epilogue_tile, bm)
+    cfg["ACC"] = f"wgmma_acc_m64n{cfg['BN']}"
+    if cfg.get("SPLIT"):
+        cfg.pop("GROUP", None)          # the split-K schedule is row-major
+    stage = (bm + cfg["BN"]) * bk * 2
+    if cfg["S"] * stage + epilogue_tile + 1024 + 16 * cfg["S"] > SMEM_BUDGET:
+        raise LaunchError(f"{cfg['S']} stages of {stage} B"
                           + (f" and a {epilogue_tile} B epilogue tile" if epilogue_tile else "")
                           + " exceed the 227 KB of shared memory a block can have; use fewer "
                           "stages")

@@ -57,9 +57,6 @@ def matmul(a, b, out=None, **knobs):
         raise LaunchError(f"out must be a contiguous {m} x {n} {a.dtype} tensor")
     cfg = knobs_to_config(knobs, layout, m, n, k) if knobs else config_for(m, n, k, layout)
     name = "gemm_nn" if layout == "kn" else "gemm_nt"
-    module = "gemm"
-    if cfg.pop("EPILOGUE", "direct") == "smem_tma":
-        module, name = "gemm_epilogue", name + "_tma_epilogue"
     if cfg.get("SPLIT"):
         # partial sums of the K ranges meet in an fp32 workspace, then round into `out`
         cfg.pop("GROUP", None)
@@ -69,6 +66,6 @@ def matmul(a, b, out=None, **knobs):
         launcher(a, b_stored, workspace)
         out.copy_(workspace)
         return out
-    launcher = library_kernel(module, name, DT=DTYPES[str(a.dtype)], **cfg)
+    launcher = library_kernel("gemm", name, DT=DTYPES[str(a.dtype)], **cfg)
     launcher(a, b_stored, out)
     return out

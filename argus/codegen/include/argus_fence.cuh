@@ -49,6 +49,25 @@ __device__ __forceinline__ u32 cluster_cta_rank() {
   return rank;
 }
 
+/// This CTA's cluster as a linear index over the grid of clusters, x fastest (%clusterid,
+/// %nclusterid): the walker of a persistent schedule shared by a cluster's CTAs.
+__device__ __forceinline__ u32 cluster_linear_id() {
+  u32 x, y, z, nx, ny;
+  asm volatile("mov.u32 %0, %%clusterid.x;\n\tmov.u32 %1, %%clusterid.y;\n\t"
+               "mov.u32 %2, %%clusterid.z;\n\tmov.u32 %3, %%nclusterid.x;\n\t"
+               "mov.u32 %4, %%nclusterid.y;"
+               : "=r"(x), "=r"(y), "=r"(z), "=r"(nx), "=r"(ny));
+  return x + nx * (y + ny * z);
+}
+
+/// The number of clusters in the grid (%nclusterid.x * .y * .z).
+__device__ __forceinline__ u32 cluster_count() {
+  u32 nx, ny, nz;
+  asm volatile("mov.u32 %0, %%nclusterid.x;\n\tmov.u32 %1, %%nclusterid.y;\n\t"
+               "mov.u32 %2, %%nclusterid.z;" : "=r"(nx), "=r"(ny), "=r"(nz));
+  return nx * ny * nz;
+}
+
 /// True in exactly one active lane of the warp (elect.sync over all 32 lanes).
 __device__ __forceinline__ bool elect_one_sync() {
   u32 elected;

@@ -29,11 +29,15 @@ __device__ __forceinline__ void mbarrier_expect_tx(u32 bar, u32 bytes) {
 }
 
 /// Arrive on the barrier at the same offset in CTA `cta_rank` of this cluster (mapa + arrive).
+/// Release at CTA scope, as for a local arrive: what the arrive publishes is that this CTA's
+/// reads of a stage are done (wgmma_wait returned), and the peer answers with a TMA write,
+/// not with reads of this CTA's stores. A .release.cluster arrive costs a MEMBAR.ALL.GPU
+/// per call (seen in the SASS; it halved the cluster GEMM's speed on the H200).
 __device__ __forceinline__ void mbarrier_arrive_remote(u32 bar, u32 cta_rank) {
   asm volatile(
       "{\n\t.reg .b32 remote;\n\t"
       "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n\t}" ::"r"(bar),
+      "mbarrier.arrive.release.cta.shared::cluster.b64 _, [remote];\n\t}" ::"r"(bar),
       "r"(cta_rank)
       : "memory");
 }

@@ -120,7 +120,14 @@ def _schedule(ctx, op):
     total = " * ".join(ext)
     t = ctx.em.name("tile")
     ctx.em.line(f"int {i} = 0;")
-    ctx.em.open(f"for (int {t} = (int)blockIdx.x; {t} < {total}; {t} += (int)gridDim.x, ++{i})")
+    if op.attrs.get("by") == "cluster" and tuple(ctx.kernel.launch.cluster) != (1, 1, 1):
+        first, step = "(int)argus::cluster_linear_id()", "(int)argus::cluster_count()"
+    elif len(ctx.kernel.launch.grid) == 1:
+        first, step = "(int)blockIdx.x", "(int)gridDim.x"
+    else:
+        raise CodegenError("a persistent schedule over a grid of several dimensions is not "
+                           "generated yet", op.loc, "launch a 1-D grid: grid=(BLOCKS,)")
+    ctx.em.open(f"for (int {t} = {first}; {t} < {total}; {t} += {step}, ++{i})")
     _tile_coords(ctx, op, order, group, ext, t, coords)
     lower_block(ctx, body)
     ctx.em.close()

@@ -1,5 +1,6 @@
 """TMA: one bulk tensor copy per column chunk of the destination (the densest box the
-swizzle allows, see argus.codegen.smem_tiles), all completing on the same mbarrier."""
+swizzle allows, see argus.codegen.smem_tiles), all completing on the same mbarrier; with a
+multicast mask each box lands at the same offset in every CTA of the mask."""
 
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ from ..values import GlobalTile, SmemTile
 
 def _load(ctx, op):
     dst, src, bar = (ctx.get(x, op) for x in op.operands[:3])
-    if len(op.operands) > 3:
-        raise CodegenError("TMA multicast is not generated yet", op.loc,
-                           "drop the multicast mask (cluster=(1, 1, 1))")
+    mask = ctx.expr(op.operands[3], op) if len(op.operands) > 3 else None
     if not (isinstance(dst, SmemTile) and isinstance(src, GlobalTile)):
         raise CodegenError("tma_load copies a global tile into a shared-memory tile", op.loc)
     g = dst.geometry
@@ -28,8 +27,12 @@ def _load(ctx, op):
     for j in range(g.chunks):
         addr = dst.address if j == 0 else f"{dst.address} + {j * g.chunk_stride}"
         col = src.origin[1] if j == 0 else f"{src.origin[1]} + {j * w}"
-        ctx.em.line(f"argus::tma_load<2>({addr}, &{tmap}, {bar.address}, "
-                    f"{{{col}, {src.origin[0]}}});")
+        if mask is None:
+            ctx.em.line(f"argus::tma_load<2>({addr}, &{tmap}, {bar.address}, "
+                        f"{{{col}, {src.origin[0]}}});")
+        else:     # the box lands at this offset in every CTA of the mask, on each one's bar
+            ctx.em.line(f"argus::tma_load_multicast<2>({addr}, &{tmap}, {bar.address}, "
+                        f"(argus::u16)({mask}), {{{col}, {src.origin[0]}}});")
 
 
 def _store(ctx, op):

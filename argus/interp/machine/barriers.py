@@ -12,10 +12,11 @@ from .errors import SchedulerError
 
 
 class NamedBarrier:
-    def __init__(self, barrier_id: int):
+    def __init__(self, barrier_id: int, prefix: str = ""):
         if not 0 <= barrier_id < 16:
             raise SchedulerError(f"named barrier id {barrier_id} out of range; Hopper has ids 0..15")
         self.barrier_id = barrier_id
+        self.prefix = prefix      # "cta<rank>." in a cluster: each CTA has its own 16 barriers
         self.expected: int | None = None
         self.arrived = 0
         self.generation = 0
@@ -24,7 +25,7 @@ class NamedBarrier:
 
     @property
     def name(self) -> str:
-        return f"named barrier {self.barrier_id}"
+        return f"{self.prefix}named barrier {self.barrier_id}"
 
     def arrive(self, threads: int, expected: int, clock: VectorClock) -> int:
         """Add `threads` arrivals; return the generation they belong to."""

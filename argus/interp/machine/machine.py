@@ -45,7 +45,7 @@ class Machine:
         self.hazards: list = []
         self.fragments: list[RegisterFragment] = []
         self.barriers: dict[str, Mbarrier] = {}
-        self.named: dict[int, NamedBarrier] = {}
+        self.named: dict[tuple[str, int], NamedBarrier] = {}   # (CTA prefix, id)
         self.current_agent: Agent | None = None
         self._ids = itertools.count()
         self._ran = False
@@ -153,16 +153,19 @@ class Machine:
     def fence_proxy_async(self):
         return ins.FenceProxyAsync()
 
-    def _named(self, barrier_id: int) -> NamedBarrier:
-        if barrier_id not in self.named:
-            self.named[barrier_id] = NamedBarrier(barrier_id)
-        return self.named[barrier_id]
+    def _named(self, barrier_id: int, cta: str) -> NamedBarrier:
+        key = (cta, barrier_id)
+        if key not in self.named:
+            self.named[key] = NamedBarrier(barrier_id, cta)
+        return self.named[key]
 
-    def bar_sync(self, barrier_id: int, threads: int):
-        return ins.BarSync(self._named(barrier_id), threads)
+    def bar_sync(self, barrier_id: int, threads: int, cta: str = ""):
+        """bar.sync on this CTA's barrier `barrier_id` (the CTAs of a cluster share one
+        machine, but named barriers, like __syncthreads, never span CTAs)."""
+        return ins.BarSync(self._named(barrier_id, cta), threads)
 
-    def bar_arrive(self, barrier_id: int, threads: int):
-        return ins.BarArrive(self._named(barrier_id), threads)
+    def bar_arrive(self, barrier_id: int, threads: int, cta: str = ""):
+        return ins.BarArrive(self._named(barrier_id, cta), threads)
 
     def cluster_arrive(self, barrier):
         return ins.ClusterArrive(barrier)

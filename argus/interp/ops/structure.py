@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from argus.ir.schedule import block_tiles
 
+from ..cluster import cluster_index
+
 from ..errors import InterpretError
 from ._rule import pure
 
@@ -69,8 +71,12 @@ def _elect_one(agent, op, args):
 
 def _schedule(agent, op, args):
     extents = tuple(int(a) for a in args)
+    walker, walkers = agent.block.block_index, agent.block.num_blocks
+    if op.attrs.get("by") == "cluster":    # every block of a cluster visits the same steps
+        walker, walkers = cluster_index(walker, agent.block.grid,
+                                        agent.block.kernel.launch.cluster)
     for tile in block_tiles(op.attrs["order"], op.attrs.get("group", 1), extents,
-                            agent.block.block_index, agent.block.num_blocks):
+                            walker, walkers):
         yield from agent.run_block(op.regions[0], tile)
 
 

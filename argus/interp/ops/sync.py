@@ -14,11 +14,12 @@ def _fence_mbarrier_init(agent, op, args):
 
 
 def _barrier_block(agent, op, args):
-    yield agent.machine.bar_sync(0, agent.block.threads)
+    yield agent.machine.bar_sync(0, agent.block.threads, agent.block.prefix)
 
 
 def _barrier_named(agent, op, args):
-    yield agent.machine.bar_sync(int(op.attrs["id"]), int(op.attrs["threads"]))
+    yield agent.machine.bar_sync(int(op.attrs["id"]), int(op.attrs["threads"]),
+                                 agent.block.prefix)
 
 
 def _barrier_cluster(agent, op, args):

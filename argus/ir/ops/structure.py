@@ -14,7 +14,8 @@ SPECS = [
     op("elect_one", "structure", regions=1, doc="the body runs on one thread per attrs.scope (block|warpgroup|warp)"),
     op("schedule", "structure", arg("extents", *SCALAR, variadic=True), regions=1,
        region_args=-1, doc="region args: local iteration, then one coordinate per extent; "
-       "attrs: order, group"),
+       "attrs: order, group, and by=\"cluster\" when the grid's clusters (not its blocks) "
+       "share the tiles, every block of a cluster visiting the same steps"),
     op("assume", "structure", arg("cond", *SCALAR),
        doc="a precondition on the launch, e.g. K % 64 == 0"),
 ]

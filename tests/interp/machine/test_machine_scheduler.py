@@ -129,7 +129,7 @@ def test_a_bar_sync_instruction_can_be_yielded_again_in_a_loop():
     m.spawn("b", role("b"))
     assert isinstance(m.run(), Completed)
     assert [r for r, _ in rounds] == [0, 0, 1, 1, 2, 2]
-    assert m.named[4].generation == 3
+    assert m.named[("", 4)].generation == 3
 
 
 def test_named_barrier_short_of_threads_deadlocks():
@@ -200,3 +200,14 @@ def test_uninitialised_barrier_fault_names_agent_and_barrier():
     assert isinstance(result, Faulted)
     assert "producer at step 1 (seed 9)" in str(result.error)
     assert "mbarrier 'empty[1]' before mbarrier.init" in str(result.error)
+
+
+def test_named_barriers_of_two_ctas_are_distinct():
+    """The CTAs of a cluster share one machine, but bar.sync 1 of CTA 0 is not CTA 1's: two
+    warpgroups of different CTAs must not complete a 256-thread barrier together."""
+    m = Machine(seed=1)
+    m.spawn("cta0.wg1", iter([m.bar_sync(1, 256, "cta0.")]))
+    m.spawn("cta1.wg1", iter([m.bar_sync(1, 256, "cta1.")]))
+    result = m.run()
+    assert not isinstance(result, Completed)
+    assert "cta0.named barrier 1" in str(result) or "cta0." in repr(result)

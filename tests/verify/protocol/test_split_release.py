@@ -15,19 +15,26 @@ from argus.verify import verify
 SOURCE = (KERNEL_DIR / "gemm.py").read_text()
 IN_LOOP = '''                if k > 0:
                     with elect_one():
-                        arrive(empty[(g - 1) % S])'''
+                        if CM > 1:
+                            for r in range(CM):
+                                arrive(empty[(g - 1) % S], cta=r)
+                        else:
+                            arrive(empty[(g - 1) % S])'''
 AFTER = '''            wgmma_wait(0)
             with elect_one():
-                arrive(empty[(i * KT + KT - 1) % S])
+                if CM > 1:
+                    for r in range(CM):
+                        arrive(empty[(i * KT + KT - 1) % S], cta=r)
+                else:
+                    arrive(empty[(i * KT + KT - 1) % S])
 '''
 MUTANTS = {
     "in-loop release dropped": (IN_LOOP, "                if k > 0:\n                    pass",
                                 "arrive(empty[(i * KT + KT - 1) % S])", "never completes"),
     "last release dropped": (AFTER, "            wgmma_wait(0)\n",
                              "arrive(empty[(g - 1) % S])", "never completes"),
-    "released at every step": (IN_LOOP, '''                with elect_one():
-                    arrive(empty[(g - 1) % S])''', "arrive(empty[(g - 1) % S])",
-                               "another iteration"),
+    "released at every step": (IN_LOOP, "\n".join(l[4:] for l in IN_LOOP.splitlines()[1:]),
+                               "arrive(empty[(g - 1) % S])", "another iteration"),
     "releases two steps back": ("arrive(empty[(g - 1) % S])", "arrive(empty[(g + S - 2) % S])",
                                 "arrive(empty[(g + S - 2) % S])", "another iteration"),
     "last release of the wrong step": ("arrive(empty[(i * KT + KT - 1) % S])",
