@@ -106,8 +106,16 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
             args.append(f"const int {p.name}")
         else:
             args.append(f"const __grid_constant__ argus::TensorMap {p.name}")
-    minblocks = ", 1" if kernel.launch.roles else ""
-    out.line(f'extern "C" __global__ void __launch_bounds__({block}{minblocks}) {kernel.name}(')
+    bounds = f"__launch_bounds__({block})"
+    if kernel.launch.roles:
+        # one block per SM; the registers each thread starts with must lie between the
+        # smallest and the largest role budget (setmaxnreg.dec lowers, .inc raises or
+        # keeps): 65536 / 384 threads gives 168, but 256 threads would start at 255, above
+        # a consumer's 232, so there the count is capped (the two cannot be combined)
+        cap = max(r.regs for r in kernel.launch.roles)
+        bounds = (f"__launch_bounds__({block}, 1)" if (65536 // block) // 8 * 8 <= cap
+                  else f"__maxnreg__({cap})")
+    out.line(f'extern "C" __global__ void {bounds} {kernel.name}(')
     for i, a in enumerate(args):
         out.line(f"    {a}{',' if i + 1 < len(args) else ') {'}")
     if not args:

@@ -52,3 +52,51 @@ def test_library_gemm_binary_is_clean(cache, name, dt, bn, stages):
     elapsed = time.perf_counter() - start
     assert again.cubin == entry.cubin
     assert elapsed < 0.050, f"a cache hit took {elapsed * 1e3:.1f} ms"
+
+
+def _shipped_configs():
+    """Every distinct configuration argus.ops.matmul picks (tuned table, else heuristic)
+    for issue 6's shapes and a few with tails, both B layouts, bf16."""
+    from argus.ops.gemm_configs import config_for
+
+    shapes = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 12288, 4096), (4096, 28672, 4096),
+              (4096, 4096, 14336), (16384, 8192, 2048), (256, 8192, 8192), (128, 4096, 4096),
+              (1000, 1032, 520), (1, 8, 8)]
+    seen = {}
+    for layout, name in (("kn", "gemm_nn"), ("nk", "gemm_nt")):
+        for shape in shapes:
+            cfg = config_for(*shape, layout)
+            if cfg.get("SPLIT"):
+                continue                  # gemm_splitk.py: tests/kernels/test_gemm_splitk.py
+            cfg.pop("BLOCKS")
+            seen.setdefault((name, tuple(sorted(cfg.items()))), cfg)
+    return [(name, cfg) for (name, _), cfg in seen.items()]
+
+
+SHIPPED = _shipped_configs()
+
+
+@pytest.mark.parametrize("name,cfg", SHIPPED,
+                         ids=[f"{n}-" + "-".join(f"{k}{v}" for k, v in sorted(c.items())
+                                                 if k not in ("ACC", "CONSUMERS"))
+                              for n, c in SHIPPED])
+def test_every_shipped_configuration_is_clean(cache, name, cfg):
+    gen = generate(kernel_ir("gemm", name, **cfg))
+    assert gen.smem_bytes <= 227 * 1024
+    roles = {"producer": 40, "consumer": 232}
+    entry = build_kernel(gen.source, BuildOptions(), cache)
+    instructions = ["HGMMA", "UTMALDG", "SYNCS"]
+    if cfg.get("EPILOGUE") == "smem_tma":
+        instructions.append("UTMASTG")
+    # 384 threads start at 168 registers (65536 / 384); 256 threads (one consumer) at the
+    # consumer's 232, never above a role's setmaxnreg budget
+    entry_regs = 168 if cfg.get("WG", 2) == 2 else 232
+    assert check_kernel_binary(entry, {
+        "kernel": name, "max_registers": entry_regs, "max_shared_bytes": 0,
+        "role_registers": roles, "instructions": instructions}) == []
+    assert entry.resources.kernels[name].registers == entry_regs
+    text = entry.sass().text if hasattr(entry.sass(), "text") else str(entry.sass())
+    assert ("UTMALDG.2D.MULTICAST" in text) == (cfg.get("CM", 1) > 1)
+    # GPU-wide fences only at the two cluster barriers (after init, before exit), never in
+    # the mainloop (a release.cluster remote arrive put one in every k-step once)
+    assert text.count("MEMBAR.ALL.GPU") <= text.count("UCGABAR_ARV") <= 2
