@@ -86,10 +86,14 @@ def config_for(m: int, n: int, k: int, layout: str) -> dict:
 
 
 def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
-    """Constants of argus/kernels/gemm.py for the knobs given on top of the shape's own."""
+    """Constants of argus/kernels/gemm.py: the shape's own knobs (tuned, else heuristic)
+    when none are given, else the knobs given on top of the heuristic's."""
     from argus.runtime.launch_errors import LaunchError
 
-    merged = {**shape_knobs(m, n, k, layout), **knobs}
+    # the tuned entry is a whole configuration for a call without knobs; a caller's knobs
+    # replace it, the ones they leave out coming from the heuristic
+    merged = {**heuristic_knobs(m, n, k, layout), **knobs} if knobs else \
+        shape_knobs(m, n, k, layout)
     cfg: dict = {"BLOCKS": SMS, "BN": 256}
     problems = []
     for name, value in merged.items():

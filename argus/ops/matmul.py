@@ -12,6 +12,9 @@ rounds it into the output.
 
 from __future__ import annotations
 
+import os
+from functools import lru_cache
+
 from argus.runtime.launch_errors import LaunchError
 
 from .gemm_configs import config_for, knobs_to_config
@@ -28,6 +31,15 @@ def _layout_of_b(b):
         return "nk", b.t()
     raise LaunchError(f"b must be row-major K x N or the transpose of a row-major N x K tensor "
                       f"(strides {b.stride()}); call .contiguous()")
+
+
+@lru_cache(maxsize=256)
+def _config(layout, m, n, k, knobs, override, tuned):
+    """The kernel constants for a call, worked out once per (shape, knobs, environment):
+    the tuned-table lookup and the knob checks stay off the per-call path."""
+    del override, tuned      # part of the key: they change what the functions below read
+    return knobs_to_config(dict(knobs), layout, m, n, k) if knobs else \
+        config_for(m, n, k, layout)
 
 
 def matmul(a, b, out=None, **knobs):
@@ -55,7 +67,8 @@ def matmul(a, b, out=None, **knobs):
         out = torch.empty((m, n), dtype=a.dtype, device=a.device)
     elif out.shape != (m, n) or out.dtype != a.dtype or not out.is_contiguous():
         raise LaunchError(f"out must be a contiguous {m} x {n} {a.dtype} tensor")
-    cfg = knobs_to_config(knobs, layout, m, n, k) if knobs else config_for(m, n, k, layout)
+    cfg = dict(_config(layout, m, n, k, tuple(sorted(knobs.items())),
+                       os.environ.get("ARGUS_GEMM_CONFIG"), os.environ.get("ARGUS_GEMM_TUNED")))
     name = "gemm_nn" if layout == "kn" else "gemm_nt"
     if cfg.get("SPLIT"):
         # partial sums of the K ranges meet in an fp32 workspace, then round into `out`

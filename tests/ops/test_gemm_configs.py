@@ -71,9 +71,9 @@ def test_tuned_table_wins_for_its_shapes_only(tmp_path, monkeypatch):
     assert (cfg["WG"], cfg["CONSUMERS"], cfg["CM"], cfg["BN"]) == (1, (1,), 2, 64)
     assert "CM" not in config_for(128, 4096, 4096, "nk")      # other layout: heuristic
     assert "CM" not in config_for(128, 4096, 4104, "kn")      # other shape: heuristic
-    # a caller's knob overrides the tuned one; the rest of the tuned knobs stay
-    cfg = knobs_to_config({"cluster_m": 1}, "kn", 128, 4096, 4096)
-    assert "CM" not in cfg and cfg["WG"] == 1
+    # a caller's knobs replace the tuned choice; what they leave out is the heuristic's
+    cfg = knobs_to_config({"split_k": 4}, "kn", 128, 4096, 4096)
+    assert cfg["SPLIT"] == 4 and "CM" not in cfg and "WG" not in cfg and cfg["BN"] == 64
     gemm_configs._tuned_table.cache_clear()
 
 
