@@ -4,9 +4,10 @@
 One process, no subprocess isolation (the candidates are the library's own kernels, not
 model-written code): for each (shape, layout, knobs) it builds the kernel, checks it once
 on fresh random inputs (output poisoned with NaN, error against an fp64 reference no worse
-than a few times cuBLAS's own), then times it and torch.matmul (cuBLAS) alternately with
-CUDA events, L2 flushed before every call (argus.bench.timing, fewer repetitions than
-`argus bench gemm`). It prints one line per case, writes every row to
+than a few times cuBLAS's own), then times it and torch.matmul (cuBLAS) the way the harness
+does (argus.bench.evaluate.measure: alternating rounds of CUDA events with L2 flushed
+before every call, CUDA graphs over rotated inputs when a call is short), with fewer
+repetitions than `argus bench gemm`. It prints one line per case, writes every row to
 benchmarks/results/gemm-sweep-<date>.json and, with --out, the fastest correct knobs per
 (layout, shape) as a tuned table argus.ops.gemm_configs reads (ARGUS_GEMM_TUNED=FILE).
 The numbers to report come from `argus bench gemm` (the full harness) run afterwards
@@ -57,7 +58,7 @@ def default_plan():
 def run_case(layout, shape, knobs, clock, flusher, dtype):
     import torch
 
-    from argus.bench.timing import TimingConfig, alternate_rounds, summarize_pair
+    from argus.bench.timing import TimingConfig
     from argus.ops import matmul
 
     m, n, k = shape
@@ -77,14 +78,23 @@ def run_case(layout, shape, knobs, clock, flusher, dtype):
            "max_error": err, "cublas_error": peer_err}
     if not ok:
         return row
-    c2 = torch.empty_like(out)
-    fns = {"candidate": lambda: matmul(a, b, out=out, **knobs),
-           "peer": lambda: torch.matmul(a, b, out=c2)}
-    cfg = TimingConfig(warmup=5, reps=20, rounds=3, graphs="never")
-    report = summarize_pair(alternate_rounds(fns, clock, cfg, before_each=flusher))
+    from argus.bench.evaluate import measure
+    from argus.bench.problems import matmul as matmul_problem
+
+    problem = matmul_problem(m=m, n=n, k=k, dtype=str(dtype).replace("torch.", ""),
+                             b_layout=layout)
+    if layout == "kn":
+        candidate = lambda inputs, outs: matmul(inputs[0], inputs[1], out=outs[0], **knobs)  # noqa: E731
+    else:
+        candidate = lambda inputs, outs: matmul(inputs[0], inputs[1].t(), out=outs[0], **knobs)  # noqa: E731
+    # the harness's timing (CUDA graphs over rotated inputs when a call is short, so a
+    # 14 us kernel is not timed behind matmul's Python), with fewer repetitions
+    cfg = TimingConfig(warmup=5, reps=30, rounds=4)
+    report, _, _ = measure(problem, candidate, problem.peer, device="cuda", config=cfg,
+                           clock=clock, flusher=flusher, seed=m + n + k)
     cand, peer = report["candidate"]["median_ms"], report["peer"]["median_ms"]
     flops = 2.0 * m * n * k
-    row.update({"ms": cand, "cublas_ms": peer, "ratio": peer / cand,
+    row.update({"ms": cand, "cublas_ms": peer, "ratio": peer / cand, "mode": report["mode"],
                 "tflops": flops / cand / 1e9, "cublas_tflops": flops / peer / 1e9})
     return row
 
