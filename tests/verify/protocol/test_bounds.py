@@ -11,7 +11,7 @@ SOURCE = (KERNEL_DIR / "gemm.py").read_text()
 INIT = '''    with elect_one("block"):
         for s in range(S):
             mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], 2 * CM)'''
+            mbarrier_init(empty[s], WG * CM)'''
 
 MUTANTS = {
     "buffer with a stage too few": (
