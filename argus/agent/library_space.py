@@ -175,24 +175,27 @@ class LibrarySpace:
         return ("unverified", errors) if errors else ("", [])
 
     # -- named configurations ------------------------------------------------------------
-    def _configs_by_level(self, task: GemmTask, levels: int):
-        """Configurations by their number of knob steps above the smallest corner (ties in
-        the knob table's order: the earliest knob is raised first)."""
+    def _levels(self, task: GemmTask, levels: int):
+        """Lists of configurations by their number of knob steps above the smallest corner
+        (in a list, the knob table's order: the earliest knob raised first)."""
         values = self.values(task)
         sizes = [len(values[k.name]) for k in KNOBS]
         for level in range(levels + 1):
             vectors = [v for v in itertools.product(*(range(min(s, level + 1)) for s in sizes))
                        if sum(v) == level]
-            for vec in sorted(vectors, key=lambda v: tuple(-i for i in v)):
-                yield GemmConfig(**{k.name: values[k.name][i] for k, i in zip(KNOBS, vec)})
+            yield [GemmConfig(**{k.name: values[k.name][i] for k, i in zip(KNOBS, vec)})
+                   for vec in sorted(vectors, key=lambda v: tuple(-i for i in v))]
 
     def smallest_valid(self, task: GemmTask) -> GemmConfig:
         """The library's smallest valid configuration: every knob at its smallest admissible
         value, raised by as few steps as the library and the verifier need (a one-stage
         ring is accepted by matmul but rejected by the verifier, so the ring gets two)."""
-        for cfg in self._configs_by_level(task, SEARCH_LEVELS):
-            if self.accepts(cfg, task) and not self.verifier_errors(cfg, task):
-                return cfg
+        for level in self._levels(task, SEARCH_LEVELS):
+            accepted = [c for c in level if self.accepts(c, task)]
+            self.prefetch(accepted, task)
+            for cfg in accepted:
+                if not self.verifier_errors(cfg, task):
+                    return cfg
         raise SpaceError(f"no configuration within {SEARCH_LEVELS} knob steps of the smallest "
                          f"one is accepted by argus.ops.matmul and verified for "
                          f"{task.shape_text}")
