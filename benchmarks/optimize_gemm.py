@@ -63,6 +63,7 @@ BAR = 0.90
 DEADLINE_S = 420.0       # the device call allows 8 minutes for this run; the rest is margin
 EVAL_TIMEOUT_S = 60.0    # one configuration: build, 6 checks, timing, re-check
 REPS, RETIME_REPS = 50, 100
+MIN_SHAPE_S = 5.0        # a shape is not started with less than this left
 RETIME_ORDER = ("planner", "hand", "hand", "planner")
 
 # The hand-written configurations (knobs over the library's fixed ones: BM 128, two consumer
@@ -384,7 +385,7 @@ def main(argv=None) -> int:
                             if space.accepts(c, task)], task)
         for i, task in enumerate(shapes):
             print(f"{task.shape_text}: ({deadline.left():.0f} s left)", file=sys.stderr)
-            if deadline.left() < 5:
+            if deadline.left() < MIN_SHAPE_S:
                 result = {"shape": task.shape_text, "passes": False,
                           "skipped": "the run's deadline passed before this shape"}
             else:
