@@ -15,3 +15,21 @@ def landscape(seed: int = 1, spread: float = 0.15, calls: list | None = None):
         ms *= (1 + spread * (2 * h - 1)) * (0.85 if config.BN == 128 else 1.0)
         return {"status": "ok", "time_ms": ms, "peer_time_ms": ms * 0.95, "reasons": []}
     return benchmark
+
+
+def broken(kernel_module: str, status: str = "incorrect", seed: int = 1, calls=None):
+    """The landscape, except that every configuration running argus/kernels/<kernel_module>.py
+    fails with `status` (a variant that is wrong on this GPU)."""
+    from argus.agent.library_space import LibrarySpace
+    from tests.agent.fake_verifier import FakeVerifier
+
+    space = LibrarySpace(verifier=FakeVerifier())
+    ok = landscape(seed, calls=calls)
+
+    def benchmark(config, task, reps=None):
+        if space.specialisation(config, task)[0] == kernel_module:
+            if calls is not None:
+                calls.append(config)
+            return {"status": status, "reasons": ["stand-in: this variant is wrong here"]}
+        return ok(config, task, reps)
+    return benchmark

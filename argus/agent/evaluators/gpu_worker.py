@@ -57,11 +57,11 @@ def serve(fd: int, device: str, lines) -> int:
     clock = flusher = None
     if device.startswith("cuda"):
         clock, flusher = EventClock(device), L2Flusher(device)
+    env = environment(device)
     before = tamper.snapshot()
     settings_before = tamper.numeric_settings()
     threads_before = tamper.python_threads()
-    _send(fd, {"phase": "ready", "seconds": time.monotonic() - started,
-               "environment": environment(device)})
+    _send(fd, {"phase": "ready", "seconds": time.monotonic() - started, "environment": env})
     for line in lines:
         if not line.strip():
             continue
