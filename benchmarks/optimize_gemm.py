@@ -185,7 +185,8 @@ def run_shape(task: GemmTask, evaluator, retimer, space: LibrarySpace, budget_ev
     record["planner"] = {"start": start.to_json(), "start_short": start.short(),
                          "default_budget": {"evaluations": DEFAULT_EVALUATIONS,
                                             "seconds": DEFAULT_SECONDS},
-                         "budget": {"evaluations": budget_evals, "seconds": seconds}}
+                         "budget": {"evaluations": budget_evals,
+                                    "seconds": None if seconds is None else round(seconds, 1)}}
     if seconds is None:
         record["planner"]["stop_reason"] = "not started: this shape's time share ran out"
         record.update(ratio_to_best_hand_picked=None, passes=False)
