@@ -66,22 +66,28 @@ REPS, RETIME_REPS = 50, 100
 MIN_SHAPE_S = 5.0        # a shape is not started with less than this left
 RETIME_ORDER = ("planner", "hand", "hand", "planner")
 
-# The hand-written configurations (knobs over the library's fixed ones: BM 128, two consumer
-# warpgroups and a producer, persistent, no cluster, raster m). Each is what a Hopper GEMM
-# engineer tries first; none was tuned on these shapes.
+# The hand-written configurations (knobs over the library's fixed ones: a producer
+# warpgroup, persistent, raster m, no cluster along N). Each is what a Hopper GEMM engineer
+# tries first; none was tuned on these shapes.
+_TILE_128x256 = {"BM": 128, "consumers": 2, "BN": 256, "BK": 64, "group": 8}
+_TILE_128x128 = {"BM": 128, "consumers": 2, "BN": 128, "BK": 64, "group": 8}
 HAND_WRITTEN = {
     # 128x256x64 with a 4-stage ring: the tile of fast.cu, ThunderKittens and the Triton
     # tutorial's Hopper config; the library's own default before the shape table.
-    "128x256_s4": {"BN": 256, "BK": 64, "stages": 4, "group": 8},
+    "128x256_s4": {**_TILE_128x256, "stages": 4},
     # The same tile with the TMA-store epilogue (ThunderKittens, fast.cu); its 64 KB staging
     # tile leaves room for 3 stages.
-    "128x256_s3_tma": {"BN": 256, "BK": 64, "stages": 3, "group": 8, "epilogue": "smem_tma"},
+    "128x256_s3_tma": {**_TILE_128x256, "stages": 3, "epilogue": "smem_tma"},
+    # ... and as fast.cu's fastest kernel runs it: 2-block clusters along M sharing B by
+    # TMA multicast.
+    "128x256_s3_tma_cm2": {**_TILE_128x256, "stages": 3, "epilogue": "smem_tma",
+                           "cluster_m": 2},
     # CUTLASS's 128x128x64 cooperative tile with as deep a ring as ~192 KB holds.
-    "128x128_s6": {"BN": 128, "BK": 64, "stages": 6, "group": 8},
+    "128x128_s6": {**_TILE_128x128, "stages": 6},
     # 128x128 with the TMA-store epilogue (32 KB staging), 5 stages.
-    "128x128_s5_tma": {"BN": 128, "BK": 64, "stages": 5, "group": 8, "epilogue": "smem_tma"},
+    "128x128_s5_tma": {**_TILE_128x128, "stages": 5, "epilogue": "smem_tma"},
     # Split-K over 2, what one tries when there are few output tiles (skinny M).
-    "128x128_s6_splitk2": {"BN": 128, "BK": 64, "stages": 6, "split_k": 2},
+    "128x128_s6_splitk2": {**_TILE_128x128, "stages": 6, "split_k": 2},
 }
 
 

@@ -15,8 +15,8 @@ With a space in the context (the GPU evaluator of the library GEMM: library_spac
 moves, neighbours and repairs use only the values the library accepts, candidates are
 reduced to one configuration per kernel (`canonical`), and the proposal is the best-ranked
 candidate the verifier proves (a rejected one is skipped, never evaluated); a library kernel
-(module and function) whose measurements failed on the GPU is ranked down per failure and
-dropped after two failures (or one hang) without a success.
+value only failed configurations have (e.g. a variant broken on this GPU) is ranked down
+per failure and dropped after two failures (or one hang).
 Without one
 (the CPU cost model) the whole knob table is searched.
 The whole state is the trajectory in the context: a resumed run proposes the same thing.
@@ -37,8 +37,8 @@ BETA, EXPLORE = 0.5, 0.3
 DEPTH2_WIDTH = 6          # best single-move candidates expanded by a second move
 FALLBACK_BASES = 8        # next-best configurations to search around once the best is exhausted
 PREFETCH = 8              # candidates whose kernels are verified at once (with verifier workers)
-FAIL_PENALTY = 1.0        # score (log-gain units) lost per failed measurement of a kernel
-GIVE_UP = 2               # failures (and no success) after which a kernel is not proposed
+FAIL_PENALTY = 1.0        # score (log-gain units) lost per failure of a suspect knob value
+GIVE_UP = 2               # failures after which a suspect knob value is not proposed
 
 
 def _admissible(name: str, values: dict | None) -> tuple:
@@ -137,7 +137,7 @@ def candidates(ctx: PlannerContext, around: GemmConfig | None = None
     base = predict(best, task)["tflops"] if not R.check_resources(best, task) else None
     seen = {_kernel_key(s.config, task, space) for s in ctx.trajectory.steps
             if s.config is not None}
-    failed, given_up = _failed_kernels(ctx)
+    failures, given_up = _suspect_values(ctx)
     bonus: dict[str, float] = {}
 
     def score(pool):
@@ -155,10 +155,10 @@ def candidates(ctx: PlannerContext, around: GemmConfig | None = None
             family = "local-search" if family.startswith("local-search") else family
             if family not in bonus:
                 bonus[family] = _ucb(family, ctx)
-            kernel = _kernel_file(cfg, task, space)
-            if kernel in given_up:
+            values = cfg.to_json().items()
+            if any(kv in given_up for kv in values):
                 continue
-            penalty = FAIL_PENALTY * failed.get(kernel, 0)
+            penalty = FAIL_PENALTY * max((failures.get(kv, 0) for kv in values), default=0)
             ranked.append((math.log(max(gain, 1e-6)) + BETA * bonus[family] - penalty,
                            technique, cfg, invariants))
         return ranked
@@ -180,32 +180,25 @@ def candidates(ctx: PlannerContext, around: GemmConfig | None = None
     return ranked
 
 
-def _kernel_file(cfg: GemmConfig, task: GemmTask, space) -> tuple | None:
-    """The library kernel (module, function) a configuration runs, with a space."""
-    if space is None or not space.accepts(cfg, task):
-        return None
-    return space.specialisation(cfg, task)[:2]
-
-
-def _failed_kernels(ctx: PlannerContext) -> tuple[dict, set]:
-    """({kernel: failed measurements}, kernels given up) for the library kernels (module,
-    function) measured so far. A failure (wrong results, a crash, a hang) ranks the kernel
-    down by FAIL_PENALTY; GIVE_UP failures and no success drop it, so a variant broken on
-    this GPU is not proposed again and again and the search widens elsewhere instead."""
-    failed: dict = {}
-    worked = set()
-    for s in ctx.trajectory.steps:
-        if s.config is None or s.repeated or s.outcome.status == "unmeasured":
-            continue
-        kernel = _kernel_file(s.config, ctx.task, ctx.space)
-        if kernel is None:
-            continue
+def _suspect_values(ctx: PlannerContext) -> tuple[dict, set]:
+    """({(knob, value): failures}, given up) from the measurements so far. A failed
+    configuration (wrong results, a crash, a hang) makes suspect each of its knob values
+    that no successful configuration has (e.g. epilogue="smem_tma" when that variant is
+    broken on this GPU); a candidate is ranked down by FAIL_PENALTY per failure of its most
+    suspect value, and dropped once a value has GIVE_UP failures (a hang counts GIVE_UP),
+    so a broken variant is not proposed again and again and the search widens elsewhere."""
+    steps = [s for s in ctx.trajectory.steps if s.config is not None and not s.repeated
+             and s.outcome.status != "unmeasured"]
+    worked = {kv for s in steps if s.outcome.ok for kv in s.config.to_json().items()}
+    failures: dict = {}
+    for s in steps:
         if s.outcome.ok:
-            worked.add(kernel)
-        else:      # a hang (the watchdog's timeout) costs the most: give the kernel up at once
-            hung = (s.outcome.details.get("benchmark") or {}).get("status") == "timeout"
-            failed[kernel] = failed.get(kernel, 0) + (GIVE_UP if hung else 1)
-    return failed, {k for k, n in failed.items() if n >= GIVE_UP and k not in worked}
+            continue
+        hung = (s.outcome.details.get("benchmark") or {}).get("status") == "timeout"
+        for kv in s.config.to_json().items():
+            if kv not in worked:
+                failures[kv] = failures.get(kv, 0) + (GIVE_UP if hung else 1)
+    return failures, {kv for kv, n in failures.items() if n >= GIVE_UP}
 
 
 def _kernel_key(cfg: GemmConfig, task: GemmTask, space) -> tuple:

@@ -8,17 +8,18 @@ argus/ops/gemm_configs.py (`knobs_to_config`, which owns FIXED_KNOBS, SPLITS, EP
 BN/BK rules and the shared-memory limit), never copied, so a knob the library learns
 (e.g. cluster_m=2) enters the space by itself:
 
-- a knob value is *admissible* when `knobs_to_config` accepts it alone with a one-stage
-  ring (so the shared-memory limit is not what refuses it); the ring depth's values are
-  probed with every other knob at its smallest admissible value;
+- a knob value is *admissible* when `knobs_to_config` accepts it with a one-stage ring (so
+  the shared-memory limit is not what refuses it), alone or with one other knob changed
+  (BM=64 needs consumers=1); the ring depth's values are probed with every other knob at its
+  smallest admissible value;
 - a configuration is *accepted* when `knobs_to_config` accepts all its knobs together
   (shared memory with the ring and epilogue tile, split-K with the TMA-store epilogue);
 - a configuration is *valid* when it is accepted and the verifier finds no error in the
   kernel specialisation matmul builds for it (library_verifier.py): e.g. a one-stage ring
   is accepted but the verifier proves it frees a stage while a wgmma still reads it.
 
-`specialisation` maps knobs to (module, kernel, constants) as matmul does (the EPILOGUE and
-SPLIT constants pick gemm_epilogue.py and gemm_splitk.py); tests/agent/test_library_space.py
+`specialisation` maps knobs to (module, kernel, constants) as matmul does (SPLIT picks
+gemm_splitk.py, everything else is a constant of gemm.py); tests/agent/test_library_space.py
 pins it to matmul's own choice. Two configurations with one specialisation are one kernel
 (split-K ignores the raster group): `canonical` picks one, so the planner never measures a
 kernel twice. The CPU cost model's search is NOT restricted by this: it ranks the whole knob
@@ -44,31 +45,52 @@ class SpaceError(ValueError):
 
 
 @lru_cache(maxsize=None)
-def kernel_defaults(module: str, name: str) -> tuple:
-    """The module constants and const-parameter defaults of argus/kernels/<module>.py::name,
-    read from its syntax tree (the constants a specialisation does not override)."""
-    from argus.agent.coder import LIBRARY_DIR, _kernel_functions, _module_constants, _shape
+def _kernel_source(module: str, name: str):
+    from argus.agent.coder import LIBRARY_DIR, _kernel_functions, _module_constants
 
     tree = ast.parse((LIBRARY_DIR / f"{module}.py").read_text(encoding="utf-8"))
     fn = _kernel_functions(tree).get(name)
     if fn is None:
         raise SpaceError(f"argus/kernels/{module}.py has no kernel {name!r}")
-    return tuple(sorted({**_module_constants(tree), **_shape(fn)[1]}.items()))
+    return _module_constants(tree), fn
+
+
+def kernel_constants(module: str, name: str, overrides: dict) -> tuple:
+    """Every constant of argus/kernels/<module>.py::name specialised with `overrides`: the
+    module constants, then the const-parameter defaults evaluated with them (`BM = 64 * WG`),
+    then the overrides; read from the syntax tree, never executed."""
+    return _kernel_constants(module, name, tuple(sorted(overrides.items())))
+
+
+@lru_cache(maxsize=4096)
+def _kernel_constants(module: str, name: str, overrides: tuple) -> tuple:
+    from argus.agent.coder import _const_value
+
+    module_constants, fn = _kernel_source(module, name)
+    scope = {**module_constants, **dict(overrides)}
+    params = [a.arg for a in fn.args.args][-len(fn.args.defaults):] if fn.args.defaults else []
+    defaults = {}
+    for param, node in zip(params, fn.args.defaults):
+        try:
+            defaults[param] = _const_value(node, scope)
+        except ValueError as err:
+            raise SpaceError(f"argus/kernels/{module}.py::{name}: the default of {param} is "
+                             f"not a constant expression ({err})") from None
+    return tuple(sorted({**scope, **defaults, **dict(overrides)}.items()))
 
 
 def spec_from_constants(constants: dict, layout: str, dtype: str) -> Spec:
     """(module, kernel, all constants) that argus.ops.matmul builds from knobs_to_config's
-    (or config_for's) constants: the same choice as matmul(), defaults filled in."""
+    (or config_for's) constants: the same choice as matmul() (split-K is gemm_splitk.py,
+    the rest gemm.py's constants), every constant filled in."""
     cfg = dict(constants)
     name = "gemm_nn" if layout == "kn" else "gemm_nt"
     module = "gemm"
-    if cfg.pop("EPILOGUE", "direct") == "smem_tma":
-        module, name = "gemm_epilogue", name + "_tma_epilogue"
     if cfg.get("SPLIT"):
         cfg.pop("GROUP", None)            # the split-K schedule is row-major
         module, name = "gemm_splitk", name + "_splitk"
-    full = {**dict(kernel_defaults(module, name)), **cfg, "DT": DT_OF.get(dtype, dtype)}
-    return module, name, tuple(sorted(full.items()))
+    cfg["DT"] = DT_OF.get(dtype, dtype)
+    return module, name, kernel_constants(module, name, cfg)
 
 
 class LibrarySpace:
@@ -80,7 +102,7 @@ class LibrarySpace:
     def __init__(self, layout: str = "kn", verifier: LibraryVerifier | None = None):
         self.layout = layout
         self.verifier = verifier or LibraryVerifier()
-        self._values: dict[tuple, dict[str, tuple]] = {}
+        self._values: dict[tuple, object] = {}     # per task: knob values, table config
 
     # -- what the library accepts (knobs_to_config) ------------------------------------
     def _constants(self, knobs: dict, task: GemmTask) -> dict:
@@ -102,9 +124,15 @@ class LibrarySpace:
         key = (task.M, task.N, task.K)
         if key not in self._values:
             ring = KNOB_BY_NAME["stages"].values[0]
-            found = {k.name: tuple(v for v in k.values
-                                   if self._accepts({k.name: v, "stages": ring}, task))
-                     for k in KNOBS if k.name != "stages"}
+            others = [k for k in KNOBS if k.name != "stages"]
+
+            def admissible(knob, value) -> bool:    # alone, or with one other knob changed
+                probe = {knob.name: value, "stages": ring}
+                return self._accepts(probe, task) or any(
+                    self._accepts({**probe, other.name: w}, task)
+                    for other in others if other is not knob for w in other.values)
+
+            found = {k.name: tuple(v for v in k.values if admissible(k, v)) for k in others}
             empty = [n for n, vals in found.items() if not vals]
             if empty:
                 raise SpaceError(f"argus.ops.matmul accepts no value of {', '.join(empty)} "
@@ -213,18 +241,54 @@ class LibrarySpace:
                     yield canon
 
     def table_config(self, task: GemmTask) -> GemmConfig:
-        """The knobs of what argus.ops.matmul runs with no knobs (config_for's shape table),
-        found by matching specialisations, so no name mapping is assumed."""
+        """The knobs of what argus.ops.matmul runs with no knobs (`config_for`: the tuned
+        table or the heuristic), found by matching specialisations, so no mapping from
+        constants back to knobs is assumed: a descent from the smallest accepted corner
+        that changes one knob (or, when that does not help, two) at a time to reduce the
+        constants that differ from the table's kernel."""
         from argus.ops.gemm_configs import config_for
+        from argus.runtime.launch_errors import LaunchError
 
+        key = ("table", task.M, task.N, task.K, task.dtype)
+        if key in self._values:
+            return self._values[key]
         target = spec_from_constants(config_for(task.M, task.N, task.K, self.layout),
                                      self.layout, task.dtype)
-        for cfg in self.all_accepted(task):
-            if self.specialisation(cfg, task) == target:
-                return cfg
-        raise SpaceError(f"the shape table's choice for {task.shape_text} ({target[0]}::"
-                         f"{target[1]} {dict(target[2])}) is no configuration of the knob "
-                         f"table; add its values to gemm_config.KNOBS")
+        wanted = {target[:2], *target[2]}
+        values = self.values(task)
+
+        def distance(cfg: GemmConfig) -> int | None:
+            try:
+                spec = self.specialisation(cfg, task)
+            except LaunchError:
+                return None
+            return len(wanted ^ {spec[:2], *spec[2]})
+
+        def moves(cfg: GemmConfig, width: int):
+            for knobs in itertools.combinations(KNOBS, width):
+                for combo in itertools.product(*(values[k.name] for k in knobs)):
+                    if all(getattr(cfg, k.name) != v for k, v in zip(knobs, combo)):
+                        yield replace(cfg, **{k.name: v for k, v in zip(knobs, combo)})
+
+        cfg = next(c for level in self._levels(task, SEARCH_LEVELS) for c in level
+                   if self.accepts(c, task))
+        best = distance(cfg)
+        while best:
+            step = None
+            for width in (1, 2):
+                scored = [(d, c) for c in moves(cfg, width)
+                          if (d := distance(c)) is not None and d < best]
+                if scored:
+                    best, step = min(scored, key=lambda dc: dc[0])
+                    break
+            if step is None:
+                raise SpaceError(f"the shape table's choice for {task.shape_text} "
+                                 f"({target[0]}::{target[1]} {dict(target[2])}) is no "
+                                 f"configuration of the knob table; add its values to "
+                                 f"gemm_config.KNOBS")
+            cfg = step
+        self._values[key] = self.canonical(cfg, task)
+        return self._values[key]
 
     def describe(self, task: GemmTask) -> dict[str, list]:
         return {name: list(vals) for name, vals in self.values(task).items()}

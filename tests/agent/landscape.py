@@ -17,17 +17,13 @@ def landscape(seed: int = 1, spread: float = 0.15, calls: list | None = None):
     return benchmark
 
 
-def broken(kernel_module: str, status: str = "incorrect", seed: int = 1, calls=None):
-    """The landscape, except that every configuration running argus/kernels/<kernel_module>.py
-    fails with `status` (a variant that is wrong on this GPU)."""
-    from argus.agent.library_space import LibrarySpace
-    from tests.agent.fake_verifier import FakeVerifier
-
-    space = LibrarySpace(verifier=FakeVerifier())
+def broken(knob: str, value, status: str = "incorrect", seed: int = 1, calls=None):
+    """The landscape, except that every configuration with `knob` = `value` fails with
+    `status` (a variant that is wrong on this GPU, e.g. epilogue="smem_tma")."""
     ok = landscape(seed, calls=calls)
 
     def benchmark(config, task, reps=None):
-        if space.specialisation(config, task)[0] == kernel_module:
+        if getattr(config, knob) == value:
             if calls is not None:
                 calls.append(config)
             return {"status": status, "reasons": ["stand-in: this variant is wrong here"]}

@@ -10,7 +10,7 @@ import pytest
 
 import argus.ops.gemm_configs as gemm_configs
 from argus.agent.gemm_config import KNOB_BY_NAME, GemmConfig
-from argus.agent.library_space import LibrarySpace, SpaceError, kernel_defaults
+from argus.agent.library_space import LibrarySpace, SpaceError, kernel_constants
 from argus.agent.library_verifier import LibraryVerifier, VerifierMissing
 from argus.agent.task import GemmTask
 from argus.runtime.launch_errors import LaunchError
@@ -30,47 +30,47 @@ def test_values_are_what_knobs_to_config_accepts():
     assert set(values["split_k"]) == set(gemm_configs.SPLITS) & set(
         KNOB_BY_NAME["split_k"].values)
     assert values["epilogue"] == tuple(e for e in gemm_configs.EPILOGUES)
+    assert values["BM"] == gemm_configs.BMS and values["consumers"] == (1, 2)
+    assert values["cluster_m"] == gemm_configs.CLUSTERS_M
     assert values["BN"] == (64, 128, 192, 256)          # x @ W: multiples of 64 (TMA boxes)
     assert values["BK"] == (64, 128)
-    for name, vals in values.items():
-        for v in vals:
-            if name != "stages":
-                gemm_configs.knobs_to_config({name: v, "stages": 1}, "kn", 4096, 4096, 4096)
 
 
 def test_the_space_follows_changes_to_gemm_configs(monkeypatch):
     monkeypatch.setitem(gemm_configs.FIXED_KNOBS, "raster", "n")
     monkeypatch.setattr(gemm_configs, "SPLITS", (1, 2))
     monkeypatch.setattr(gemm_configs, "EPILOGUES", ("direct",))
+    monkeypatch.setattr(gemm_configs, "CLUSTERS_M", (1,))
     values = _space().values(TASK)
     assert values["raster"] == ("n",) and values["split_k"] == (1, 2)
-    assert values["epilogue"] == ("direct",)
+    assert values["epilogue"] == ("direct",) and values["cluster_m"] == (1,)
 
 
 def test_a_knob_the_library_learns_enters_the_space(monkeypatch):
-    # e.g. the lead adds cluster_m=2 (TMA multicast): knobs_to_config starts accepting it
+    # e.g. the library learns clusters along N: knobs_to_config starts accepting cluster_n=2
     original = gemm_configs.knobs_to_config
-    monkeypatch.setitem(gemm_configs.FIXED_KNOBS, "cluster_m", 1)
+    assert gemm_configs.FIXED_KNOBS["cluster_n"] == 1
+    monkeypatch.delitem(gemm_configs.FIXED_KNOBS, "cluster_n")
 
     def learns_clusters(knobs, layout, m, n, k):
         knobs = dict(knobs)
-        cluster = knobs.pop("cluster_m", 1)
+        cluster = knobs.pop("cluster_n", 1)
         cfg = original(knobs, layout, m, n, k)
         if cluster not in (1, 2):
-            raise LaunchError(f"cluster_m={cluster} (1 or 2)")
-        return {**cfg, "CLUSTER_M": cluster} if cluster > 1 else cfg
+            raise LaunchError(f"cluster_n={cluster} (1 or 2)")
+        return {**cfg, "CN": cluster} if cluster > 1 else cfg
 
     monkeypatch.setattr(gemm_configs, "knobs_to_config", learns_clusters)
     space = _space()
-    assert space.values(TASK)["cluster_m"] == (1, 2)
+    assert space.values(TASK)["cluster_n"] == (1, 2)
     one = replace(space.smallest_valid(TASK), BN=128, stages=4)
-    two = replace(one, cluster_m=2)
+    two = replace(one, cluster_n=2)
     assert space.accepts(two, TASK)
     assert space.specialisation(one, TASK) != space.specialisation(two, TASK)
 
 
 def test_a_knob_table_the_library_does_not_meet_is_named(monkeypatch):
-    monkeypatch.setitem(gemm_configs.FIXED_KNOBS, "BM", 96)     # not a value of the table
+    monkeypatch.setattr(gemm_configs, "BMS", (96,))             # not a value of the table
     with pytest.raises(SpaceError, match="accepts no value of BM"):
         _space().values(TASK)
 
@@ -96,14 +96,13 @@ def test_specialisations_are_exactly_what_matmul_builds(monkeypatch):
         matmul_module.matmul(a, b, out=torch.empty(256, 512, dtype=torch.bfloat16),
                              **cfg.to_json())
         [(module, name, overrides)] = built
-        expected = (module, name, tuple(sorted({**dict(kernel_defaults(module, name)),
-                                                **overrides}.items())))
+        expected = (module, name, kernel_constants(module, name, overrides))
         assert space.specialisation(cfg, task) == expected, cfg.short()
 
 
 def test_one_configuration_per_kernel():
     space = _space()
-    base = replace(space.smallest_valid(TASK), BN=128, stages=4)
+    base = replace(space.smallest_valid(TASK), BM=128, consumers=2, BN=128, stages=4)
     split = [space.canonical(replace(base, split_k=2, group=g), TASK) for g in (1, 4, 16)]
     assert len({c.key() for c in split}) == 1                # split-K ignores the raster group
     grouped = [space.canonical(replace(base, group=g), TASK) for g in (1, 4, 16)]
@@ -138,8 +137,8 @@ def test_smallest_valid_with_the_real_verifier():
     by argus.ops.matmul but the verifier proves it frees a stage a wgmma still reads."""
     space = LibrarySpace()
     cfg = space.smallest_valid(TASK)
-    assert (cfg.BN, cfg.BK, cfg.stages, cfg.group, cfg.split_k, cfg.epilogue) == \
-        (64, 64, 2, 1, 1, "direct")
+    assert (cfg.BM, cfg.consumers, cfg.BN, cfg.BK, cfg.stages, cfg.group, cfg.cluster_m,
+            cfg.split_k, cfg.epilogue) == (64, 1, 64, 64, 2, 1, 1, 1, "direct")
     one_stage = replace(cfg, stages=1)
     assert space.accepts(one_stage, TASK)
     why, errors = space.why_invalid(one_stage, TASK)

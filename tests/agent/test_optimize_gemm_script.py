@@ -78,7 +78,7 @@ def test_the_measured_procedure_on_a_stand_in_gpu(script, monkeypatch, tmp_path,
     for r in record["shapes"]:
         assert set(r["hand_picked"]) == {"table", *script.HAND_WRITTEN}
         p = r["planner"]
-        assert p["start_short"].startswith("128x64x64 S2")          # smallest valid
+        assert p["start_short"].startswith("64x64x64 S2 C1")        # smallest valid
         assert p["evaluations"] == 24 and p["within_default_budget"]
         assert p["stop_reason"] == "budget: evaluations"
         assert p["statuses"] == {"ok": 24}                            # nothing refused
@@ -129,7 +129,7 @@ def test_cost_model_dry_run_writes_a_labelled_report(script, tmp_path):
     assert shape["best_hand_picked"] in shape["hand_picked"]
     assert shape["planner"]["evaluations"] == 8
     assert shape["planner"]["steps"][0]["config"] == shape["planner"]["start"]
-    assert record["space"]["BM"] == [128] and record["space"]["raster"] == ["m"]
+    assert record["space"]["BM"] == [64, 128] and record["space"]["raster"] == ["m"]
     assert code == (0 if shape["passes"] else 1)
     assert "PREDICTIONS" in out.with_suffix(".md").read_text()
 

@@ -86,25 +86,26 @@ def test_a_models_prompt_names_the_values_the_library_runs():
     space = LibrarySpace(verifier=FakeVerifier())
     ctx = PlannerContext(Trajectory(task, space.smallest_valid(task)), [], "gpu", space=space)
     text = user_prompt(ctx)
-    assert "accepts only these knob values" in text and "BM 128;" in text
+    assert "accepts only these knob values" in text and "BM 64/128;" in text
     assert "split_k 1/2/4/8" in text
     wide = user_prompt(PlannerContext(Trajectory(task, space.smallest_valid(task)), [], "cpu"))
     assert "accepts only" not in wide
 
 
-@pytest.mark.parametrize("module", ["gemm_epilogue", "gemm_splitk"])
+@pytest.mark.parametrize("knob,value", [("epilogue", "smem_tma"), ("split_k", 2),
+                                        ("cluster_m", 2)])
 @pytest.mark.parametrize("shape", [(4096, 4096, 4096), (256, 8192, 8192)])
-def test_a_kernel_broken_on_the_gpu_is_not_proposed_again_and_again(module, shape, script):
-    """The TMA-store epilogue and split-K kernels have not run on a GPU yet: if one is wrong
-    there, the planner learns it from the failures (two at most, then it gives the kernel
-    up and searches elsewhere) and still reaches the bar."""
+def test_a_variant_broken_on_the_gpu_is_not_proposed_again_and_again(knob, value, shape,
+                                                                     script):
+    """If a variant is wrong on the GPU, the planner learns it from the failures (two at
+    most, then it gives the value up and searches elsewhere) and still reaches the bar."""
     from argus.agent.embedded_policy import GIVE_UP
     from tests.agent.landscape import broken
 
     task = GemmTask(*shape)
     space = LibrarySpace(verifier=FakeVerifier())
     calls = []
-    evaluator = GpuEvaluator(broken(module, calls=calls), space=space, library=True)
+    evaluator = GpuEvaluator(broken(knob, value, calls=calls), space=space, library=True)
     hand = [evaluator.evaluate(c, task) for c in script.hand_picked(space, task).values()]
     best_hand = max(o.tflops for o in hand if o.ok)
     calls.clear()
@@ -120,7 +121,7 @@ def test_a_hanging_kernel_is_given_up_after_one_timeout():
 
     task = GemmTask(4096, 4096, 4096)
     space = LibrarySpace(verifier=FakeVerifier())
-    evaluator = GpuEvaluator(broken("gemm_epilogue", status="timeout"), space=space,
+    evaluator = GpuEvaluator(broken("epilogue", "smem_tma", status="timeout"), space=space,
                              library=True)
     result = IcrlPlanner(EmbeddedProvider(), evaluator, task).run()
     hung = [s for s in result.trajectory.steps if s.outcome.feedback.startswith("timeout")]
