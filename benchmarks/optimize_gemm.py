@@ -110,6 +110,17 @@ def hand_picked(space: LibrarySpace, task: GemmTask) -> dict[str, GemmConfig]:
     return out
 
 
+def _table_source(task: GemmTask) -> str:
+    """Where the shape table's choice comes from: a measured sweep, or the heuristic."""
+    from argus.ops import gemm_configs
+
+    tuned = getattr(gemm_configs, "tuned_knobs", None)
+    if tuned is None:
+        return "heuristic"
+    return "tuned (a sweep's winner)" if tuned(task.M, task.N, task.K, "kn") is not None \
+        else "heuristic"
+
+
 def check_and_evaluate(evaluator, space: LibrarySpace, cfg: GemmConfig, task: GemmTask) -> Outcome:
     """The evaluator's outcome; an evaluator without the space (the cost model) gets the
     same refusals the GPU evaluator makes, so both runs treat a configuration alike."""
@@ -157,7 +168,7 @@ def run_shape(task: GemmTask, evaluator, retimer, space: LibrarySpace, budget_ev
     began = deadline.clock()
     ends = share_end(deadline, shapes_left)
     record = {"shape": task.shape_text, "task": task.describe(),
-              "time_share_s": round(ends - began, 1)}
+              "time_share_s": round(ends - began, 1), "table_source": _table_source(task)}
     evaluation_s: list[float] = []
 
     def timed(fn, *args):
@@ -287,6 +298,7 @@ def markdown(record: dict) -> str:
                 f"budget {p.get('budget')}; best `{p.get('best_short')}` at step "
                 f"{p.get('best_step')}. Time share {r.get('time_share_s')} s, used "
                 f"{r.get('seconds')}.", "",
+                f"The shape table's choice (`table`) is {r.get('table_source')}.", "",
                 "| hand-picked | configuration | status | TFLOP/s |", "|---|---|---|---|"]
         for name, h in r.get("hand_picked", {}).items():
             if "same_as" in h:
