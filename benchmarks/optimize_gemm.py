@@ -52,7 +52,7 @@ from argus.agent.evaluators import gpu as gpu_eval  # noqa: E402
 from argus.agent.evaluators.base import Outcome  # noqa: E402
 from argus.agent.gemm_config import GemmConfig  # noqa: E402
 from argus.agent.library_space import LibrarySpace  # noqa: E402
-from argus.agent.library_verifier import LibraryVerifier  # noqa: E402
+from argus.agent.library_verifier import LibraryVerifier, VerifierMissing  # noqa: E402
 from argus.agent.planner import DEFAULT_EVALUATIONS, DEFAULT_SECONDS, Budget, IcrlPlanner  # noqa: E402
 from argus.agent.providers.embedded import EmbeddedProvider  # noqa: E402
 from argus.agent.task import GemmTask, parse_gemm_shape  # noqa: E402
@@ -399,6 +399,11 @@ def main(argv=None) -> int:
             record["merged_from"] = previous.get("date")
     finished = []
     try:
+        try:
+            space.smallest_valid(shapes[0])
+        except VerifierMissing as err:
+            print(f"optimize_gemm: {err}", file=sys.stderr)
+            return 2
         for task in shapes:             # verify what every shape starts with, in parallel
             space.prefetch([c for c in hand_picked(space, task).values()
                             if space.accepts(c, task)], task)

@@ -145,3 +145,15 @@ def test_merge_keeps_the_other_shapes(script, tmp_path):
     assert [r["shape"] for r in record["shapes"]] == ["256x8192x8192", "4096x4096x4096"]
     assert record["shapes"][1]["planner"]["evaluations"] == 4
     assert record["all_pass"] == all(r["passes"] for r in record["shapes"])
+
+
+def test_without_z3_the_run_stops_and_says_what_to_install(script, monkeypatch, tmp_path,
+                                                          capsys):
+    from argus.agent.library_verifier import LibraryVerifier
+
+    monkeypatch.setattr(script, "LibraryVerifier", LibraryVerifier)
+    monkeypatch.setattr("argus.agent.library_verifier.verify_spec",
+                        lambda spec: {"errors": [], "missing": ["protocol"], "seconds": 0.0})
+    _stand_in(monkeypatch, script)
+    assert script.main(["--out", str(tmp_path / "r.json")]) == 2
+    assert "z3-solver" in capsys.readouterr().err
