@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from argus.agent.gemm_config import GemmConfig
 from argus.agent.knowledge import Technique
@@ -15,6 +16,7 @@ class PlannerContext:
     evaluator: str
     lessons: list[dict] = field(default_factory=list)
     budget_left: int = 0
+    space: Any = None           # a LibrarySpace when proposals must be library kernels (GPU)
 
     @property
     def task(self):

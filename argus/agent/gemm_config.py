@@ -24,7 +24,7 @@ KNOBS = (
     Knob("BN", int, (16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256),
          "CTA tile columns (N); the wgmma N, a multiple of 16 up to 256"),
     Knob("BK", int, (32, 64, 128), "k extent of one pipeline stage"),
-    Knob("stages", int, (1, 2, 3, 4, 5, 6, 7, 8), "depth of the shared-memory ring (TMA -> wgmma)"),
+    Knob("stages", int, tuple(range(1, 13)), "depth of the shared-memory ring (TMA -> wgmma)"),
     Knob("consumers", int, (1, 2, 3), "consumer (math) warpgroups; each owns BM/consumers rows"),
     Knob("warp_specialized", bool, (False, True),
          "a producer warpgroup issues the TMA loads (setmaxnreg moves its registers to consumers)"),

@@ -13,8 +13,8 @@ from argus.agent.episodes import EpisodeStore
 from argus.agent.evaluators import CpuEvaluator, GpuEvaluator
 from argus.agent.evaluators import gpu as gpu_eval
 from argus.agent.evaluators.base import EvaluatorUnavailable
-from argus.agent.gemm_config import SMALLEST, GemmConfig
-from argus.agent.planner import Budget, IcrlPlanner, RunResult
+from argus.agent.gemm_config import GemmConfig
+from argus.agent.planner import Budget, IcrlPlanner, RunResult, default_start
 from argus.agent.providers import ProviderConfig, make_provider
 from argus.agent.report import summary, write_outputs
 from argus.agent.task import GemmTask
@@ -42,12 +42,13 @@ def choose_evaluator(kind: str, benchmark: Callable | None = None):
 
 
 def run_episode(task: GemmTask, provider_config: ProviderConfig, *, evaluator: str = "auto",
-                budget: Budget | None = None, start: GemmConfig = SMALLEST,
+                budget: Budget | None = None, start: GemmConfig | None = None,
                 out_dir: str | Path | None = None, db: str | Path | None = None,
                 resume: bool = False, use_lessons: bool = True,
                 on_step: Callable | None = None, benchmark: Callable | None = None,
                 provider=None, keep_prompts: bool = False) -> dict[str, Any]:
     chosen, note = choose_evaluator(evaluator, benchmark)
+    start = start or default_start(task, getattr(chosen, "space", None))
     provider = provider or make_provider(provider_config)
     store = EpisodeStore(db) if db is not False else None
     episode, traj = (store.open_episode(task, provider_config.provider, chosen.name, start, resume)

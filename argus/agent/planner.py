@@ -50,6 +50,12 @@ class Budget:
             self.steps = 2 * self.evaluations
 
 
+def default_start(task: GemmTask, space=None) -> GemmConfig:
+    """The library's smallest configuration: the space's smallest valid one (accepted by
+    argus.ops.matmul and verified) when there is a space, else gemm_config.SMALLEST."""
+    return space.smallest_valid(task) if space is not None else SMALLEST
+
+
 @dataclass
 class RunResult:
     trajectory: Trajectory
@@ -61,12 +67,16 @@ class RunResult:
 
 
 class IcrlPlanner:
-    def __init__(self, provider, evaluator, task: GemmTask, *, start: GemmConfig = SMALLEST,
+    def __init__(self, provider, evaluator, task: GemmTask, *, start: GemmConfig | None = None,
                  budget: Budget | None = None, knowledge_k: int = 8, lessons: list | None = None,
                  on_step: Callable[[Step, Trajectory], None] | None = None,
-                 keep_prompts: bool = False, work_dir: str | None = None):
+                 keep_prompts: bool = False, work_dir: str | None = None, space=None):
         self.provider, self.evaluator, self.task = provider, evaluator, task
-        self.start, self.budget = start, budget or Budget()
+        # the space proposals must stay in: given, else the evaluator's (the GPU evaluator of
+        # the library GEMM has one), else none (the cost model ranks the whole knob table)
+        self.space = space if space is not None else getattr(evaluator, "space", None)
+        self.start = start or default_start(task, self.space)
+        self.budget = budget or Budget()
         self.lessons = lessons or []
         self.on_step = on_step
         self.keep_prompts = keep_prompts
@@ -164,7 +174,7 @@ class IcrlPlanner:
             index = traj.steps[-1].index + 1
             best = traj.best()
             ctx = PlannerContext(traj, self.knowledge, getattr(self.evaluator, "name", "?"),
-                                 self.lessons, self.budget.evaluations - evals)
+                                 self.lessons, self.budget.evaluations - evals, self.space)
             request = build_request(ctx)
             if self.keep_prompts:
                 prompts.append(request.messages[-1].content)

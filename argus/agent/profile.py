@@ -1,7 +1,9 @@
 """The `profile` tool: where a GEMM candidate's time goes, with whatever this machine has.
 
-- ncu and a GPU: Nsight Compute in a child process, `ncu --csv --metrics M,... python -m
-  argus.agent.profile_target ...` (the candidate runs in ncu's child, never here); the CSV
+- ncu and a GPU: Nsight Compute in a child process, `ncu --csv --metrics M,...
+  --clock-control none python -m argus.agent.profile_target ...` (the candidate runs in
+  ncu's child, never here; clocks are left as the harness sees them instead of locked to
+  base, which also needs no clock privileges); the CSV
   is parsed into {kernel: {metric: {"value", "unit"}}} and a few derived profile signals
   (the knowledge base's `signals`, e.g. memory-bound) that `argus kb search --signal` takes.
 - a GPU without ncu: a timing breakdown from the same target in a child (build, first
@@ -130,7 +132,8 @@ def profile(shape: str, config: dict | None = None, kernel: str = "",
     ncu = find_tool("ncu") if ncu == "" else ncu
     if ncu:
         wanted = list(metrics or DEFAULT_METRICS)
-        cmd = [ncu, "--csv", "--metrics", ",".join(wanted), "--kernel-name",
+        cmd = [ncu, "--csv", "--metrics", ",".join(wanted), "--clock-control", "none",
+               "--kernel-name",
                _kernel_filter(kernel), "--launch-skip", "1", "--launch-count", "1",
                *_target_args(shape, config, kernel), "--launches", "2"]
         code, out, err = run(cmd, TIMEOUT_S)

@@ -91,6 +91,14 @@ def user_prompt(ctx: PlannerContext) -> str:
     lines = [f"## Task\nGEMM C = A @ B, M={task.M} N={task.N} K={task.K}, {task.dtype} inputs, "
              f"fp32 accumulation; shape classes: {', '.join(task.shape_class())}. "
              f"Evaluator: {ctx.evaluator}. Evaluations left: {ctx.budget_left}."]
+    if ctx.space is not None:
+        allowed = "; ".join(f"{name} {'/'.join(map(str, values))}"
+                            for name, values in ctx.space.describe(task).items())
+        lines.append("## What this evaluator runs\nThe library DSL GEMM (argus.ops.matmul) "
+                     f"accepts only these knob values: {allowed}. Shared memory is also "
+                     "limited to 227 KB with its ring and epilogue tile, and its kernel must "
+                     "verify (e.g. at least a 2-stage ring); anything else is refused, and a "
+                     "refusal still costs an evaluation.")
     best = traj.best()
     if best:
         lines.append(f"## Current best (step {best.index}, {best.technique}): "

@@ -103,3 +103,19 @@ def test_derived_signals_are_knowledge_base_signals():
     assert seen == {"memory-bound", "low-tensor-utilisation", "low-occupancy",
                     "smem-bank-conflicts", "latency-bound", "compute-bound"}
     assert seen <= known
+
+
+def test_ncu_leaves_the_clocks_alone():
+    """ncu locks clocks to base by default; the harness times at the GPU's own clocks."""
+    from argus.agent.profile import profile
+
+    calls = []
+
+    def runner(cmd, timeout):
+        calls.append(cmd)
+        return 1, "", "stub"
+
+    profile("256x256x256", {"BN": 128}, runner=runner, gpu=True, ncu="/opt/ncu")
+    cmd = calls[0]
+    assert cmd[cmd.index("--clock-control") + 1] == "none"
+    assert cmd.index("--clock-control") < cmd.index("-m")     # an ncu option, not the target's

@@ -4,9 +4,17 @@ The benchmark is a callable `benchmark(config: GemmConfig, task: GemmTask) -> di
 keys: "status" ("ok", "compile_error", "incorrect", "error", ...), "time_ms" (median
 candidate time), "peer_time_ms" (torch.matmul in the same run, optional), "reasons"
 (list of strings). Pass your own, or take `default_benchmark`, which runs the candidate
-`argus.agent.evaluators.gpu_candidate:gemm` through the harness in a child process
-(argus.bench.run_isolated), so the kernel cannot touch the planner, timers or oracle.
-Nothing GPU-related is imported until a configuration is evaluated.
+`argus.agent.evaluators.gpu_candidate:gemm` through the harness in one child process for
+the whole run (gpu_session.py / gpu_worker.py: one torch import, a watchdog per
+configuration, a fresh child after any failure), so the kernel cannot touch the planner,
+timers or oracle; `isolated_benchmark` starts one child per configuration
+(argus.bench.run_isolated). Nothing GPU-related is imported until a configuration is
+evaluated.
+
+When the benchmark measures the library GEMM (argus.ops.matmul), the evaluator carries
+its `space` (library_space.py): a configuration matmul refuses is a `compile_error` and one
+whose kernel the verifier rejects is `invalid`, both without a measurement; the planner
+reads the same space so that it proposes neither.
 """
 from __future__ import annotations
 
@@ -74,9 +82,18 @@ def _job(task: GemmTask, reps: int, candidate: str = "argus.agent.evaluators.gpu
 
 
 def default_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:
-    """Each evaluation in a child process under the harness's watchdog (run_isolated):
-    the candidate cannot touch the planner, its timers or the oracle. Raises
-    EvaluatorUnavailable where there is no GPU or no GPU backend."""
+    """Every evaluation in one persistent child (gpu_session.SessionBenchmark) under a
+    watchdog per configuration: the candidate cannot touch the planner, its timers or the
+    oracle. Raises EvaluatorUnavailable where there is no GPU or no GPU backend."""
+    _require_gpu_backend()
+    from argus.agent.evaluators.gpu_session import SessionBenchmark
+
+    return SessionBenchmark(timeout_s=timeout_s, reps=reps)
+
+
+def isolated_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:
+    """Each evaluation in its own child process under the harness's watchdog
+    (run_isolated): slower (a torch import per configuration), the same isolation."""
     _require_gpu_backend()
 
     def benchmark(config: GemmConfig, task: GemmTask) -> dict[str, Any]:
@@ -121,50 +138,30 @@ def default_kernel_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callab
     return benchmark
 
 
-def inprocess_benchmark(reps: int = 50, checks: int = 2) -> Callable:
-    """The same checks and timing (argus.bench.evaluate) in this process: no child start
-    per evaluation. Only for the library's own kernel at planner-chosen constants (as in
-    benchmarks/optimize_gemm.py), never for model-written code."""
-    _require_gpu_backend()
-
-    def benchmark(config: GemmConfig, task: GemmTask) -> dict[str, Any]:
-        from argus.bench import TimingConfig, evaluate, matmul
-        from argus.ops import matmul as argus_matmul
-
-        knobs = config.to_json()
-
-        def candidate(inputs, outputs):
-            argus_matmul(inputs[0], inputs[1], out=outputs[0], **knobs)
-
-        problem = matmul(task.M, task.N, task.K, dtype=task.dtype)
-        return _from_harness(evaluate(problem, candidate, device="cuda", checks=checks,
-                                      timing=TimingConfig(warmup=10, reps=reps)))
-
-    return benchmark
-
-
 def library_refusal(config: GemmConfig, task: GemmTask) -> str:
     """Why argus.ops.matmul cannot run `config` (knobs the DSL GEMM does not have), without
     starting a child; "" when it can."""
-    from argus.ops.gemm_configs import knobs_to_config
-    from argus.runtime.launch_errors import LaunchError
+    from argus.agent.library_space import LibrarySpace
 
-    try:
-        knobs_to_config(config.to_json(), "kn", task.M, task.N, task.K)
-    except LaunchError as err:
-        return f"{err}"[:MAX_FEEDBACK]
-    return ""
+    return LibrarySpace().refusal(config, task)[:MAX_FEEDBACK]
 
 
 class GpuEvaluator:
     name = "gpu"
 
     def __init__(self, benchmark: Callable | None = None, device_name: str = "NVIDIA H200",
-                 kernel_benchmark: Callable | None = None):
+                 kernel_benchmark: Callable | None = None, space=None,
+                 library: bool | None = None):
+        """`library`: the benchmark measures argus.ops.matmul (default: when no benchmark is
+        given); then `space` (default a LibrarySpace) refuses what the library cannot run
+        or the verifier rejects, before any measurement."""
+        from argus.agent.library_space import LibrarySpace
+
         self._benchmark = benchmark
         self._kernel_benchmark = kernel_benchmark
         self.device_name = device_name
-        self._library = benchmark is None      # measuring argus.ops.matmul itself
+        self._library = benchmark is None if library is None else library
+        self.space = (space or LibrarySpace()) if self._library else space
 
     def ensure_ready(self) -> Callable:
         """The benchmark callable; builds the default one (raising EvaluatorUnavailable
@@ -178,11 +175,24 @@ class GpuEvaluator:
         if violations:
             return invalid_outcome(violations, "gpu")
         bench = self.ensure_ready()      # unavailable (no GPU, no backend) comes first
-        if self._library:
-            refusal = library_refusal(config, task)
-            if refusal:
-                return Outcome(status="compile_error", source="gpu", feedback=refusal)
+        if self.space is not None:
+            why, reasons = self.space.why_invalid(config, task)
+            if why == "refused":
+                return Outcome(status="compile_error", source="gpu",
+                               feedback=reasons[0][:MAX_FEEDBACK])
+            if why == "unverified":
+                return Outcome(status="invalid", source="verifier",
+                               details={"findings": reasons},
+                               feedback=("the verifier rejects this configuration's kernel: "
+                                         + "\n".join(reasons))[:MAX_FEEDBACK])
         return self._measure(bench, config, task)
+
+    def close(self) -> None:
+        """End the benchmark's worker child, if it has one."""
+        for bench in (self._benchmark, self._kernel_benchmark):
+            close = getattr(bench, "close", None)
+            if close is not None:
+                close()
 
     def evaluate_kernel(self, path: str, task: GemmTask) -> Outcome:
         """A model-written DSL kernel file (already verified clean by `argus check`),
