@@ -73,9 +73,14 @@ def flash_fwd(Q: Tensor["T", HD, bf16], K: Tensor["T", HD, bf16], V: Tensor["T",
             wgmma(s_acc, q_rows, k_s[s])
             wgmma_commit()
             wgmma_wait(0)
+            # S holds this warpgroup's 64 query rows against the BN keys of block j
+            tag_assert(tag(s_acc).row == bx * BM + wg * 64 + coord(s_acc)[0]
+                       and tag(s_acc).col == j * BN + coord(s_acc)[1])
             scores = add_tag(s_acc * SCALE_LOG2, iteration=j)
             if CAUSAL:
                 keep = col_of(scores) + j * BN <= row_of(scores) + bx * BM + wg * 64
+                # the mask keeps exactly the keys at or before the query
+                tag_assert(keep == (tag(scores).col <= tag(scores).row))
                 masked = select(keep, scores, -inf)
             else:
                 masked = scores

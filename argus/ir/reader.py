@@ -106,6 +106,8 @@ def parse_tag_expr(text: str) -> T.TagExpr:
             return T.TagField(int(n.value.args[0].id[1:]), n.attr)
         if isinstance(n, ast.Subscript):
             return T.CoordOf(int(n.value.args[0].id[1:]), n.slice.value)
+        if isinstance(n, ast.Call) and n.func.id == "value":
+            return T.ValueOf(int(n.args[0].id[1:]))
         if isinstance(n, ast.Name):
             return T.ScalarRef(int(n.id[1:]))
         return T.Const(n.value)
