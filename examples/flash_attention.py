@@ -6,6 +6,13 @@ ring; two consumer warpgroups each own 64 query rows and keep the online-softmax
 mask compares each register's logical column (key index) with its logical row (query
 index) through the coordinate intrinsics. Scores are pre-scaled by log2(e)/sqrt(d) so the
 softmax uses exp2.
+
+`argus check` verifies it (docs/design/verifier-attention.md): the two tag_asserts in the
+loop state which query rows and keys S holds and what the causal mask keeps; the verifier
+adds the built-in contracts of the ops: P.key == V.key, the running max, row sum and
+rescale of every row and iteration, the final o / l, that every unmasked key reaches
+every row exactly once (so the skipped blocks are fully masked) and each row is stored
+once.
 """
 
 import numpy as np

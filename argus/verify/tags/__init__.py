@@ -19,7 +19,8 @@ def check(kernel: Kernel) -> list[Finding]:
 
     w = Walker(kernel)
     w.run()
-    for whole_kernel_check in (writers.races, writers.coverage):
+    from . import mask
+    for whole_kernel_check in (writers.races, writers.coverage, mask.visited_blocks):
         try:
             whole_kernel_check(w)
         except Undecided as why:

@@ -167,7 +167,15 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
         ok = z3.And(fits, z3.ULT(r, stage.rows), r == bv(want_r), c == bv(want_c))
         bounds = [z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)]
         model = None
-        if not holds(w.ctx, ok, [*w.path, *bounds]):
+        # a layout fact: proved once per walker for every read of the same band
+        key = (buf.name, buf.shape, buf.swizzle, row0, rows, major, mn_extent, j,
+               str(mn_var), tuple(str(p) for p in w.path))
+        proved = w.__dict__.setdefault("_descriptor_proofs", set())
+        if key in proved:
+            pass
+        elif holds(w.ctx, ok, [*w.path, *bounds]):
+            proved.add(key)
+        else:
             model = report.find(w, z3.Not(ok), w.scope_vars(), bounds,
                                 minimise_first=(mn_var, kk))
         if model is not None:

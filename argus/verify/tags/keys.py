@@ -1,0 +1,187 @@
+"""Which keys reach each output row of attention: checked at o / l, for every element of o
+(through its TV layout: thread and register), every block and every sizes.
+
+With q the element's query row (its row tag) and need(q, key) the mask's specification
+(mask.py; every key when the scores are not masked):
+  - no key is accumulated twice (two different (block, instruction, kk) with one key
+    whose product can be non-zero);
+  - every key below the key extent with need(q, key) is accumulated: a witness step is
+    built by Euclidean division of the affine key term (as kcoverage.py does for k) and a
+    model is confirmed before it is reported. A key of a block the loop skips is such a
+    key when the skipped block is not fully masked; the finding names the loop;
+  - no key with not need(q, key) is accumulated with a non-zero weight (p of a masked
+    key is exp2(-inf) = 0 only if the mask reached p).
+Without a specification of the mask, the keys of skipped blocks cannot be named and the
+check is a warning."""
+
+from __future__ import annotations
+
+import z3
+
+from argus.ir.nodes import Op
+from argus.verify.finding import Finding
+from argus.verify.smt import TIMEOUT_MS, bv, holds, value
+
+from . import report
+from .kcoverage import _affine_witness, _chained
+from .meaning import Series, state
+from .violations import element, thread_vars
+
+
+def check(w, op: Op, o, series: Series) -> None:
+    contribs = o.tag.contributions
+    if not contribs or "row" not in o.tag.fields or "col" not in o.tag.fields:
+        return
+    sub = thread_vars(w, o.layout)
+    if sub is None:
+        w.not_modelled(op, f"key coverage of an accumulator in layout {o.layout}")
+        return
+    pairs, _, _, bounds = sub
+    inst = lambda x: z3.substitute(x if isinstance(x, z3.BoolRef) else bv(x), *pairs)
+    q, d = inst(o.tag.fields["row"]), inst(o.tag.fields["col"])
+    extent = bv(contribs[0].axis_extent)
+    need = None
+    if series.mask is None:
+        need = lambda key: z3.BoolVal(True)
+    elif series.mask.spec is not None:
+        need = lambda key: series.mask.spec(q, key)
+    else:
+        w.report(Finding(
+            "tag.key-coverage", "warning",
+            f"the mask of {series.name} (line {series.loc.line}) is not specified over the "
+            f"tags, so the keys of the blocks the loop skips are not verified",
+            series.mask.loc, "select",
+            "state the mask: tag_assert(keep == (tag(s).col <= tag(s).row)) (causal)"))
+    if _twice(w, op, contribs, inst, bounds, q, d, extent, o.layout):
+        return
+    if need is None:
+        return
+    if _masked_accumulated(w, op, contribs, inst, bounds, q, d, extent, need, o.layout):
+        return
+    _missed(w, op, contribs, inst, bounds, q, d, extent, need, o.layout)
+
+
+def _cex(w, model, o_layout, q, d, key, times, expected, extra_iter=None):
+    """q, d and key are terms over the thread and register of o's layout; the element is
+    named by its tags: (query row, column) of the attention output."""
+    wg = w.role.warpgroup if w.role else None
+    el = element(model, lambda x: x, "o", (q, d), {"key": key, "times accumulated": times},
+                 {"times accumulated": expected})
+    return report.counterexample(w, model, w.scope_vars(), layout=o_layout, warpgroup=wg,
+                                 thread_base=wg * 128 if wg is not None else 0, elements=(el,),
+                                 extra_iter=extra_iter)
+
+
+def _twice(w, op, contribs, inst, bounds, q, d, extent, layout) -> bool:
+    kk, jv = w.pos["kk"], w.pos["j"]
+    chains = [_chained(jv, c) for c in contribs]
+    for i, (c, (k_c, ok_c)) in enumerate(zip(contribs, chains)):
+        for dd, (k_d, ok_d) in list(zip(contribs, chains))[i:]:
+            copies = w.ctx.copy_vars([*dd.accumulated, "kk", "j"], "''")
+            other = lambda x: z3.substitute(x, *copies)
+            ranges = [z3.ULT(kk, c.kinstr), z3.ULT(jv, len(c.k)),
+                      other(z3.ULT(kk, dd.kinstr)), other(z3.ULT(jv, len(dd.k)))]
+            differ = z3.Or(*[a != b for a, b in copies]) if dd is c else z3.BoolVal(True)
+            twice = z3.And(differ, inst(ok_c), other(inst(ok_d)),
+                           inst(k_c) == other(inst(k_d)), z3.ULT(inst(k_c), extent))
+            if holds(w.ctx, z3.Not(twice), [*w.path, *bounds, *ranges]):
+                continue
+            model = report.find(w, twice, w.scope_vars(), [*bounds, *ranges])
+            if model is None:
+                continue
+            key = inst(k_c)
+            w.report(Finding(
+                "tag.key-coverage", "error",
+                f"key {value(model, key)} is accumulated twice into row "
+                f"{value(model, q)} of the attention output", dd.loc, "wgmma",
+                "accumulate each key block once: P of block j with the V tile of block j",
+                _cex(w, model, layout, q, d, key, 2, 1)))
+            return True
+    return False
+
+
+def _masked_accumulated(w, op, contribs, inst, bounds, q, d, extent, need, layout) -> bool:
+    kk, jv = w.pos["kk"], w.pos["j"]
+    for c in contribs:
+        k_c, ok_c = _chained(jv, c)
+        key = inst(k_c)
+        bad = z3.And(inst(ok_c), z3.ULT(key, extent), z3.Not(need(key)))
+        ranges = [z3.ULT(kk, c.kinstr), z3.ULT(jv, len(c.k))]
+        if holds(w.ctx, z3.Not(bad), [*w.path, *bounds, *ranges]):
+            continue
+        model = report.find(w, bad, w.scope_vars(), [*bounds, *ranges])
+        if model is None:
+            continue
+        w.report(Finding(
+            "tag.key-coverage", "error",
+            f"key {value(model, key)} of query row {value(model, q)} is accumulated with a "
+            f"non-zero weight although the mask drops it", c.loc, "wgmma",
+            "exponentiate the masked scores: p = exp2(masked - m_new), masked = "
+            "select(keep, s, -inf)",
+            _cex(w, model, layout, q, d, key, 1, 0)))
+        return True
+    return False
+
+
+def _missed(w, op, contribs, inst, bounds, q, d, extent, need, layout) -> None:
+    kappa = z3.BitVec("key_missed", 64)
+    kk = w.pos["kk"]
+    hit_exact, hit_witness, witnesses = [], [], []
+    for c in contribs:
+        names = [*c.accumulated, "kk"]
+        facts = [f for n in c.accumulated for f in w.ctx.var_facts[n]] + [z3.ULT(kk, c.kinstr)]
+        for j in range(len(c.k)):
+            k_term = inst(bv(c.k[j]))
+            here = z3.And(inst(c.valid[j]), k_term == kappa, *facts)
+            hit_exact.append(here)
+            pairs = _affine_witness(w, k_term, names, kappa)
+            if pairs is None:
+                w.report(Finding("tag.key-coverage", "warning",
+                                 "the key index is not affine in the loop counters; the keys "
+                                 "reaching each row are not verified", c.loc, "wgmma",
+                                 "index key tiles by the key loop counter"))
+                return
+            hit_witness.append(z3.substitute(here, *pairs))
+            witnesses.append(pairs)
+    goal = z3.And(z3.ULT(kappa, extent), need(kappa), z3.Not(z3.Or(*hit_witness)))
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*w.ctx.facts, *w.path, *bounds, goal)
+    if s.check() == z3.unsat:
+        return
+    model = report.find(w, goal, w.scope_vars(), bounds, minimise_first=(kappa,))
+    if model is None:
+        return
+    loops = contribs[0].accumulated
+    keep = [v.term == value(model, v.term) for n, v in w.ctx.vars.items()
+            if n not in (*loops, "kk", "j")]
+    confirm = z3.Solver()
+    confirm.set("timeout", TIMEOUT_MS)
+    confirm.add(*w.ctx.facts, *w.ctx.product_facts(), *bounds, *keep,
+                kappa == value(model, kappa), z3.Or(*hit_exact))
+    key, row = value(model, kappa), value(model, q)
+    st = state(w)
+    loop = next((n for n in loops if n in st.loop_ops), None)
+    if confirm.check() != z3.unsat:
+        w.report(Finding("tag.key-coverage", "warning",
+                         "could not prove that every unmasked key reaches every row",
+                         contribs[0].loc, "wgmma", "index key tiles by the key loop counter"))
+        return
+    if loop is not None:
+        name = w.ctx.vars[loop].name
+        block = value(model, dict((str(v), t) for v, t in witnesses[0]).get(
+            str(w.ctx.vars[loop].term), z3.BitVecVal(0, 64)))
+        cex = _cex(w, model, layout, q, d, kappa, 0, 1, {name: block})
+        w.report(Finding(
+            "tag.key-coverage", "error",
+            f"key {key} of query row {row} is never accumulated: the loop skips block "
+            f"{name}={block}, which holds it, but the mask keeps it (the skipped blocks must "
+            f"be exactly the fully masked ones)", st.loop_ops[loop].loc, "for",
+            "loop over every block with an unmasked key (causal: up to and including the "
+            "diagonal block of the last row)", cex))
+    else:
+        cex = _cex(w, model, layout, q, d, kappa, 0, 1)
+        w.report(Finding(
+            "tag.key-coverage", "error",
+            f"key {key} of query row {row} is never accumulated, but the mask keeps it",
+            contribs[0].loc, "wgmma", "accumulate every key block", cex))
