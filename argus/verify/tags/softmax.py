@@ -298,7 +298,7 @@ def _diff(w, op, x: Fragment, m: Stat) -> bool:
         return False
     if not same_series(m.series, series):
         other = resolve(m.series)
-        refute(w, op, "tag.softmax-exp", True,
+        refute(w, op, "tag.softmax-exp", True, layout=x.layout,
                message=lambda mod, inst: (
                    f"x - m subtracts the running max of {other.name} (line {other.loc.line}) "
                    f"from {series.name}: p is not relative to the max of the values it "
