@@ -73,6 +73,24 @@ def _carried(w, body) -> list[tuple[Value, Fragment]]:
     return out
 
 
+def _assigned_in_regions(w, body, carried: set) -> list[str]:
+    """Carried fragments (and running maxima) that ops inside nested regions (if,
+    elect_one, inner loops) of the body assign or accumulate into (not modelled: the
+    walker does not merge the branches of an if)."""
+    from argus.ir.nodes import walk
+    out = []
+    for top in body.ops:
+        for region in top.regions:
+            for op in walk(region):
+                if op.opcode in ("frag.assign", "wgmma.mma"):
+                    frag = w.value(op.operands[0])
+                    if isinstance(frag, Fragment) and (id(frag) in carried or
+                                                       _running_max(frag)) and \
+                            label(op.operands[0]) not in out:
+                        out.append(label(op.operands[0]))
+    return out
+
+
 def _reads_running_max(w, body) -> bool:
     """The body reads a row vector that starts at -inf (a running max)."""
     from argus.ir.nodes import walk
@@ -102,6 +120,13 @@ def enter(w, op: Op, name: str) -> None:
     step = w.value(op.operands[2])
     if not carried or not _reads_running_max(w, op.regions[0]) or start is None or \
             stop is None or step != 1:
+        return
+    nested = _assigned_in_regions(w, op.regions[0], {id(f) for _, f in carried})
+    if nested:
+        w.not_modelled(op, f"the softmax state ({', '.join(nested)}) updated inside an if or "
+                           f"a nested region of the key loop")
+        for value, frag in carried:
+            frag.tag = FragTag("unknown", why_unknown="softmax state updated conditionally")
         return
     j = w.ctx.vars[name].term
     for value, frag in carried:

@@ -16,6 +16,8 @@ check is a warning."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import z3
 
 from argus.ir.nodes import Op
@@ -25,20 +27,23 @@ from argus.verify.smt import TIMEOUT_MS, bv, holds, value
 from . import report
 from .kcoverage import _affine_witness, _chained
 from .meaning import Series, state
-from .violations import element, thread_vars
+from .violations import atom_of, element, locate
 
 
 def check(w, op: Op, o, series: Series) -> None:
     contribs = o.tag.contributions
     if not contribs or "row" not in o.tag.fields or "col" not in o.tag.fields:
         return
-    sub = thread_vars(w, o.layout)
-    if sub is None:
-        w.not_modelled(op, f"key coverage of an accumulator in layout {o.layout}")
+    inside = [n for c in contribs for n in c.accumulated if n in w.scope_vars()]
+    if inside:
+        # the contributions stand for every iteration of their loop: inside it, o holds
+        # only the blocks so far
+        w.not_modelled(op, "o / l inside the key loop (only after it is modelled)")
         return
-    pairs, _, _, bounds = sub
-    inst = lambda x: z3.substitute(x if isinstance(x, z3.BoolRef) else bv(x), *pairs)
-    q, d = inst(o.tag.fields["row"]), inst(o.tag.fields["col"])
+    # every element of o, by position (the counterexample names the thread that holds it)
+    bounds = [z3.ULT(w.pos["pr"], o.shape[0]), z3.ULT(w.pos["pc"], o.shape[1])]
+    inst = lambda x: x if isinstance(x, z3.BoolRef) else bv(x)
+    q, d = bv(o.tag.fields["row"]), bv(o.tag.fields["col"])
     extent = bv(contribs[0].axis_extent)
     need = None
     if series.mask is None:
@@ -62,14 +67,20 @@ def check(w, op: Op, o, series: Series) -> None:
 
 
 def _cex(w, model, o_layout, q, d, key, times, expected, extra_iter=None):
-    """q, d and key are terms over the thread and register of o's layout; the element is
-    named by its tags: (query row, column) of the attention output."""
+    """The element is named by its tags, (query row, column) of the attention output, and
+    by the thread and register of o that hold it."""
     wg = w.role.warpgroup if w.role else None
+    base = wg * 128 if wg is not None else 0
     el = element(model, lambda x: x, "o", (q, d), {"key": key, "times accumulated": times},
                  {"times accumulated": expected})
-    return report.counterexample(w, model, w.scope_vars(), layout=o_layout, warpgroup=wg,
-                                 thread_base=wg * 128 if wg is not None else 0, elements=(el,),
-                                 extra_iter=extra_iter)
+    cex = report.counterexample(w, model, w.scope_vars(), warpgroup=wg, elements=(el,),
+                                extra_iter=extra_iter)
+    atom = atom_of(o_layout)
+    if atom is None:
+        return cex
+    t, v, cell = locate(atom, value(model, w.pos["pr"]), value(model, w.pos["pc"]))
+    return replace(cex, thread=base + t, warp=(base + t) // 32, lane=(base + t) % 32,
+                   register=v, layout=atom, cell=cell)
 
 
 def _twice(w, op, contribs, inst, bounds, q, d, extent, layout) -> bool:
