@@ -31,6 +31,8 @@ def tag_assert(w, op: Op) -> None:
     text = op.attrs.get("text", str(pred))
     frags = [v for v in vals if isinstance(v, Fragment)]
     layout = frags[0].layout if frags else None
+    if layout and layout.startswith("rows(") and layout.endswith(")"):
+        layout = layout[5:-1]         # a row vector's rows: named by a thread of its tile
     shape = next((tuple(v.shape) for v in vals if isinstance(v, (Fragment, SmemView))),
                  next((v.box for v in vals if isinstance(v, GlobalTile)), ()))
     leaves: dict[str, object] = {}

@@ -6,11 +6,11 @@ mask specification, an unnormalised accumulator reaching a store)."""
 from __future__ import annotations
 
 from argus.ir.nodes import Op
-from argus.verify.finding import Finding
 
 from . import convert, indices, mask, memory, reductions, softmax, wgmma_rs
 from .meaning import SoftAcc, state
 from .values import Fragment
+from .violations import refute
 
 
 def frag_assign(w, op: Op) -> None:
@@ -26,11 +26,12 @@ def guard_store(store_rule):
         src = w.value(op.operands[1])
         if w.phase == "check" and isinstance(src, Fragment) and \
                 isinstance(src.tag.meaning, SoftAcc):
-            w.report(Finding(
-                "tag.softmax-normalise", "error",
-                "stores the attention accumulator before dividing it by the row sum: the "
-                "output is not a softmax average", op.loc, "store",
-                "store cast(o_acc / l_i, dtype) after the key loop"))
+            refute(w, op, "tag.softmax-normalise", True, layout=src.layout,
+                   rows=src.shape[0], cols=src.shape[1],
+                   message=lambda m, inst: ("stores the attention accumulator before "
+                                            "dividing it by the row sum: the output is not a "
+                                            "softmax average"),
+                   hint="store cast(o_acc / l_i, dtype) after the key loop")
             src.tag = src.tag.copy()             # its products are checked at o / l only
             src.tag.contributions, src.tag.meaning = [], None
         store_rule(w, op)

@@ -73,7 +73,7 @@ def _carried(w, body) -> list[tuple[Value, Fragment]]:
     return out
 
 
-def _assigned_in_regions(w, body, carried: set) -> list[str]:
+def _assigned_in_regions(w, body, carried: set) -> list[tuple[Value, Fragment]]:
     """Carried fragments (and running maxima) that ops inside nested regions (if,
     elect_one, inner loops) of the body assign or accumulate into (not modelled: the
     walker does not merge the branches of an if)."""
@@ -85,9 +85,8 @@ def _assigned_in_regions(w, body, carried: set) -> list[str]:
                 if op.opcode in ("frag.assign", "wgmma.mma"):
                     frag = w.value(op.operands[0])
                     if isinstance(frag, Fragment) and (id(frag) in carried or
-                                                       _running_max(frag)) and \
-                            label(op.operands[0]) not in out:
-                        out.append(label(op.operands[0]))
+                                                       _running_max(frag)):
+                        out.append((op.operands[0], frag))
     return out
 
 
@@ -123,9 +122,10 @@ def enter(w, op: Op, name: str) -> None:
         return
     nested = _assigned_in_regions(w, op.regions[0], {id(f) for _, f in carried})
     if nested:
-        w.not_modelled(op, f"the softmax state ({', '.join(nested)}) updated inside an if or "
-                           f"a nested region of the key loop")
-        for value, frag in carried:
+        names = ", ".join(dict.fromkeys(label(v) for v, _ in nested))
+        w.not_modelled(op, f"the softmax state ({names}) updated inside an if or a nested "
+                           f"region of the key loop")
+        for _, frag in [*carried, *nested]:
             frag.tag = FragTag("unknown", why_unknown="softmax state updated conditionally")
         return
     j = w.ctx.vars[name].term

@@ -9,8 +9,10 @@ With q the element's query row (its row tag) and need(q, key) the mask's specifi
     built by Euclidean division of the affine key term (as kcoverage.py does for k) and a
     model is confirmed before it is reported. A key of a block the loop skips is such a
     key when the skipped block is not fully masked; the finding names the loop;
-  - no key with not need(q, key) is accumulated with a non-zero weight (p of a masked
-    key is exp2(-inf) = 0 only if the mask reached p).
+A key the mask drops is never accumulated with a non-zero weight by construction: its p is
+exp2(-inf - m) = 0 (the contribution's non-zero condition is the mask), and the mask is
+the predicate the tag_assert proved equal to need(row tag, col tag) on P's own tags (the
+wgmma proved P.row == o.row and P.key == V.key), so no query is needed for it.
 Without a specification of the mask, the keys of skipped blocks cannot be named and the
 check is a warning."""
 
@@ -48,7 +50,7 @@ def check(w, op: Op, o, series: Series) -> None:
     need = None
     if series.mask is None:
         need = lambda key: z3.BoolVal(True)
-    elif series.mask.spec is not None:
+    elif series.mask.spec is not None and _same_tags(series.mask.spec_tags, series.fields):
         need = lambda key: series.mask.spec(q, key)
     else:
         w.report(Finding(
@@ -61,9 +63,15 @@ def check(w, op: Op, o, series: Series) -> None:
         return
     if need is None:
         return
-    if _masked_accumulated(w, op, contribs, inst, bounds, q, d, extent, need, o.layout):
-        return
     _missed(w, op, contribs, inst, bounds, q, d, extent, need, o.layout)
+
+
+def _same_tags(spec_tags, fields) -> bool:
+    """The specification was proved on the very tags of the masked tile."""
+    if len(spec_tags) != 2 or not {"row", "col"} <= fields.keys():
+        return False
+    return all(z3.is_true(z3.simplify(bv(a) == bv(fields[f])))
+               for a, f in zip(spec_tags, ("row", "col")))
 
 
 def _cex(w, model, o_layout, q, d, key, times, expected, extra_iter=None):
@@ -108,29 +116,6 @@ def _twice(w, op, contribs, inst, bounds, q, d, extent, layout) -> bool:
                 "accumulate each key block once: P of block j with the V tile of block j",
                 _cex(w, model, layout, q, d, key, 2, 1)))
             return True
-    return False
-
-
-def _masked_accumulated(w, op, contribs, inst, bounds, q, d, extent, need, layout) -> bool:
-    kk, jv = w.pos["kk"], w.pos["j"]
-    for c in contribs:
-        k_c, ok_c = _chained(jv, c)
-        key = inst(k_c)
-        bad = z3.And(inst(ok_c), z3.ULT(key, extent), z3.Not(need(key)))
-        ranges = [z3.ULT(kk, c.kinstr), z3.ULT(jv, len(c.k))]
-        if holds(w.ctx, z3.Not(bad), [*w.path, *bounds, *ranges]):
-            continue
-        model = report.find(w, bad, w.scope_vars(), [*bounds, *ranges])
-        if model is None:
-            continue
-        w.report(Finding(
-            "tag.key-coverage", "error",
-            f"key {value(model, key)} of query row {value(model, q)} is accumulated with a "
-            f"non-zero weight although the mask drops it", c.loc, "wgmma",
-            "exponentiate the masked scores: p = exp2(masked - m_new), masked = "
-            "select(keep, s, -inf)",
-            _cex(w, model, layout, q, d, key, 1, 0)))
-        return True
     return False
 
 

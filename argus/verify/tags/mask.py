@@ -71,6 +71,7 @@ def select(w, op: Op) -> bool:
     pred = keep if xi == 1 else PredVal(term, keep.loc)
     if xi == 2 and keep.spec is not None:
         pred.spec = lambda q, k, f=keep.spec: z3.Not(f(q, k))
+        pred.spec_tags = keep.spec_tags
     series = Series(label(op.result), op.loc, loop, block, dict(x.tag.fields), x.shape[0],
                     x.shape[1], x.layout, pred)
     tag = x.tag.copy()
@@ -108,17 +109,23 @@ def tag_assert(w, op: Op) -> None:
         if not (isinstance(frag, Fragment) and isinstance(frag.tag.meaning, PredVal)):
             continue
         fn = _spec(w, op, spec_side)
-        if fn is not None:
+        if fn is None:
+            continue
+        tile = w.value(op.operands[next(iter(_tiles(w, op, spec_side)))])
+        if {"row", "col"} <= tile.tag.fields.keys():
             frag.tag.meaning.spec = fn
             frag.tag.meaning.spec_text = op.attrs.get("text", "")
+            frag.tag.meaning.spec_tags = (tile.tag.fields["row"], tile.tag.fields["col"])
+
+
+def _tiles(w, op, e) -> set:
+    return {i for i in T.operands_of(e) if isinstance(w.value(op.operands[i]), Fragment)}
 
 
 def _spec(w, op, e):
     """The predicate as a function of (row, col) of one fragment's tag, or None when it
     names anything else that varies (coordinates, other fields, other fragments)."""
-    operands = T.operands_of(e)
-    tiles = {i for i in operands if isinstance(w.value(op.operands[i]), Fragment)}
-    if len(tiles) != 1:
+    if len(_tiles(w, op, e)) != 1:
         return None
 
     def render(node, q, k):

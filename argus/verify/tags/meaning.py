@@ -187,6 +187,7 @@ class PredVal:
     loc: Loc
     spec: Optional[Callable[[Any, Any], Any]] = None
     spec_text: str = ""
+    spec_tags: tuple = ()          # the (row, col) tag terms the specification was proved on
 
 
 # -- terms -------------------------------------------------------------------------------
