@@ -62,26 +62,34 @@ def holders(layout: str, shape: tuple[int, int]):
 @lru_cache(maxsize=None)
 def partner_gap(layout: str, shape: tuple[int, int], kind: str,
                 masks: tuple[int, ...] = QUAD_MASKS):
-    """None when the butterfly over `masks` combines exactly the elements of each row
-    (each once for a sum); else (thread, row, column, times) of the first miss, or
-    'layout' when the layout is not a tiling of a TV atom."""
+    """None when the butterfly over `masks` combines exactly the elements of each row;
+    'layout' when the layout is not a tiling of a TV atom; else the first problem:
+      ("mixes", thread, row, partner, partner_row): the butterfly exchanges the register
+          of a row with a partner's register of another row (the rows get mixed);
+      ("misses", thread, row, column): no partner holds that column of the row;
+      ("twice", thread, row, column, n): a sum would add that column n times."""
     table = holders(layout, shape)
     if table is None:
         return "layout"
     group = {0}
     for m in masks:
         group |= {g ^ m for g in group}
-    cols = shape[1]
+    slots = {t: list(dict.fromkeys(r for r, _ in held)) for t, held in table.items()}
     for t in sorted(table):
-        for r in sorted({r for r, _ in table[t]}):
-            count = [0] * cols
+        for i, r in enumerate(slots[t]):
+            count = [0] * shape[1]
             for p in sorted({t ^ g for g in group}):
-                for rr, c in table.get(p, []):
+                theirs = slots.get(p, [])
+                if i >= len(theirs) or theirs[i] != r:
+                    return ("mixes", t, r, p, theirs[i] if i < len(theirs) else None)
+                for rr, c in table[p]:
                     if rr == r:
                         count[c] += 1
             for c, n in enumerate(count):
-                if n == 0 or (kind == "sum" and n > 1):
-                    return (t, r, c, n)
+                if n == 0:
+                    return ("misses", t, r, c)
+                if kind == "sum" and n > 1:
+                    return ("twice", t, r, c, n)
     return None
 
 
@@ -99,12 +107,9 @@ def reduce_row(w, op: Op) -> None:
         w.env[op.result] = _unknown(op, "a row reduction of a layout that is not modelled")
         return
     if gap is not None:
-        thread, row, col, n = gap
         w.report(Finding(
-            "tag.reduction", "error",
-            f"row_{kind} over {x.layout}: the quad shuffle of thread {thread} combines column "
-            f"{col} of row {row} {n} times (once is right): the lanes that hold that row are "
-            f"not the thread's quad", op.loc, f"row_{kind}",
+            "tag.reduction", "error", f"row_{kind} over {x.layout}: {_gap_text(gap)}",
+            op.loc, f"row_{kind}",
             "reduce a fragment in a wgmma accumulator or register-A layout"))
         w.env[op.result] = _unknown(op, "a row reduction over the wrong lanes")
         return
@@ -150,6 +155,18 @@ def reduce_row(w, op: Op) -> None:
     fields.update(stat_fields(w, meaning))
     w.env[op.result] = Fragment(tuple(t.shape), t.layout, FragTag(
         "data", fields, x.tag.source, [], x.tag.reset_scope, meaning=meaning), op.loc)
+
+
+def _gap_text(gap) -> str:
+    what, thread, row = gap[:3]
+    if what == "mixes":
+        return (f"the shuffle exchanges thread {thread}'s register of row {row} with lane "
+                f"{gap[3]}, which holds row {gap[4]} there: the reduction mixes rows")
+    if what == "misses":
+        return (f"no lane the shuffle reaches from thread {thread} holds column {gap[3]} of "
+                f"row {row}: the reduction misses it")
+    return (f"the shuffle of thread {thread} adds column {gap[3]} of row {row} {gap[4]} "
+            f"times (once is right)")
 
 
 def _block_span(series: Series) -> Span:
