@@ -91,8 +91,51 @@ def _cex(w, model, o_layout, q, d, key, times, expected, extra_iter=None):
                    register=v, layout=atom, cell=cell)
 
 
+def _injective(w, c) -> bool:
+    """The keys of one contribution are distinct for distinct (loop counters, instruction,
+    kk), proved syntactically: the key is affine in them and its coefficients form a
+    mixed radix (each exceeds the span of the smaller ones over their constant ranges;
+    only the largest may have a symbolic range)."""
+    gen = state(w).keygens.get(id(c))
+    if gen is None:
+        return False
+    key, _, count = gen
+    names = [*c.accumulated, "j", "kk"]
+    coeffs = _coefficients(w, key, names)
+    if coeffs is None or any(a == 0 for a in coeffs.values()):
+        return False
+    ranges = {"j": count, "kk": c.kinstr}
+    order = sorted(coeffs, key=coeffs.get)
+    span = 0
+    for smaller, larger in zip(order, order[1:]):
+        rng = ranges.get(smaller)
+        if rng is None:
+            return False
+        span += coeffs[smaller] * (rng - 1)
+        if span >= coeffs[larger]:
+            return False
+    return True
+
+
+def _coefficients(w, term, names):
+    """{name: coefficient} when term is affine in the variables `names`, else None."""
+    vs = [w.ctx.vars[n].term for n in names]
+    zero = z3.substitute(term, *[(v, z3.BitVecVal(0, 64)) for v in vs])
+    out, linear = {}, zero
+    for n, v in zip(names, vs):
+        one = z3.simplify(z3.substitute(term, *[(u, z3.BitVecVal(1 if u.eq(v) else 0, 64))
+                                                for u in vs]) - zero)
+        if not z3.is_bv_value(one):
+            return None
+        out[n] = one.as_long()
+        linear = linear + out[n] * v
+    return out if holds(w.ctx, term == linear) else None
+
+
 def _twice(w, op, contribs, inst, bounds, q, d, extent, layout) -> bool:
     kk, jv = w.pos["kk"], w.pos["j"]
+    if len(contribs) == 1 and _injective(w, contribs[0]):
+        return False
     chains = [_chained(jv, c) for c in contribs]
     for i, (c, (k_c, ok_c)) in enumerate(zip(contribs, chains)):
         for dd, (k_d, ok_d) in list(zip(contribs, chains))[i:]:
@@ -123,12 +166,20 @@ def _missed(w, op, contribs, inst, bounds, q, d, extent, need, layout) -> None:
     kappa = z3.BitVec("key_missed", 64)
     kk = w.pos["kk"]
     hit_exact, hit_witness, witnesses = [], [], []
+    gens = state(w).keygens
     for c in contribs:
         names = [*c.accumulated, "kk"]
         facts = [f for n in c.accumulated for f in w.ctx.var_facts[n]] + [z3.ULT(kk, c.kinstr)]
-        for j in range(len(c.k)):
-            k_term = inst(bv(c.k[j]))
-            here = z3.And(inst(c.valid[j]), k_term == kappa, *facts)
+        if id(c) in gens:       # one term over the instruction index: one witness
+            key, valid, count = gens[id(c)]
+            names.append("j")
+            facts.append(z3.ULT(w.pos["j"], count))
+            steps = [(key, valid)]
+        else:
+            steps = [(bv(c.k[j]), c.valid[j]) for j in range(len(c.k))]
+        for k_term, valid in steps:
+            k_term = inst(k_term)
+            here = z3.And(inst(valid), k_term == kappa, *facts)
             hit_exact.append(here)
             pairs = _affine_witness(w, k_term, names, kappa)
             if pairs is None:
@@ -150,7 +201,7 @@ def _missed(w, op, contribs, inst, bounds, q, d, extent, need, layout) -> None:
         return
     loops = contribs[0].accumulated
     keep = [v.term == value(model, v.term) for n, v in w.ctx.vars.items()
-            if n not in (*loops, "kk", "j")]
+            if n not in (*loops, "kk", "j") and v.kind != "thread" and v.kind != "register"]
     confirm = z3.Solver()
     confirm.set("timeout", TIMEOUT_MS)
     confirm.add(*w.ctx.facts, *w.ctx.product_facts(), *bounds, *keep,

@@ -300,6 +300,7 @@ class AttentionState:
     masks: list = field(default_factory=list)          # mask.MaskRecord per walk
     consumed: set = field(default_factory=set)         # contributions checked (ids)
     assigned: dict = field(default_factory=dict)       # id(Fragment) -> loc of last assign
+    keygens: dict = field(default_factory=dict)        # id(Contribution) -> (key, valid, n)
 
 
 def state(w) -> AttentionState:

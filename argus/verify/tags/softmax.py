@@ -19,6 +19,7 @@ fallback that loses the tags is reported as not modelled, never silently."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import z3
 
@@ -30,7 +31,7 @@ from .meaning import (Alpha, Diff, Exp, Gap, Normalised, Series, SoftAcc, Span, 
                       empty, eq, has_key, resolve, row_differs, same_series, span_same,
                       span_text, state, subst)
 from .values import FragTag, Fragment
-from .violations import element, label, refute, thread_vars
+from .violations import atom_of, label, locate, refute
 
 SOFT = (Series, Stat, Diff, Exp, Gap, Alpha, SoftAcc, Normalised)
 
@@ -135,18 +136,25 @@ def consume(w, x: Fragment, op: Op, name: str = "") -> None:
     if not contribs or key in st.consumed:
         return
     st.consumed.add(key)
-    sub = thread_vars(w, x.layout)
-    if sub is not None:
-        pairs, _, _, bounds = sub
-        inst = lambda t: z3.substitute(bv(t), *pairs)
-    else:
-        inst, bounds = (lambda t: bv(t)), [z3.ULT(w.pos["pr"], x.shape[0]),
-                                           z3.ULT(w.pos["pc"], x.shape[1])]
+    # over element positions; a counterexample's thread is then looked up in the atom
+    pr, pc = w.pos["pr"], w.pos["pc"]
+    bounds = [z3.ULT(pr, x.shape[0]), z3.ULT(pc, x.shape[1])]
     wg = w.role.warpgroup if w.role else None
-    kcoverage.k_coverage(w, op, x.tag, inst, list(bounds), w.scope_vars(), x, wg,
-                         wg * 128 if wg is not None else 0,
-                         (name or x.tag.source or "the accumulator",
-                          (w.pos["pr"], w.pos["pc"])))
+    base = wg * 128 if wg is not None else 0
+    before = len(w.findings)
+    kcoverage.k_coverage(w, op, x.tag, bv, bounds, w.scope_vars(), x, wg, base,
+                         (name or x.tag.source or "the accumulator", (pr, pc)))
+    atom = atom_of(x.layout)
+    for i in range(before, len(w.findings)):
+        f = w.findings[i]
+        cex = f.counterexample
+        if atom is None or cex is None or not cex.elements:
+            continue
+        r, c = cex.elements[0].index
+        t, v, cell = locate(atom, r, c, x.shape[0])
+        w.findings[i] = replace(f, counterexample=replace(
+            cex, thread=base + t, warp=(base + t) // 32, lane=(base + t) % 32, register=v,
+            layout=atom, cell=cell))
 
 
 def stat_fields(w, stat: Stat) -> dict:

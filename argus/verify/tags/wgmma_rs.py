@@ -25,7 +25,7 @@ from argus.verify.smt import bv, holds, value
 
 from . import operands, report, wgmma
 from .meaning import (Exp, Hole, SoftAcc, Span, differs, empty, eq, resolve, row_differs,
-                      same_series, span_text)
+                      same_series, span_text, state)
 from .values import Contribution, FragTag, Fragment, SmemView
 from .violations import refute
 
@@ -125,6 +125,15 @@ def mma(w, op: Op) -> None:
                 return
     contrib = Contribution(tuple(a_k), tuple(z3.And(x, y) for x, y in zip(a_live, B.inside)),
                            B.k_extent, accumulated, kinstr, op.loc)
+    # the same keys as one term over the instruction index jv (keys.py: affine in it)
+    jv = w.pos["j"]
+    at = [(pc, bv(kinstr) * jv + kk)]
+    inside = B.inside[-1]
+    for j in range(len(B.inside) - 2, -1, -1):
+        inside = z3.If(jv == j, B.inside[j], inside)
+    live = z3.substitute(mask.term, *at) if mask is not None else z3.BoolVal(True)
+    state(w).keygens[id(contrib)] = (z3.substitute(bv(a.tag.fields["col"]), *at),
+                                     z3.And(live, inside), k // kinstr)
     new = FragTag("data", {"row": drow, "col": dcol}, f"{a.tag.source or 'P'} x {B.tensor}",
                   acc.tag.contributions + [contrib], acc.tag.reset_scope,
                   meaning=acc.tag.meaning)
