@@ -56,9 +56,10 @@ def _carried(w, body) -> list[tuple[Value, Fragment]]:
     """Fragments defined before the loop that its body assigns a computed value, or
     accumulates into with a wgmma without resetting them first."""
     seen, out, reset = set(), [], set()
-    for op in body.ops:
+    for op in body.ops:                     # in order: a reset before the first use
         if op.opcode == "frag.assign" and not isinstance(op.operands[1], Value):
-            reset.add(id(w.value(op.operands[0])))
+            if id(w.value(op.operands[0])) not in seen:
+                reset.add(id(w.value(op.operands[0])))
             continue
         if op.opcode == "frag.assign" and hasattr(op.operands[1].type, "layout"):
             dst = op.operands[0]
