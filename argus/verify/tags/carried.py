@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import z3
 
 from argus.ir.nodes import Op, Value
-from argus.verify.smt import bv, holds
+from argus.verify.smt import bv
 
 from .meaning import (Hole, SoftAcc, Span, Stat, differs, resolve, row_differs, span_same,
                       span_text, state, subst)

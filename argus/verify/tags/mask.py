@@ -28,7 +28,7 @@ from argus.ir.nodes import Loc, Op
 from argus.verify.finding import Counterexample, Finding
 from argus.verify.smt import TIMEOUT_MS, bv, value
 
-from . import asserts, report, scalars
+from . import asserts, scalars
 from .meaning import PredVal, Series, state, subst
 from .values import Fragment
 from .violations import label, refute

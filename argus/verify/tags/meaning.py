@@ -63,10 +63,6 @@ def resolve(x):
     return x
 
 
-def unbound(x) -> bool:
-    return isinstance(resolve(x), Hole)
-
-
 @dataclass(frozen=True)
 class Span:
     """Blocks [lo, hi) of the loop whose counter is `loop` (None: no loop, block 0)."""

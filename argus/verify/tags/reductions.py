@@ -116,7 +116,7 @@ def reduce_row(w, op: Op) -> None:
     if x.tag.state != "data":
         w.env[op.result] = Fragment(tuple(t.shape), t.layout, x.tag.copy(), op.loc)
         return
-    from .softmax import consume, innermost_loop, series_of, stat_fields
+    from .softmax import consume, series_of, stat_fields
     consume(w, x, op, _label(op))
     pr, pc = w.pos["pr"], w.pos["pc"]
     rows, cols = x.shape

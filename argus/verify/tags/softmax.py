@@ -1,17 +1,13 @@
-"""The online softmax (flash attention) in elementwise math: the running max, p = exp2(x - m),
-the rescale factor alpha = exp2(m_old - m_new), the rescaled row sum and accumulator, and
-the final o / l. Each rule checks the invariant its step needs (meaning.py says what the
-values stand for) and reports where it breaks:
+"""The online softmax (flash attention) in elementwise math: the dispatch of every math op,
+and the running max, p = exp2(x - m) and m_old - m_new (the rescale, the running sum and
+o / l are in rescale.py). Each rule checks the invariant its step needs (meaning.py says
+what the values stand for) and reports where it breaks:
 
   maximum(m_old, row_max(x))   the same score tile and row, and adjacent blocks
   x - m                        m is the running max of x itself, of the same row, and
                                covers x's block (so p <= 1 and p is relative to the max
                                the row sum and the accumulator will be relative to)
   m_old - m_new                the same tile and row; m_new includes m_old's blocks
-  l * alpha, o * alpha         alpha starts from the max l (o) is relative to
-  l * alpha + row_sum(p)       both relative to the same max, over adjacent blocks
-  o / l                        the same max, the same blocks, the same row; the keys
-                               accumulated are exactly the unmasked ones (keys.py)
 
 Any other math falls back to memory.elementwise (tags kept when all operands agree); a
 fallback that loses the tags is reported as not modelled, never silently."""
@@ -26,14 +22,12 @@ import z3
 from argus.ir.nodes import Op
 from argus.verify.smt import bv, holds, value
 
-from . import indices, kcoverage, mask, memory, report
-from .meaning import (Alpha, Diff, Exp, Gap, Normalised, Series, SoftAcc, Span, Stat, differs,
-                      empty, eq, has_key, resolve, row_differs, same_series, span_same,
-                      span_text, state, subst)
+from . import indices, kcoverage, mask, memory
+from .meaning import (Alpha, Diff, Exp, Gap, Series, Span, Stat, empty, eq, has_key, resolve,
+                      row_differs, same_series, span_text, state, subst)
 from .values import FragTag, Fragment
 from .violations import atom_of, label, locate, refute
 
-SOFT = (Series, Stat, Diff, Exp, Gap, Alpha, SoftAcc, Normalised)
 
 
 # -- dispatch ----------------------------------------------------------------------------
@@ -55,8 +49,9 @@ def math_op(w, op: Op) -> None:
     if any(isinstance(a, Fragment) and a.tag.state == "unknown" for a in args):
         fallback(w, op)
         return
-    handler = {"max": _max, "sub": _sub, "exp2": _exp2, "mul": _mul, "add": _add,
-               "div": _div}.get(name)
+    from . import rescale
+    handler = {"max": _max, "sub": _sub, "exp2": _exp2, "mul": rescale.mul,
+               "add": rescale.add, "div": rescale.div}.get(name)
     if handler is None or not handler(w, op, args):
         fallback(w, op)
 
@@ -68,7 +63,7 @@ def fallback(w, op: Op) -> None:
     frags = [a for a in args if isinstance(a, Fragment)]
     if any(indices.index_fragment(f) for f in frags):
         w.not_modelled(op, "index or predicate fragments other than in masks and index sums")
-        w.env[op.result] = _unknown(op, "an index fragment used as data")
+        w.env[op.result] = failed(op, "an index fragment used as data")
         return
     memory.elementwise(w, op)
     out = w.env.get(op.result)
@@ -78,7 +73,8 @@ def fallback(w, op: Op) -> None:
             w.not_modelled(op, f"{op.opcode} of fragments whose tags differ")
 
 
-def _unknown(op: Op, why: str) -> Fragment:
+def failed(op: Op, why: str) -> Fragment:
+    """The result of an op whose check failed (or that the pass cannot follow): unknown."""
     t = op.result.type
     return Fragment(tuple(t.shape), t.layout, FragTag("unknown", why_unknown=why), op.loc)
 
@@ -200,7 +196,7 @@ def tile_frag(op: Op, like: Fragment, meaning_, contributions=None) -> Fragment:
     return Fragment(tuple(t.shape), t.layout, tag, op.loc)
 
 
-def _row_check(w, op, rowvec_row, tile_row, layout, rows, cols, what: str) -> bool:
+def row_check(w, op, rowvec_row, tile_row, layout, rows, cols, what: str) -> bool:
     """The row vector's row equals the tile's row at every element (broadcast)."""
     bad = row_differs(rowvec_row, tile_row)
     model = refute(
@@ -232,7 +228,7 @@ def _max(w, op: Op, args) -> bool:
                message=lambda m, inst: (f"maximum combines a running row max with {name}, "
                                         f"which is {what}"),
                hint="the running max is maximum(m_i, row_max(x)) of the masked score tile x")
-        w.env[op.result] = _unknown(op, "a running max combined with another statistic")
+        w.env[op.result] = failed(op, "a running max combined with another statistic")
         return True
     return _combine_max(w, op, ma, mb)
 
@@ -245,14 +241,14 @@ def _combine_max(w, op, A: Stat, B: Stat) -> bool:
                                         f"{sa.loc.line}) with the row max of {sb.name} (line "
                                         f"{sb.loc.line})"),
                hint="take the running max of the one tile the softmax exponentiates")
-        w.env[op.result] = _unknown(op, "maxima of different tiles")
+        w.env[op.result] = failed(op, "maxima of different tiles")
         return True
     series = resolve(A.series)
-    if not _row_check(w, op, A.row, B.row, f"rows({series.layout})", series.rows, None,
+    if not row_check(w, op, A.row, B.row, f"rows({series.layout})", series.rows, None,
                       "maximum"):
-        w.env[op.result] = _unknown(op, "maxima of different rows")
+        w.env[op.result] = failed(op, "maxima of different rows")
         return True
-    span = _union(w, A.span, B.span)
+    span = span_union(w, A.span, B.span)
     if span is None:
         refute(w, op, "tag.softmax-max", z3.BoolVal(True),
                layout=f"rows({series.layout})",
@@ -262,7 +258,7 @@ def _combine_max(w, op, A: Stat, B: Stat) -> bool:
                                         f"adjacent, so the running max misses blocks"),
                hint="update the running max once per block: m_new = maximum(m_i, "
                     "row_max(x)) with m_i the max of every earlier block")
-        w.env[op.result] = _unknown(op, "a running max over non-adjacent blocks")
+        w.env[op.result] = failed(op, "a running max over non-adjacent blocks")
         return True
     row = B.row if not hasattr(resolve(B.row), "sinks") else A.row
     stat = Stat("max", series, span, resolve(row), None, op.loc)
@@ -270,7 +266,7 @@ def _combine_max(w, op, A: Stat, B: Stat) -> bool:
     return True
 
 
-def _union(w, a: Span, b: Span) -> Span | None:
+def span_union(w, a: Span, b: Span) -> Span | None:
     """The union of two adjacent (or equal) spans of one loop, else None."""
     if a.loop != b.loop:
         return None
@@ -313,11 +309,11 @@ def _diff(w, op, x: Fragment, m: Stat) -> bool:
                    f"exponentiates (p can exceed 1, and masked keys are not zero)"),
                hint="take the row max of the tile you exponentiate: m_new = maximum(m_i, "
                     "row_max(x)); p = exp2(x - m_new)")
-        w.env[op.result] = _unknown(op, "exp2 relative to another tile's max")
+        w.env[op.result] = failed(op, "exp2 relative to another tile's max")
         return True
-    if not _row_check(w, op, m.row, series.fields["row"], x.layout, x.shape[0], x.shape[1],
+    if not row_check(w, op, m.row, series.fields["row"], x.layout, x.shape[0], x.shape[1],
                       "x - m"):
-        w.env[op.result] = _unknown(op, "a max of another row")
+        w.env[op.result] = failed(op, "a max of another row")
         return True
     if m.span.loop == series.loop:
         inside = z3.And(z3.ULE(bv(m.span.lo), bv(series.block)),
@@ -334,7 +330,7 @@ def _diff(w, op, x: Fragment, m: Stat) -> bool:
         hint="subtract the max that includes this block: m_new = maximum(m_i, row_max(x)), "
              "then p = exp2(x - m_new)")
     if model is not None:
-        w.env[op.result] = _unknown(op, "exp2 relative to a max without this block")
+        w.env[op.result] = failed(op, "exp2 relative to a max without this block")
         return True
     w.env[op.result] = tile_frag(op, x, Diff(series, m))
     return True
@@ -345,12 +341,12 @@ def _gap(w, op, src: Stat, dst: Stat) -> bool:
         refute(w, op, "tag.softmax-rescale", True,
                message=lambda m, inst: "m_old - m_new subtracts row maxima of different tiles",
                hint="alpha = exp2(m_i - m_new) with both maxima of the same score tile")
-        w.env[op.result] = _unknown(op, "maxima of different tiles")
+        w.env[op.result] = failed(op, "maxima of different tiles")
         return True
     series = resolve(dst.series)
-    if not _row_check(w, op, src.row, dst.row, f"rows({series.layout})", series.rows, None,
+    if not row_check(w, op, src.row, dst.row, f"rows({series.layout})", series.rows, None,
                       "m_old - m_new"):
-        w.env[op.result] = _unknown(op, "maxima of different rows")
+        w.env[op.result] = failed(op, "maxima of different rows")
         return True
     covers = z3.And(z3.ULE(bv(dst.span.lo), bv(src.span.lo)),
                     z3.ULE(bv(src.span.hi), bv(dst.span.hi))) if src.span.loop == dst.span.loop \
@@ -364,7 +360,7 @@ def _gap(w, op, src: Stat, dst: Stat) -> bool:
             f"can exceed 1 and the running max is not carried"),
         hint="m_new = maximum(m_i, row_max(x)) includes every block of m_i")
     if model is not None:
-        w.env[op.result] = _unknown(op, "a rescale between unrelated maxima")
+        w.env[op.result] = failed(op, "a rescale between unrelated maxima")
         return True
     w.env[op.result] = rows_frag(w, op, Gap(src, dst), dst.row)
     return True
@@ -382,192 +378,3 @@ def _exp2(w, op: Op, args) -> bool:
         w.env[op.result] = rows_frag(w, op, Alpha(m.src, m.dst), m.dst.row)
         return True
     return False
-
-
-# -- rescale -----------------------------------------------------------------------------
-def _mul(w, op: Op, args) -> bool:
-    a, b = args
-    ma, mb = meaning(a), meaning(b)
-    if isinstance(mb, Alpha) or isinstance(ma, Alpha):
-        x, alpha, xi = (a, mb, 0) if isinstance(mb, Alpha) else (b, ma, 1)
-        return _rescale(w, op, x, alpha, op.operands[xi])
-    return False
-
-
-def _rescale(w, op, x, alpha: Alpha, operand) -> bool:
-    mx = meaning(x)
-    name = label(operand)
-    if constant(x, 0) or constant(x, 0.0):
-        w.env[op.result] = Fragment(x.shape, op.result.type.layout, x.tag.copy(), op.loc)
-        return True
-    if isinstance(mx, Alpha):
-        if not differs_always(w, mx.dst, alpha.src):
-            w.env[op.result] = rows_frag(w, op, Alpha(mx.src, alpha.dst), alpha.dst.row)
-        else:
-            w.env[op.result] = rows_frag(w, op, None, alpha.dst.row)
-        return True
-    carried = (isinstance(mx, Stat) and mx.exp_sum) or isinstance(mx, SoftAcc)
-    if not carried:
-        what = mx.kind_text if isinstance(mx, Stat) else "not a row sum or an accumulator"
-        refute(w, op, "tag.softmax-rescale", True,
-               message=lambda m, inst: (f"{name} is multiplied by the rescale factor "
-                                        f"exp2(m_old - m_new) but is {what}"),
-               hint="rescale only the row sum l and the accumulator o, which are relative "
-                    "to the previous max")
-        w.env[op.result] = _unknown(op, "a rescale of a value that is not relative to a max")
-        return True
-    series = resolve(alpha.dst.series)
-    layout = x.layout if is_tile(x) else f"rows({series.layout})"
-    rows, cols = x.shape[0], (x.shape[1] if is_tile(x) else None)
-    if not _row_check(w, op, alpha.dst.row, mx.row, layout, rows, cols, f"{name} * alpha"):
-        w.env[op.result] = _unknown(op, "a rescale of another row")
-        return True
-    bad = z3.And(z3.Not(empty(mx.span)), differs(w, mx.ref, alpha.src))
-    model = refute(
-        w, op, "tag.softmax-rescale", bad, layout=layout, rows=rows, cols=cols,
-        message=lambda m, inst: (
-            f"{name} holds {_holds(mx, m)} relative to m = {mx.ref.describe(m)}, but is "
-            f"rescaled by exp2(m_old - m_new) with m_old = {alpha.src.describe(m)}: the "
-            f"factor must start from the max {name} is relative to"),
-        hint="compute alpha = exp2(m_i - m_new) from the running max before this block "
-             "(before m_i is updated) and rescale l and o with it")
-    if model is not None:
-        w.env[op.result] = _unknown(op, "a rescale from the wrong max")
-        return True
-    if isinstance(mx, Stat):
-        new = Stat("sum", mx.series, mx.span, resolve(mx.row), alpha.dst, op.loc)
-        w.env[op.result] = rows_frag(w, op, new, new.row)
-    else:
-        new = SoftAcc(alpha.dst, mx.span, mx.series, mx.row, mx.col)
-        w.env[op.result] = tile_frag(op, x, new, x.tag.contributions)
-    return True
-
-
-def differs_always(w, a: Stat, b: Stat) -> bool:
-    return not holds(w.ctx, z3.Not(differs(w, a, b)), [*w.path])
-
-
-def _holds(mx, m) -> str:
-    what = "the row sums" if isinstance(mx, Stat) else "the products P V"
-    return f"{what} of {span_text(mx.span, m)}"
-
-
-# -- the running row sum -------------------------------------------------------------------
-def _add(w, op: Op, args) -> bool:
-    a, b = args
-    ma, mb = meaning(a), meaning(b)
-    sums = [m for m in (ma, mb) if isinstance(m, Stat) and m.exp_sum]
-    if not sums or not (is_rows(a) and is_rows(b)):
-        return False
-    if constant(a, 0) or constant(b, 0):
-        s = mb if constant(a, 0) else ma
-        if isinstance(s, Stat) and s.exp_sum:
-            w.env[op.result] = rows_frag(w, op, s, s.row)
-            return True
-    if len(sums) == 1:
-        other, name = (mb, label(op.operands[1])) if isinstance(ma, Stat) and ma.exp_sum \
-            else (ma, label(op.operands[0]))
-        what = other.kind_text if isinstance(other, Stat) else "not a row sum of exp2(x - m)"
-        refute(w, op, "tag.softmax-sum", True,
-               message=lambda m, inst: (f"the row sum adds {name}, which is {what}"),
-               hint="the running sum is l_i * alpha + row_sum(p) with p = exp2(x - m_new)")
-        w.env[op.result] = _unknown(op, "a row sum plus something else")
-        return True
-    A, B = ma, mb
-    series = resolve(A.series) if not hasattr(resolve(A.series), "sinks") else resolve(B.series)
-    if not same_series(A.series, B.series):
-        refute(w, op, "tag.softmax-sum", True,
-               message=lambda m, inst: "adds row sums of different score tiles",
-               hint="sum exp2(x - m) of the one tile the softmax is over")
-        w.env[op.result] = _unknown(op, "sums of different tiles")
-        return True
-    layout = f"rows({series.layout})"
-    if not _row_check(w, op, A.row, B.row, layout, series.rows, None, "row sum + row sum"):
-        w.env[op.result] = _unknown(op, "sums of different rows")
-        return True
-    bad = z3.And(z3.Not(empty(A.span)), z3.Not(empty(B.span)), differs(w, A.ref, B.ref))
-    model = refute(
-        w, op, "tag.softmax-sum", bad, layout=layout, rows=series.rows,
-        message=lambda m, inst: (
-            f"adds the row sum over {span_text(A.span, m)} relative to m = "
-            f"{A.ref.describe(m)} and the row sum over {span_text(B.span, m)} relative to "
-            f"m = {B.ref.describe(m)}: they are relative to different maxima"),
-        hint="rescale the old sum to the new max first: l_i * exp2(m_i - m_new) + "
-             "row_sum(exp2(x - m_new))")
-    if model is not None:
-        w.env[op.result] = _unknown(op, "sums relative to different maxima")
-        return True
-    span = _union(w, A.span, B.span)
-    if span is None:
-        refute(w, op, "tag.softmax-sum", True, layout=layout, rows=series.rows,
-               message=lambda m, inst: (f"adds the row sum over {span_text(A.span, m)} and "
-                                        f"the row sum over {span_text(B.span, m)}: not "
-                                        f"adjacent blocks (a block is missing or counted "
-                                        f"twice)"),
-               hint="add each block's row_sum(p) once to the running sum of the earlier "
-                    "blocks")
-        w.env[op.result] = _unknown(op, "sums over non-adjacent blocks")
-        return True
-    newer = B if holds(w.ctx, eq(span.hi, B.span.hi), w.path) else A
-    row = B.row if not hasattr(resolve(B.row), "sinks") else A.row
-    new = Stat("sum", series, span, resolve(row), newer.ref, op.loc)
-    w.env[op.result] = rows_frag(w, op, new, new.row)
-    return True
-
-
-# -- o / l -------------------------------------------------------------------------------
-def _div(w, op: Op, args) -> bool:
-    o, l = args
-    mo, ml = meaning(o), meaning(l)
-    if not (is_tile(o) and is_rows(l) and isinstance(mo, SoftAcc)):
-        return False
-    lname = label(op.operands[1])
-    if isinstance(l, Fragment) and l.tag.state == "empty":
-        refute(w, op, "tag.softmax-normalise", True, layout=o.layout,
-               message=lambda m, inst: (f"o / {lname}: {lname} still holds its initial "
-                                        f"{l.tag.init}: no row sum is accumulated into it"),
-               hint=f"accumulate the row sum in the key loop: assign({lname}, {lname} * "
-                    f"alpha + row_sum(p))")
-        w.env[op.result] = _unknown(op, "normalised by a constant")
-        return True
-    if not (isinstance(ml, Stat) and ml.exp_sum):
-        what = ml.kind_text if isinstance(ml, Stat) else "not a row sum of exp2(x - m)"
-        refute(w, op, "tag.softmax-normalise", True, layout=o.layout,
-               message=lambda m, inst: f"o / {lname}: {lname} is {what}",
-               hint="divide the accumulator by the running row sum l of the same softmax")
-        w.env[op.result] = _unknown(op, "normalised by another statistic")
-        return True
-    series = resolve(mo.series)
-    if not same_series(mo.series, ml.series) or not isinstance(series, Series):
-        refute(w, op, "tag.softmax-normalise", True,
-               message=lambda m, inst: f"o / {lname}: the sum is of another score tile",
-               hint="divide by the row sum of the tile whose exp2 was accumulated")
-        w.env[op.result] = _unknown(op, "normalised by another tile's sum")
-        return True
-    if not _row_check(w, op, ml.row, mo.row, o.layout, o.shape[0], o.shape[1], f"o / {lname}"):
-        w.env[op.result] = _unknown(op, "normalised by another row's sum")
-        return True
-    bad = z3.Or(differs(w, mo.ref, ml.ref), z3.Not(span_same(w, mo.span, ml.span, series)))
-    model = refute(
-        w, op, "tag.softmax-normalise", bad, layout=o.layout, rows=o.shape[0], cols=o.shape[1],
-        message=lambda m, inst: (
-            f"o / {lname}: o holds the products P V of {span_text(mo.span, m)} relative to "
-            f"m = {mo.ref.describe(m)}, but {lname} is {ml.describe(m)}: the final "
-            f"normalisation must use the same row's sum of the last iteration"),
-        hint=f"divide by the row sum updated in the same iteration as o (assign({lname}, "
-             f"{lname} * alpha + row_sum(p)) in every iteration)")
-    if model is not None:
-        w.env[op.result] = _unknown(op, "normalised by a stale sum")
-        return True
-    refute(w, op, "tag.softmax-normalise", empty(mo.span), layout=o.layout, rows=o.shape[0],
-           cols=o.shape[1],
-           message=lambda m, inst: "the key loop can run no iteration: o / l is 0 / 0 (NaN)",
-           hint="make sure every block visits at least one key block")
-    from . import keys
-    keys.check(w, op, o, series)
-    fields = {k: v for k, v in o.tag.fields.items()}
-    t = op.result.type
-    w.env[op.result] = Fragment(tuple(t.shape), t.layout, FragTag(
-        "data", fields, o.tag.source, [], o.tag.reset_scope, meaning=Normalised(series)),
-        op.loc)
-    return True

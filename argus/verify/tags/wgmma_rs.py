@@ -19,13 +19,12 @@ from __future__ import annotations
 import z3
 
 from argus.ir.nodes import Op
-from argus.layout.hopper import instruction_k
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, holds, value
 
-from . import operands, report, wgmma
-from .meaning import (Exp, Hole, SoftAcc, Span, differs, empty, eq, resolve, row_differs,
-                      same_series, span_text, state)
+from . import operands, wgmma
+from .meaning import (Exp, Hole, SoftAcc, Span, differs, empty, eq, resolve, same_series,
+                      span_text, state)
 from .values import Contribution, FragTag, Fragment, SmemView
 from .violations import refute
 
