@@ -155,3 +155,24 @@ def test_a_select_that_is_not_a_mask_is_not_modelled():
     ''')
     checks = {f.check for f in check(k)}
     assert "tag.not-modelled" in checks and "tag.assert-undischarged" in checks
+
+
+def test_a_reduction_across_rows_loses_the_row_and_is_an_error(monkeypatch):
+    """A tile whose row tag varies along its rows (as a transposed load would give: no op
+    of today's DSL does) reduced row by row: the result has no row, at the reduction."""
+    from argus.verify.tags import memory, rules
+
+    def transposed_load(w, op):
+        memory.load(w, op)
+        frag = w.env[op.result]
+        frag.tag.fields["row"], frag.tag.fields["col"] = (frag.tag.fields["col"],
+                                                          frag.tag.fields["row"])
+
+    monkeypatch.setitem(rules.RULES, "load", transposed_load)
+    src, k = kernel('''
+        s = load(tile(C, (64, 64), (0, 0)), "wgmma_acc_m64n64")
+        m = row_max(s)
+    ''')
+    (f,) = check(k)
+    assert f.check == "tag.reduction" and f.loc.line == line_of(src, "m = row_max(s)")
+    assert "wrong axis" in f.message and f.counterexample.thread is not None
