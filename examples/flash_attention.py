@@ -6,6 +6,13 @@ ring; two consumer warpgroups each own 64 query rows and keep the online-softmax
 mask compares each register's logical column (key index) with its logical row (query
 index) through the coordinate intrinsics. Scores are pre-scaled by log2(e)/sqrt(d) so the
 softmax uses exp2.
+
+`argus check` verifies it (docs/design/verifier-attention.md): the two tag_asserts in the
+loop state which query rows and keys S holds and what the causal mask keeps; the verifier
+adds the built-in contracts of the ops: P.key == V.key, the running max, row sum and
+rescale of every row and iteration, the final o / l, that every unmasked key reaches
+every row exactly once (so the skipped blocks are fully masked) and each row is stored
+once.
 """
 
 import numpy as np
@@ -73,9 +80,14 @@ def flash_fwd(Q: Tensor["T", HD, bf16], K: Tensor["T", HD, bf16], V: Tensor["T",
             wgmma(s_acc, q_rows, k_s[s])
             wgmma_commit()
             wgmma_wait(0)
+            # S holds this warpgroup's 64 query rows against the BN keys of block j
+            tag_assert(tag(s_acc).row == bx * BM + wg * 64 + coord(s_acc)[0]
+                       and tag(s_acc).col == j * BN + coord(s_acc)[1])
             scores = add_tag(s_acc * SCALE_LOG2, iteration=j)
             if CAUSAL:
                 keep = col_of(scores) + j * BN <= row_of(scores) + bx * BM + wg * 64
+                # the mask keeps exactly the keys at or before the query
+                tag_assert(keep == (tag(scores).col <= tag(scores).row))
                 masked = select(keep, scores, -inf)
             else:
                 masked = scores

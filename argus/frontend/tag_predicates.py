@@ -1,14 +1,15 @@
 """Translate the predicate of `tag_assert(...)` into a TagExpr over the op's operands.
 
 Inside the predicate, `tag(x).field` is the tag field of each element of x, `coord(x)[i]`
-each element's coordinate i, and other names are uniform scalars (loop variables, ids)."""
+each element's coordinate i, an index or predicate fragment (`row_of(s)`, a mask) stands for
+its value at each element, and other names are uniform scalars (loop variables, ids)."""
 
 from __future__ import annotations
 
 import ast
 
 from argus.ir.nodes import Value
-from argus.ir.types import ScalarType
+from argus.ir.types import DType, FragmentType, ScalarType
 from argus.ir import tagexpr as T
 
 OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
@@ -81,11 +82,15 @@ class PredicateTranslator:
             raise self.fx.error(node, f"use {self._call_name(node)}(x) with a field or index",
                                 "tag(x).row, coord(x)[0]")
         value = self.fx.expr(node)
+        if isinstance(value, Value) and isinstance(value.type, FragmentType) and \
+                value.type.dtype in (DType.pred, DType.int32):
+            return T.ValueOf(self._operand(value))
         scalar = isinstance(value, Value) and isinstance(value.type, ScalarType)
         if isinstance(value, bool) or not (isinstance(value, int) or scalar):
             raise self.fx.error(node, f"tag_assert cannot use {ast.unparse(node)!r} here",
-                                "compare tag(x).field and coord(x)[axis] with integers "
-                                "and uniform scalars (loop variables, ids)")
+                                "compare tag(x).field and coord(x)[axis] with integers, "
+                                "uniform scalars (loop variables, ids) and index or "
+                                "predicate fragments (row_of(x), a mask)")
         if isinstance(value, int):
             return T.Const(value)
         return T.ScalarRef(self._operand(value))

@@ -21,12 +21,14 @@ class IRSyntaxError(ValueError):
 
 
 def split_top(text: str, sep: str = ",") -> list[str]:
-    """Split at `sep` outside brackets."""
+    """Split at `sep` outside brackets (a < or > after a space is a comparison, as in a
+    tag predicate, not the bracket of a type like frag<fp32>)."""
     parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in OPEN:
+    for i, ch in enumerate(text):
+        comparison = ch in "<>" and (i == 0 or text[i - 1] == " ")
+        if ch in OPEN and not comparison:
             depth += 1
-        elif ch in CLOSE:
+        elif ch in CLOSE and not comparison:
             depth -= 1
         if ch == sep and depth == 0:
             parts.append(cur.strip())
@@ -106,6 +108,8 @@ def parse_tag_expr(text: str) -> T.TagExpr:
             return T.TagField(int(n.value.args[0].id[1:]), n.attr)
         if isinstance(n, ast.Subscript):
             return T.CoordOf(int(n.value.args[0].id[1:]), n.slice.value)
+        if isinstance(n, ast.Call) and n.func.id == "value":
+            return T.ValueOf(int(n.args[0].id[1:]))
         if isinstance(n, ast.Name):
             return T.ScalarRef(int(n.id[1:]))
         return T.Const(n.value)

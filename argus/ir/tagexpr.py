@@ -36,6 +36,16 @@ class ScalarRef:
 
 
 @dataclass(frozen=True)
+class ValueOf:
+    """The value of each element of operand `operand`, an index or predicate fragment (e.g. a
+    mask: `tag_assert(keep == (tag(s).col <= tag(s).row))`)."""
+    operand: int
+
+    def __str__(self) -> str:
+        return f"value(${self.operand})"
+
+
+@dataclass(frozen=True)
 class Const:
     value: int
 
@@ -53,11 +63,11 @@ class BinExpr:
         return f"({self.lhs} {self.op} {self.rhs})"
 
 
-TagExpr = Union[TagField, CoordOf, ScalarRef, Const, BinExpr]
+TagExpr = Union[TagField, CoordOf, ScalarRef, ValueOf, Const, BinExpr]
 
 
 def operands_of(expr: TagExpr) -> set[int]:
-    if isinstance(expr, (TagField, CoordOf, ScalarRef)):
+    if isinstance(expr, (TagField, CoordOf, ScalarRef, ValueOf)):
         return {expr.operand}
     if isinstance(expr, BinExpr):
         return operands_of(expr.lhs) | operands_of(expr.rhs)

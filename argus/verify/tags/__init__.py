@@ -1,9 +1,11 @@
 """Tag propagation by abstract interpretation over the IR, discharged with z3.
 
 `check(kernel)` walks the kernel (walker.py) applying each op family's transfer rule
-(memory.py, tma.py, operands.py, wgmma.py, store.py, kcoverage.py, asserts.py), then
-checks the stores of the whole kernel against each other (writers.py: races, coverage).
-What is symbolic, enumerated, assumed and not checked: docs/design/verifier.md.
+(memory.py, tma.py, operands.py, wgmma.py, store.py, kcoverage.py, asserts.py; flash
+attention: attention.py's table), then checks the stores of the whole kernel against each
+other (writers.py: races, coverage) and the blocks masked loops visit (mask.py).
+What is symbolic, enumerated, assumed and not checked: docs/design/verifier.md and
+docs/design/verifier-attention.md.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ def check(kernel: Kernel) -> list[Finding]:
 
     w = Walker(kernel)
     w.run()
-    for whole_kernel_check in (writers.races, writers.coverage):
+    from . import mask
+    for whole_kernel_check in (writers.races, writers.coverage, mask.visited_blocks):
         try:
             whole_kernel_check(w)
         except Undecided as why:

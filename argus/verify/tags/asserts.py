@@ -31,6 +31,8 @@ def tag_assert(w, op: Op) -> None:
     text = op.attrs.get("text", str(pred))
     frags = [v for v in vals if isinstance(v, Fragment)]
     layout = frags[0].layout if frags else None
+    if layout and layout.startswith("rows(") and layout.endswith(")"):
+        layout = layout[5:-1]         # a row vector's rows: named by a thread of its tile
     shape = next((tuple(v.shape) for v in vals if isinstance(v, (Fragment, SmemView))),
                  next((v.box for v in vals if isinstance(v, GlobalTile)), ()))
     leaves: dict[str, object] = {}
@@ -104,6 +106,16 @@ def _render(w, e, vals, leaves):
             leaves[f"tag.{e.field}"] = x
             return x
         raise Undischarged(f"tag() of this operand is not modelled")
+    if isinstance(e, T.ValueOf):
+        from .meaning import IndexVal, PredVal
+        v = vals[e.operand]
+        m = v.tag.meaning if isinstance(v, Fragment) else None
+        if not isinstance(m, (IndexVal, PredVal)):
+            raise Undischarged("only index and predicate fragments (row_of, col_of, "
+                               "comparisons) have a modelled value")
+        leaves[f"value[{e.operand}]"] = z3.If(m.term, z3.BitVecVal(1, 64), z3.BitVecVal(
+            0, 64)) if isinstance(m, PredVal) else m.term
+        return m.term
     if isinstance(e, T.CoordOf):
         v = vals[e.operand]
         p = pr if e.axis == 0 else pc

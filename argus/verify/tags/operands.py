@@ -154,22 +154,29 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
     kk = w.pos["kk"]
     src = writer.src
     mn_terms, k_terms, inb_terms = [], [], []
+    proved = w.__dict__.setdefault("_descriptor_proofs", set())
     for j in range(k_total // kinstr):
         k0 = j * kinstr
-        try:
-            read_at = read_layout(descriptor_for(operand, k0), eb, major, mn_extent)
-        except (DescriptorError, SmemLayoutError, ValueError) as err:
-            w.not_modelled(op, f"the descriptor of operand {name}: {err}")
-            return None
-        addr = bv(read_at((narrow(mn_var, 16), narrow(kk, 16))))
-        r, c, fits = stage.element_at(addr)
         want_r, want_c = ((row0 + mn_var, k0 + kk) if major == "K" else (row0 + k0 + kk, mn_var))
-        ok = z3.And(fits, z3.ULT(r, stage.rows), r == bv(want_r), c == bv(want_c))
-        bounds = [z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)]
         model = None
-        if not holds(w.ctx, ok, [*w.path, *bounds]):
-            model = report.find(w, z3.Not(ok), w.scope_vars(), bounds,
-                                minimise_first=(mn_var, kk))
+        # a layout fact: proved once per walker for every read of the same band
+        key = (buf.name, buf.shape, buf.swizzle, row0, rows, major, mn_extent, j,
+               str(mn_var), tuple(str(p) for p in w.path))
+        if key not in proved:
+            try:
+                read_at = read_layout(descriptor_for(operand, k0), eb, major, mn_extent)
+            except (DescriptorError, SmemLayoutError, ValueError) as err:
+                w.not_modelled(op, f"the descriptor of operand {name}: {err}")
+                return None
+            addr = bv(read_at((narrow(mn_var, 16), narrow(kk, 16))))
+            r, c, fits = stage.element_at(addr)
+            ok = z3.And(fits, z3.ULT(r, stage.rows), r == bv(want_r), c == bv(want_c))
+            bounds = [z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)]
+            if holds(w.ctx, ok, [*w.path, *bounds]):
+                proved.add(key)
+            else:
+                model = report.find(w, z3.Not(ok), w.scope_vars(), bounds,
+                                    minimise_first=(mn_var, kk))
         if model is not None:
             mn_v, kk_v = value(model, mn_var), value(model, kk)
             got = (value(model, r), value(model, c))

@@ -1,6 +1,6 @@
 """Which transfer rule handles which opcode (structure and scalars are in walker.py)."""
 
-from . import asserts, memory, store, tma, wgmma
+from . import asserts, attention, memory, store, tma, wgmma
 
 RULES = {
     "tile": memory.tile,
@@ -19,3 +19,5 @@ RULES = {
 }
 for _name in ("add", "sub", "mul", "div", "max", "min", "exp2", "neg", "select"):
     RULES[f"math.{_name}"] = memory.elementwise
+RULES.update(attention.RULES)                  # flash attention (attention.py)
+RULES["store"] = attention.guard_store(RULES["store"])

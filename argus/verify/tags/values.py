@@ -85,10 +85,12 @@ class FragTag:
     why_unknown: str = ""
     init: Any = 0.0               # the constant an "empty" fragment holds (None: unknown)
     init_loc: Optional[Loc] = None
+    meaning: Any = None           # which number it is, for the online softmax (meaning.py)
 
     def copy(self) -> "FragTag":
         return FragTag(self.state, dict(self.fields), self.source, list(self.contributions),
-                       self.reset_scope, self.why_unknown, self.init, self.init_loc)
+                       self.reset_scope, self.why_unknown, self.init, self.init_loc,
+                       self.meaning)
 
 
 @dataclass

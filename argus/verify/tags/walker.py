@@ -273,7 +273,10 @@ class Walker:
                     self.ctx, "add", trip, scalars.binary(self.ctx, "sub", step, 1)), step)
             self.trip[name] = trip
         (name,) = self.loop_vars[key]
+        from . import carried                     # loop-carried softmax state (induction)
+        carried.enter(self, op, name)
         self._enter(op.regions[0], [(arg, self.ctx.vars[name].term)], [name])
+        carried.leave(self, op, name)
 
     def _enter(self, block: Block, bindings, names) -> None:
         for arg, term in bindings:

@@ -111,9 +111,16 @@ def _cover(w, tensor, recs) -> None:
     steps = [w.ctx.vars[n].term for n in (*w.schedules, "block") if n in w.ctx.vars]
     qnames = sorted({n for r in recs for n in (*r.identity, "pr", "pc")})
     qvars = [w.ctx.vars[n].term for n in qnames]
+    # a fact tying a writer's variable to a counter no writer is told apart by (the bound
+    # of a loop around no store, whose trip count depends on the block id) says nothing
+    # about which element is written
+    known = {str(q) for q in qvars} | {str(t) for t in w.sizes.values()}
+    known |= _atoms(w, known)
     inside, outside = [], []
     for f in w.ctx.facts:
         if any(_mentions(f, s) for s in steps):
+            continue
+        if any(_mentions(f, q) for q in qvars) and not _constants(f) <= known:
             continue
         (inside if any(_mentions(f, q) for q in qvars) else outside).append(f)
     witnessed, exact = [], []
@@ -223,3 +230,19 @@ def _mentions(expr, var) -> bool:
     if expr.eq(var):
         return True
     return any(_mentions(c, var) for c in expr.children())
+
+
+def _constants(expr) -> set[str]:
+    if z3.is_const(expr) and not z3.is_bv_value(expr) and not z3.is_true(expr) \
+            and not z3.is_false(expr):
+        return {str(expr)}
+    out: set[str] = set()
+    for c in expr.children():
+        out |= _constants(c)
+    return out
+
+
+def _atoms(w, known: set[str]) -> set[str]:
+    """Product atoms of known terms (they stand for a product of writer variables)."""
+    return {str(atom) for atom, a, b in w.ctx.atoms.values()
+            if _constants(a) <= known and _constants(b) <= known}

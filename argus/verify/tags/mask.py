@@ -1,0 +1,230 @@
+"""Masks: select(keep, x, -inf) on a score tile, the mask's specification, and the blocks a
+masked loop visits.
+
+- `select(keep, x, -inf)` (keep a predicate fragment, indices.py) makes a new Series whose
+  elements outside keep are -inf, so exp2 makes them 0.
+- `tag_assert(keep == <predicate of tag(x).row, tag(x).col>)` both checks the mask (for
+  every element of every visited block) and, once proved, *specifies* it as a function
+  of (query, key) for every key, visited or not: keys.py then proves that every key the
+  specification keeps is accumulated (so the blocks the loop skips are fully masked).
+- At p = exp2(x - m): every row has an unmasked key in the first block the loop visits
+  (else its max is -inf there and exp2(-inf - (-inf)) is NaN). The columns of the block
+  are ENUMERATED (one conjunct per column).
+- After the walk (`visited_blocks`): no block the loop visits is fully masked for every
+  row of every warpgroup of the role (the loop would do a block of work that adds
+  nothing; "exactly the fully masked blocks are skipped"), proved with a z3 quantifier
+  over the rows and columns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import z3
+
+from argus.ir import tagexpr as T
+from argus.ir.nodes import Loc, Op
+from argus.verify.finding import Counterexample, Finding
+from argus.verify.smt import TIMEOUT_MS, bv, value
+
+from . import asserts, scalars
+from .meaning import PredVal, Series, state, subst
+from .values import Fragment
+from .violations import label, refute
+
+
+@dataclass
+class MaskRecord:
+    """One walk's mask of a loop: keep over (pr, pc) and the scope, the tile's size."""
+    loop: str
+    keep: object
+    rows: int
+    cols: int
+    path: tuple
+    loc: Loc
+    warpgroup: int | None
+
+
+def select(w, op: Op) -> bool:
+    """select(keep, x, -inf) (or select(keep, -inf, x)) on a score tile; False otherwise."""
+    from .softmax import consume, innermost_loop
+    cond, a, b = (w.value(o) for o in op.operands)
+    if not (isinstance(cond, Fragment) and isinstance(cond.tag.meaning, PredVal)):
+        return False
+    keep = cond.tag.meaning
+    if _neg_inf(b) and isinstance(a, Fragment) and len(a.shape) == 2:
+        x, term, xi = a, keep.term, 1
+    elif _neg_inf(a) and isinstance(b, Fragment) and len(b.shape) == 2:
+        x, term, xi = b, z3.Not(keep.term), 2
+    else:
+        w.not_modelled(op, "select other than masking a score tile with -inf")
+        w.env[op.result] = Fragment(tuple(op.result.type.shape), op.result.type.layout,
+                                    _unknown_tag("a select that is not a -inf mask"), op.loc)
+        return True
+    if x.tag.state != "data" or "row" not in x.tag.fields:
+        w.env[op.result] = Fragment(tuple(op.result.type.shape), op.result.type.layout,
+                                    x.tag.copy(), op.loc)
+        return True
+    consume(w, x, op, label(op.operands[xi]))
+    loop, block = innermost_loop(w)
+    pred = keep if xi == 1 else PredVal(term, keep.loc)
+    if xi == 2 and keep.spec is not None:
+        pred.spec = lambda q, k, f=keep.spec: z3.Not(f(q, k))
+        pred.spec_tags = keep.spec_tags
+    series = Series(label(op.result), op.loc, loop, block, dict(x.tag.fields), x.shape[0],
+                    x.shape[1], x.layout, pred)
+    tag = x.tag.copy()
+    tag.meaning, tag.contributions = series, []
+    w.env[op.result] = Fragment(tuple(op.result.type.shape), op.result.type.layout, tag, op.loc)
+    if loop is not None:
+        state(w).masks.append(MaskRecord(loop, term, x.shape[0], x.shape[1], tuple(w.path),
+                                         op.loc, w.role.warpgroup if w.role else None))
+    return True
+
+
+def _neg_inf(x) -> bool:
+    return isinstance(x, float) and math.isinf(x) and x < 0
+
+
+def _unknown_tag(why):
+    from .values import FragTag
+    return FragTag("unknown", why_unknown=why)
+
+
+# -- the specification: tag_assert(keep == predicate of tags) -------------------------------
+def tag_assert(w, op: Op) -> None:
+    """asserts.tag_assert; a proved `pred == <tags>` also specifies the mask `pred`."""
+    before = len(w.findings)
+    asserts.tag_assert(w, op)
+    if w.phase != "check" or len(w.findings) != before:
+        return
+    pred = op.attrs["pred"]
+    if not (isinstance(pred, T.BinExpr) and pred.op == "=="):
+        return
+    for value_side, spec_side in ((pred.lhs, pred.rhs), (pred.rhs, pred.lhs)):
+        if not isinstance(value_side, T.ValueOf):
+            continue
+        frag = w.value(op.operands[value_side.operand])
+        if not (isinstance(frag, Fragment) and isinstance(frag.tag.meaning, PredVal)):
+            continue
+        fn = _spec(w, op, spec_side)
+        if fn is None:
+            continue
+        tile = w.value(op.operands[next(iter(_tiles(w, op, spec_side)))])
+        if {"row", "col"} <= tile.tag.fields.keys():
+            frag.tag.meaning.spec = fn
+            frag.tag.meaning.spec_text = op.attrs.get("text", "")
+            frag.tag.meaning.spec_tags = (tile.tag.fields["row"], tile.tag.fields["col"])
+
+
+def _tiles(w, op, e) -> set:
+    return {i for i in T.operands_of(e) if isinstance(w.value(op.operands[i]), Fragment)}
+
+
+def _spec(w, op, e):
+    """The predicate as a function of (row, col) of one fragment's tag, or None when it
+    names anything else that varies (coordinates, other fields, other fragments)."""
+    if len(_tiles(w, op, e)) != 1:
+        return None
+
+    def render(node, q, k):
+        if isinstance(node, T.Const):
+            return node.value
+        if isinstance(node, T.TagField) and node.field in ("row", "col"):
+            return q if node.field == "row" else k
+        if isinstance(node, T.ScalarRef):
+            v = w.value(op.operands[node.operand])
+            if v is None or isinstance(v, (Fragment, float)):
+                raise ValueError
+            return v
+        if isinstance(node, T.BinExpr):
+            name = {"+": "add", "-": "sub", "*": "mul", "//": "floordiv", "%": "mod",
+                    "==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge",
+                    "and": "land", "or": "lor"}[node.op]
+            return scalars.binary(w.ctx, name, render(node.lhs, q, k), render(node.rhs, q, k))
+        raise ValueError
+
+    try:
+        render(e, z3.BitVec("q", 64), z3.BitVec("k", 64))
+    except (ValueError, scalars.ScalarError, TypeError):
+        return None
+    return lambda q, k: scalars.as_bool(render(e, q, k))
+
+
+# -- the first block: no row without a key ---------------------------------------------------
+def first_block(w, op: Op, x: Fragment, series: Series, ref) -> None:
+    """p = exp2(x - m): every row has an unmasked key in the first block m summarises."""
+    if series.mask is None:
+        return
+    pairs = []
+    if series.loop is not None and ref.span.loop == series.loop and \
+            not isinstance(series.block, int):
+        pairs = [(bv(series.block), bv(ref.span.lo))]
+    pc = w.pos["pc"]
+    none = z3.And(*[z3.Not(subst(series.mask.term, [*pairs, (pc, bv(c))]))
+                    for c in range(series.cols)])
+    row = series.fields["row"]
+    refute(w, op, "tag.mask-block", none, layout=f"rows({x.layout})", rows=series.rows,
+           message=lambda m, inst: (
+               f"p = exp2(x - m) with m = {ref.describe(m)}: row "
+               f"{value(m, inst(bv(row)))} has no unmasked key in block "
+               f"{value(m, ref.span.lo)}, the first block m covers, so m is -inf there and "
+               f"exp2(-inf - (-inf)) is NaN, which reaches the row sum and the output"),
+           hint="visit first a block where every row keeps a key (for a causal mask: key "
+                "block 0 first), and carry the running max over the blocks")
+
+
+# -- after the walk: the visited blocks ----------------------------------------------------
+def visited_blocks(w) -> None:
+    """No visited block is fully masked for every row of every walk of its loop."""
+    st = state(w)
+    by_loop: dict[str, list[MaskRecord]] = {}
+    for rec in st.masks:
+        by_loop.setdefault(rec.loop, []).append(rec)
+    for loop, recs in by_loop.items():
+        pr, pc = w.pos["pr"], w.pos["pc"]
+        dead = []
+        for rec in recs:
+            r, c = z3.BitVec(f"r#{len(dead)}", 64), z3.BitVec(f"c#{len(dead)}", 64)
+            keep = z3.substitute(rec.keep, (pr, r), (pc, c))
+            dead.append(z3.ForAll([r, c], z3.Implies(z3.And(z3.ULT(r, rec.rows),
+                                                            z3.ULT(c, rec.cols)),
+                                                     z3.Not(keep))))
+            dead += list(rec.path)
+        s = z3.Solver()
+        s.set("timeout", TIMEOUT_MS)
+        s.add(*w.ctx.facts, *w.ctx.product_facts(), *dead)
+        result = s.check()
+        if result == z3.unsat:
+            continue
+        op = st.loop_ops.get(loop)
+        loc = op.loc if op is not None else recs[0].loc
+        if result != z3.sat:
+            w.findings.append(Finding(
+                "tag.undecided", "warning", "z3 could not decide whether the loop visits a "
+                "fully masked block; not verified", loc, "for",
+                "write the loop bound and the mask as affine expressions of the block ids"))
+            continue
+        ordered = [w.ctx.vars[n].term for n in ("block", *[v for v in w.ctx.vars
+                                                             if v.startswith("block_")], loop)
+                   if n in w.ctx.vars] + list(w.sizes.values())
+        report_least(s, ordered)
+        model = s.model()
+        ids = tuple(value(model, w.ctx.vars[n].term) for n in w.ctx.vars if n.startswith("block_"))
+        j = value(model, w.ctx.vars[loop].term)
+        sizes = {n: value(model, t) for n, t in w.sizes.items()}
+        name = w.ctx.vars[loop].name
+        w.findings.append(Finding(
+            "tag.mask-block", "error",
+            f"the loop visits block {name}={j}, whose keys are all masked for every row of "
+            f"the block (every warpgroup): it does a block of work that adds nothing; the "
+            f"loop must skip exactly the fully masked blocks", loc, "for",
+            "stop the loop at the last block with an unmasked key (causal: the block of the "
+            "diagonal)",
+            Counterexample(block=ids or None, iteration={name: j}, sizes=sizes)))
+
+
+def report_least(s, order) -> None:
+    from argus.verify.smt import least
+    least(s, order)
