@@ -29,9 +29,10 @@ check() {
   run 60 $A run argus/kernels/gemm_epilogue.py::gemm_nn_tma_epilogue --shape M=300,N=520,K=200
   run 90 $A demo --no-draw --atom 'wgmma_acc_m64n256'
 }
-sanitize() {
-  ARGUS_GEMM_CONFIG='{"EPILOGUE": "smem_tma", "S": 3}' \
-    run 120 compute-sanitizer --tool racecheck python3 benchmarks/gemm_sanitize.py
+sanitize() {   # every shipped variant (benchmarks/gemm_sanitize.py), under each tool
+  for tool in memcheck racecheck synccheck; do
+    run 150 compute-sanitizer --tool $tool python3 benchmarks/gemm_sanitize.py
+  done
 }
 perf() {
   run 60 python3 benchmarks/cublas_kernels.py
@@ -75,6 +76,7 @@ tune() {    # v3b: sweep the variants per shape, then the full harness with the 
 {
   case "$PHASE" in
     check) check; sanitize ;;
+    sanitize) sanitize ;;
     perf) perf ;;
     perf2) perf2 ;;
     tune) tune ;;
