@@ -11,9 +11,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 VARIANTS = {
-    "plain": {},
-    "smem_tma": {"epilogue": "smem_tma"},
-    "cluster2": {"cluster_m": 2},
+    "plain": {"BN": 256},
+    "smem_tma": {"epilogue": "smem_tma", "BN": 256},
+    "cluster2": {"cluster_m": 2, "BN": 256},
     "cluster2_smem_tma": {"cluster_m": 2, "epilogue": "smem_tma", "BN": 128},
     "bm64_cluster2": {"BM": 64, "BN": 64, "cluster_m": 2},
     "split_k2": {"split_k": 2, "BN": 128},
