@@ -1,11 +1,13 @@
 """Tag propagation by abstract interpretation over the IR, discharged with z3.
 
 `check(kernel)` walks the kernel (walker.py) applying each op family's transfer rule
-(memory.py, tma.py, operands.py, wgmma.py, store.py, kcoverage.py, asserts.py; flash
-attention: attention.py's table), then checks the stores of the whole kernel against each
-other (writers.py: races, coverage) and the blocks masked loops visit (mask.py).
-What is symbolic, enumerated, assumed and not checked: docs/design/verifier.md and
-docs/design/verifier-attention.md.
+(memory.py, tma.py, operands.py, wgmma.py, store.py, smem_store.py, tma_store.py,
+reduction.py, kcoverage.py, asserts.py; flash attention: attention.py's table), then
+checks what needs every warpgroup's walk: what each TMA store reads from shared memory
+(tma_store.py), the atomic adds of a tensor together (reduction.py), all writers of a
+tensor against each other (writers.py: races, coverage) and the blocks masked loops visit
+(mask.py). What is symbolic, enumerated, assumed and not checked: docs/design/verifier.md
+and docs/design/verifier-attention.md.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ from argus.verify.finding import Finding
 
 
 def check(kernel: Kernel) -> list[Finding]:
-    from . import writers
+    from . import reduction, tma_store, writers
     from .report import Undecided
     from .walker import Walker
 
     w = Walker(kernel)
     w.run()
     from . import mask
-    for whole_kernel_check in (writers.races, writers.coverage, mask.visited_blocks):
+    for whole_kernel_check in (tma_store.check, reduction.check, writers.races,
+                               writers.coverage, mask.visited_blocks):
         try:
             whole_kernel_check(w)
         except Undecided as why:

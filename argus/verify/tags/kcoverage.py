@@ -13,11 +13,14 @@ from argus.verify.smt import TIMEOUT_MS, bv, holds, value
 from . import report
 
 
-def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst) -> None:
-    """dst: (tensor name, destination coordinate terms) of the stored element."""
+def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=None,
+               index_instantiated=False) -> None:
     """Every k in [0, K) is accumulated exactly once into every element, counting only the
     products that can be non-zero (TMA fills elements outside a tensor with zeros, so a
-    k step past K adds nothing)."""
+    k step past K adds nothing). dst: (tensor name, destination coordinate terms) of the
+    stored element, over the fragment's positions (instantiated with `inst`) or, with
+    `index_instantiated`, already over the variables of the query; `refine(model, cex)`
+    may add to a counterexample (e.g. the thread that wrote the element)."""
     contribs = tag.contributions
     if not contribs:
         return
@@ -25,12 +28,15 @@ def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst) -> None:
     extent = bv(contribs[0].axis_extent)
     tensor, coords = dst
 
+    index = list(coords) if index_instantiated else [inst(c) for c in coords]
+
     def cex_of(model, k, times):
-        element = report.element(model, tensor, [inst(c) for c in coords],
+        element = report.element(model, tensor, index,
                                  {"k": k, "times accumulated": times},
                                  {"times accumulated": 1})
-        return report.counterexample(w, model, scope, layout=src.layout, warpgroup=wg,
-                                     thread_base=base, elements=(element,))
+        cex = report.counterexample(w, model, scope, layout=src.layout, warpgroup=wg,
+                                    thread_base=base, elements=(element,))
+        return refine(model, cex) if refine else cex
     # exactly once: two different (site, step, j, kk) never give one k below K
     chains = [_chained(jv, c) for c in contribs]
     for i, (c, (k_c, ok_c)) in enumerate(zip(contribs, chains)):

@@ -1,6 +1,6 @@
 """Which transfer rule handles which opcode (structure and scalars are in walker.py)."""
 
-from . import asserts, attention, memory, store, tma, wgmma
+from . import asserts, attention, memory, reduction, store, tma, tma_store, wgmma
 
 RULES = {
     "tile": memory.tile,
@@ -13,6 +13,8 @@ RULES = {
     "math.cast": memory.cast,
     "tag.add": memory.tag_add,
     "tma.load": tma.tma_load,
+    "tma.store": tma_store.tma_store,
+    "atomic.add": reduction.atomic_add,
     "wgmma.mma": wgmma.mma,
     "store": store.store,
     "tag.assert": asserts.tag_assert,

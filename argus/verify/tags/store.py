@@ -1,7 +1,8 @@
 """Stores to global memory: record the writer (writers.py checks them against each other),
 check that every k was accumulated exactly once (kcoverage.py) and that the value's tag
 is the destination coordinate. A store drops the elements outside its tensor (the
-backend guards it), so every check is about the elements inside.
+backend guards it), so every check is about the elements inside. A store into shared
+memory is recorded for the TMA stores that read it (smem_store.py, tma_store.py).
 
 Writers are told apart by their *identity*: tile coordinates (or block ids), loop
 counters other than a schedule's step counter, warpgroup and (thread, register). That
@@ -16,9 +17,9 @@ from argus.ir.nodes import Op
 from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
 
-from . import report
+from . import report, smem_store
 from .kcoverage import k_coverage
-from .values import Fragment, GlobalTile, StoreRecord
+from .values import Fragment, GlobalTile, SmemView, StoreRecord
 
 
 def _instance(w, layout, shape):
@@ -31,57 +32,82 @@ def _instance(w, layout, shape):
     return (lambda x: bv(x)), [z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1])], False
 
 
+def identity(w, extra=()) -> tuple[str, ...]:
+    """The variables that tell two writers apart here: a persistent block is told apart by
+    its tile (the schedule lemma), a plain one by its block ids; the step counter of a
+    schedule identifies nothing."""
+    blocks = tuple(n for n in w.ctx.vars if n.startswith("block_"))
+    return blocks + tuple(v for v in w.scope_vars() if v not in w.schedules) + tuple(extra)
+
+
+def record(w, op: Op, dst: GlobalTile, layout: str, shape, extra_identity=()) -> StoreRecord:
+    """The writer of the elements (pr, pc) of `dst` (not yet added to any list)."""
+    pr, pc = w.pos["pr"], w.pos["pc"]
+    coords = (bv(dst.origin[0]) + pr, bv(dst.origin[1]) + pc)
+    wg = w.role.warpgroup if w.role else None
+    base = wg * 128 if wg is not None else 0
+    return StoreRecord(dst.tensor, coords, dst.extents, identity(w, extra_identity), layout,
+                       tuple(shape), wg, base, tuple(w.path), op.loc)
+
+
+def inside(inst, rec: StoreRecord):
+    """The element lies inside the tensor (the store drops the others)."""
+    return z3.And(z3.ULT(inst(rec.dst[0]), bv(rec.extents[0])),
+                  z3.ULT(inst(rec.dst[1]), bv(rec.extents[1])))
+
+
 def store(w, op: Op) -> None:
     dst, src = w.value(op.operands[0]), w.value(op.operands[1])
     if w.phase != "check":
         return
+    if isinstance(dst, SmemView):
+        smem_store.record(w, op, dst, src)
+        return
     if not isinstance(dst, GlobalTile):
-        w.not_modelled(op, "stores to shared memory")
+        w.not_modelled(op, "a store whose destination tile is not known")
         return
     if not isinstance(src, Fragment):
         return
-    pr, pc = w.pos["pr"], w.pos["pc"]
-    coords = (bv(dst.origin[0]) + pr, bv(dst.origin[1]) + pc)
-    scope = w.scope_vars()
-    # a persistent block is told apart by its tile (the schedule lemma), a plain one by
-    # its block ids; the step counter of a schedule identifies nothing
-    blocks = tuple(n for n in w.ctx.vars if n.startswith("block_"))
-    identity = blocks + tuple(v for v in scope if v not in w.schedules)
-    wg = w.role.warpgroup if w.role else None
-    base = wg * 128 if wg is not None else 0
-    w.stores.append(StoreRecord(dst.tensor, coords, dst.extents, identity, src.layout,
-                                tuple(src.shape), wg, base, tuple(w.path), op.loc))
+    rec = record(w, op, dst, src.layout, src.shape)
+    w.stores.append(rec)
     inst, bounds, _ = _instance(w, src.layout, src.shape)
-    cex_of = lambda model, elements=(): report.counterexample(
-        w, model, scope, layout=src.layout, warpgroup=wg, thread_base=base, elements=elements)
-    # elements outside the tensor are dropped by the store (a guarded store)
-    inside = z3.And(z3.ULT(inst(coords[0]), bv(dst.extents[0])),
-                    z3.ULT(inst(coords[1]), bv(dst.extents[1])))
     tag = src.tag
     if tag.state != "data":
         return
-    k_coverage(w, op, tag, inst, [*bounds, inside], scope, src, wg, base, (dst.tensor, coords))
+    scope = w.scope_vars()
+    k_coverage(w, op, tag, inst, [*bounds, inside(inst, rec)], scope, src, rec.warpgroup,
+               rec.thread_base, (dst.tensor, rec.dst))
     if id(op.operands[1]) in w.asserted:
         return            # the user's tag_assert states what this value must satisfy
+    coordinates(w, op, rec, src, inst, bounds)
+
+
+def coordinates(w, op: Op, rec: StoreRecord, src: Fragment, inst, bounds, when=None) -> None:
+    """The value's row/col tags equal the destination coordinate of every element inside
+    (where `when` holds: an atomic add of a value that can only be zero changes nothing)."""
+    tag, scope = src.tag, w.scope_vars()
+    into = inside(inst, rec) if when is None else z3.And(inside(inst, rec), when)
     for axis, field in enumerate(("row", "col")):
         if field not in tag.fields:
             continue
-        claim = z3.Implies(inside, inst(tag.fields[field]) == inst(coords[axis]))
+        claim = z3.Implies(into, inst(tag.fields[field]) == inst(rec.dst[axis]))
         if holds(w.ctx, claim, [*w.path, *bounds]):
             continue
         model = report.find(w, z3.Not(claim), scope, bounds)
         if model is None:
             continue
-        idx = (inst(coords[0]), inst(coords[1]))
+        idx = (inst(rec.dst[0]), inst(rec.dst[1]))
         actual = {f: inst(tag.fields[f]) for f in ("row", "col") if f in tag.fields}
         expected = {"row": idx[0], "col": idx[1]}
-        cex = cex_of(model, (report.element(model, dst.tensor, idx, actual, expected),))
+        cex = report.counterexample(
+            w, model, scope, layout=src.layout, warpgroup=rec.warpgroup,
+            thread_base=rec.thread_base,
+            elements=(report.element(model, rec.tensor, idx, actual, expected),))
+        what = "added" if op.opcode == "atomic.add" else "stored"
         w.report(Finding("tag.store-coordinate", "error",
-                         f"the value stored at {dst.tensor}[{value(model, idx[0])}, "
+                         f"the value {what} at {rec.tensor}[{value(model, idx[0])}, "
                          f"{value(model, idx[1])}] carries {field} "
                          f"{value(model, actual[field])}",
-                         op.loc, "store", "store the tile at the coordinates of its rows and "
-                         "columns", cex))
+                         op.loc, "atomic_add" if op.opcode == "atomic.add" else "store",
+                         "store the tile at the coordinates of its rows and columns", cex))
         return
-
-

@@ -123,3 +123,42 @@ class StoreRecord:
     thread_base: int              # first thread of that warpgroup in the block
     path: tuple                   # path conditions (z3 Bools)
     loc: Loc
+
+
+@dataclass
+class SmemWrite:
+    """A store of a register fragment into a shared-memory view: element (pr, pc) of the
+    fragment lands on element view.offset + (pr, pc) of the view's stage, at the byte the
+    stage layout (tma.StageLayout, the backend's convention) gives it."""
+    view: SmemView
+    tag: FragTag
+    layout: str
+    shape: tuple[int, ...]
+    scope: tuple[str, ...]        # the loops around the store
+    path: tuple                   # its path conditions
+    role: Optional[str]
+    warpgroup: Optional[int]      # absolute warpgroup of the walk
+    order: int                    # position of the op in program order
+    loc: Loc
+
+
+@dataclass
+class TmaStoreRead:
+    """A TMA store: element (pr, pc) of the global box `dst` is element view.offset +
+    (pr, pc) of the shared-memory stage, read at the byte of the TMA box image."""
+    view: SmemView
+    dst: GlobalTile
+    scope: tuple[str, ...]
+    path: tuple
+    role: Optional[str]
+    warpgroup: Optional[int]
+    order: int
+    loc: Loc
+
+
+@dataclass
+class AddRecord:
+    """An atomic_add of a fragment into a global tile: the writer (as for a store) plus the
+    tag of what it adds (the k contributions of a partial sum)."""
+    store: StoreRecord
+    tag: FragTag

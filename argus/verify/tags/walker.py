@@ -72,6 +72,9 @@ class Walker:
         self.phase = "collect"
         self.writers: list[Writer] = []
         self.stores: list = []
+        self.smem_writes: list = []                  # register -> shared-memory stores
+        self.tma_reads: list = []                    # TMA stores (read after the walk)
+        self.reductions: list = []                   # atomic adds
         self.findings: list[Finding] = []
         self.unmodelled: dict[str, object] = {}      # opcode -> first loc
         self.loop_vars: dict[tuple, object] = {}     # loop key -> tuple of var names

@@ -11,6 +11,7 @@ from argus.verify.smt import TIMEOUT_MS, bv, least, value
 from . import report
 from .store import _instance
 from .values import StoreRecord
+from .witness import with_products
 
 
 def races(w) -> None:
@@ -23,7 +24,10 @@ def races(w) -> None:
                 return
 
 
-def _race(w, r: StoreRecord, q: StoreRecord) -> bool:
+def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> bool:
+    """Report (at q) an element that r and q both write (where `when`, a condition over
+    r's instantiated variables, holds); `say(element, first, second)` and `hint` replace
+    the message and hint of a plain double write."""
     inst_r, b_r, thr = _instance(w, r.layout, r.shape)
     inst_q, b_q, _ = _instance(w, q.layout, q.shape)
     names = list(dict.fromkeys([*q.identity, *_scope_of(w, q), *_pos_names(w, q.layout)]))
@@ -39,7 +43,7 @@ def _race(w, r: StoreRecord, q: StoreRecord) -> bool:
     extra = [*r.path, *[cp(p) for p in q.path], *b_r, *[cp(b) for b in b_q]]
     inside = z3.And(z3.ULT(inst_r(r.dst[0]), bv(r.extents[0])),   # the store drops the rest
                     z3.ULT(inst_r(r.dst[1]), bv(r.extents[1])))
-    goal = z3.And(same, differ, inside)
+    goal = z3.And(same, differ, inside, *([when] if when is not None else []))
     s = z3.Solver()
     s.set("timeout", TIMEOUT_MS)
     s.add(*w.ctx.facts, *extra, goal)
@@ -69,11 +73,16 @@ def _race(w, r: StoreRecord, q: StoreRecord) -> bool:
                                                      {"writers": 1}),))
     where = report.where(cex)
     second = ", ".join(f"{k} {v}" for k, v in other.items())
-    w.report(Finding("tag.store-race", "error",
-                     f"{r.tensor}[{value(model, idx[0])}, {value(model, idx[1])}] is written "
-                     f"twice: by {where} and by {second}", q.loc, "store",
-                     "give each warpgroup and tile its own rows: include the warpgroup index "
-                     "in the destination tile coordinate", cex))
+    element = f"{r.tensor}[{value(model, idx[0])}, {value(model, idx[1])}]"
+    if hint is None and any(n.startswith("issuer") for n in q.identity):
+        hint = ("issue the TMA store from one thread: put it inside `with elect_one():` "
+                "(and only in one warpgroup)")
+    message = (say(element, where, second) if say else
+               f"{element} is written twice: by {where} and by {second}")
+    w.report(Finding("tag.store-race", "error", message, q.loc,
+                     "tma_store" if q.layout == "tma.box" else "store",
+                     hint or "give each warpgroup and tile its own rows: include the "
+                     "warpgroup index in the destination tile coordinate", cex))
     return True
 
 
@@ -99,7 +108,7 @@ def coverage(w) -> None:
     coverage. A model is confirmed (no writer at all for that element, with those sizes)
     before it is reported; otherwise coverage is reported as not proved (a warning)."""
     by_tensor: dict[str, list[StoreRecord]] = {}
-    for r in w.stores:
+    for r in [*w.stores, *(a.store for a in w.reductions)]:
         by_tensor.setdefault(r.tensor, []).append(r)
     for tensor, recs in by_tensor.items():
         _cover(w, tensor, recs)
@@ -132,6 +141,7 @@ def _cover(w, tensor, recs) -> None:
         if pairs is not None:       # a writer variable the destination ignores: take 0
             named = {str(v) for v, _ in pairs}
             pairs += [(q, z3.BitVecVal(0, 64)) for q in qvars if str(q) not in named]
+            pairs = with_products(w.ctx, pairs)     # no product atom left free
         if pairs is None:
             w.report(Finding("tag.store-coverage", "warning",
                              f"the destination of this store is not affine in its tile "

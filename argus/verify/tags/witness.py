@@ -1,0 +1,144 @@
+"""Witness terms for "some step reaches this value", so that a coverage claim (for every k
+there is a step accumulating it) becomes one quantifier-free query.
+
+A term affine in some variables, with constant coefficients or with a coefficient that is
+a term free of them (a product atom `ks * KS` of the scalars: coefficient KS for ks), is
+inverted by Euclidean division, the symbolic coefficients first, then the constant ones
+from the largest: for target x, ks := x / (64 * KS), then kk := (x % (64 * KS)) / 64, ...
+The atom itself gets the exact value of the product, (x - x % (64 * KS)) / 64, so the
+query holds no product of two symbols. A witness is only a candidate: the query still
+requires that it satisfies every bound and that the term equals the target, so a wrong
+candidate can only fail to prove coverage, never prove it wrongly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import z3
+
+from argus.verify.smt import bv
+
+
+@dataclass
+class Entry:
+    var: object                   # the variable's term
+    scale: int                    # constant coefficient
+    factor: Optional[object]      # a symbolic coefficient (the other factor of an atom)
+    atom: Optional[object]        # the atom term standing for var * factor
+
+
+def atoms_by_id(ctx) -> dict[int, tuple]:
+    return {atom.get_id(): (atom, a, b) for atom, a, b in ctx.atoms.values()}
+
+
+def _mentions(expr, ids: set[int]) -> bool:
+    if expr.get_id() in ids:
+        return True
+    return any(_mentions(c, ids) for c in expr.children())
+
+
+def decompose(term, variables, atoms: dict[int, tuple]):
+    """(constant part, {var id: Entry}) of `term` as a sum of the variables times constant
+    or variable-free coefficients; None when it is not of that form."""
+    var_ids = {v.get_id() for v in variables}
+    relevant = set(var_ids)
+    for key, (atom, a, b) in atoms.items():
+        if _mentions(bv(a), var_ids) or _mentions(bv(b), var_ids):
+            relevant.add(key)
+    out: dict[int, Entry] = {}
+
+    def add(entry: Entry) -> bool:
+        key = entry.var.get_id()
+        if key in out:
+            old = out[key]
+            if old.factor is not None or entry.factor is not None:
+                return False
+            old.scale += entry.scale
+            return True
+        out[key] = entry
+        return True
+
+    def walk(t, scale: int):
+        """The constant part of scale * t, adding its entries; None if not affine."""
+        if not _mentions(t, relevant):
+            return t * scale if scale != 1 else t
+        if t.get_id() in var_ids:
+            return z3.BitVecVal(0, 64) if add(Entry(t, scale, None, None)) else None
+        if t.get_id() in atoms:
+            atom, a, b = atoms[t.get_id()]
+            for x, y in ((bv(a), bv(b)), (bv(b), bv(a))):
+                if x.get_id() in var_ids and not _mentions(y, relevant):
+                    return z3.BitVecVal(0, 64) if add(Entry(x, scale, y, atom)) else None
+            return None
+        if z3.is_app_of(t, z3.Z3_OP_BADD):
+            total = z3.BitVecVal(0, 64)
+            for c in t.children():
+                part = walk(c, scale)
+                if part is None:
+                    return None
+                total = total + part
+            return total
+        if z3.is_app_of(t, z3.Z3_OP_BMUL) and len(t.children()) == 2:
+            a, b = t.children()
+            if z3.is_bv_value(b):
+                a, b = b, a
+            if z3.is_bv_value(a) and a.as_long() < (1 << 32):
+                return walk(b, scale * a.as_long())
+        return None
+
+    const = walk(z3.simplify(bv(term)), 1)
+    if const is None:
+        return None
+    return const, out
+
+
+WITNESS_BITS = 32     # base variables are below 2^24, products of two below 2^48, but the
+                      # values a coverage query divides (k, tile sizes) stay below 2^32
+
+
+def _div(x, y):
+    """x / y and x % y in WITNESS_BITS bits, widened back: cheaper for z3 than 64-bit
+    division by a symbolic divisor. Exact below 2^32; above, only a worse candidate."""
+    nx, ny = z3.Extract(WITNESS_BITS - 1, 0, bv(x)), z3.Extract(WITNESS_BITS - 1, 0, bv(y))
+    widen = lambda t: z3.ZeroExt(64 - WITNESS_BITS, t)
+    return widen(z3.UDiv(nx, ny)), widen(z3.URem(nx, ny))
+
+
+def euclid(target, const, entries: dict[int, Entry]) -> list[tuple]:
+    """Substitution pairs (variable or atom, witness term) making const + sum(entries) equal
+    `target` when it can (the caller's query checks that it does)."""
+    rem = bv(target) - bv(const)
+    pairs = []
+    ordered = sorted(entries.values(), key=lambda e: (e.factor is None, -e.scale))
+    for e in ordered:
+        if e.scale == 0:
+            pairs.append((e.var, z3.BitVecVal(0, 64)))
+            continue
+        if e.factor is None:
+            pairs.append((e.var, z3.UDiv(rem, e.scale)))
+            rem = z3.URem(rem, e.scale)
+            continue
+        quotient, left = _div(rem, bv(e.factor) * e.scale)
+        pairs.append((e.var, quotient))
+        whole = rem - left                       # = var * factor * scale, exactly
+        pairs.append((e.atom, whole if e.scale == 1 else z3.UDiv(whole, e.scale)))
+        rem = left
+    return pairs
+
+
+def with_products(ctx, pairs: list[tuple]) -> list[tuple]:
+    """`pairs` plus, for every product atom over a substituted variable that `pairs` does
+    not already give a value, the real product of its substituted factors (so no atom is
+    left free to take a value no product of the witnesses takes)."""
+    done = {x.get_id() for x, _ in pairs}
+    subs = [(x, y) for x, y in pairs]
+    out = list(pairs)
+    for atom, a, b in ctx.atoms.values():
+        if atom.get_id() in done:
+            continue
+        if _mentions(bv(a), done) or _mentions(bv(b), done):
+            out.append((atom, z3.simplify(z3.substitute(bv(a), *subs)
+                                          * z3.substitute(bv(b), *subs))))
+    return out
