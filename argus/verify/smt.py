@@ -157,6 +157,54 @@ def _mentions(expr, var) -> bool:
     return any(_mentions(c, var) for c in expr.children())
 
 
+# -- solving, with the unsatisfiable conjunctions of this process remembered ----------------
+_UNSAT: dict[tuple, list] = {}     # sorted AST ids -> the formulas (alive, so ids stay theirs)
+UNSAT_MEMO_LIMIT = 20_000
+
+
+def _formulas(formulas) -> list:
+    return [f if z3.is_expr(f) else z3.BoolVal(bool(f)) for f in formulas]
+
+
+def _key(formulas) -> tuple:
+    return tuple(sorted({f.get_id() for f in formulas}))
+
+
+def known_unsat(formulas) -> bool:
+    """Was this conjunction (as a set of formulas) already proved unsatisfiable?"""
+    return _key(_formulas(formulas)) in _UNSAT
+
+
+def remember_unsat(formulas) -> None:
+    formulas = _formulas(formulas)
+    _remember(_key(formulas), formulas)
+
+
+def _remember(key, formulas) -> None:
+    if len(_UNSAT) >= UNSAT_MEMO_LIMIT:
+        _UNSAT.clear()
+    _UNSAT[key] = formulas
+
+
+def solve(formulas, timeout_ms: int = TIMEOUT_MS):
+    """(z3's answer, the solver) for the conjunction of `formulas`; the solver is None when
+    the answer is a remembered unsat. Many questions repeat: the warpgroups of a role are
+    walked one by one, and the nt/nn (or other) variants of a kernel in one file share
+    most of their obligations. z3 terms are hash-consed, so structurally equal formulas
+    have one id while alive; the memo keeps the formulas it keys on alive."""
+    formulas = _formulas(formulas)
+    key = _key(formulas)
+    if key in _UNSAT:
+        return z3.unsat, None
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*formulas)
+    result = s.check()
+    if result == z3.unsat:
+        _remember(key, formulas)
+    return result, s
+
+
 def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (),
                 exact_only: bool = False):
     """A model of facts & goal, confirmed with real products, minimised lexicographically
@@ -164,10 +212,7 @@ def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (
     model survives the real products, the over-approximate one is returned (the check
     cannot be proved; its counterexample may not be reachable) unless `exact_only`."""
     base = [*ctx.facts, *extra, goal]
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*base)
-    if s.check() != z3.sat:
+    if solve(base)[0] != z3.sat:
         return None
     exact = base + ctx.product_facts()
     model = _minimised(exact, list(minimise))
@@ -178,25 +223,65 @@ def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (
 
 def exact_check(ctx: Context, goal, extra: Iterable = ()):
     """sat / unsat / unknown of facts & goal with the product atoms given their meaning."""
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*ctx.facts, *extra, *ctx.product_facts(), goal)
-    return s.check()
+    return solve([*ctx.facts, *extra, *ctx.product_facts(), goal])[0]
 
 
 def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:
-    """Is `claim` true under the facts for every value of every variable?"""
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*ctx.facts, *extra, z3.Not(claim))
-    return s.check() == z3.unsat
+    """Is `claim` true under the facts for every value of every variable?
+
+    Only the facts connected to the claim (sharing a variable with it, transitively) are
+    given to the solver: fewer assumptions can only make a proof harder, never wrong, and
+    a claim about layouts (positions, kk) then does not drag in every size's bounds."""
+    asked = [*extra, z3.Not(claim)]
+    return solve([*relevant(ctx.facts, asked), *asked])[0] == z3.unsat
+
+
+_VARS: dict[int, tuple] = {}       # AST id -> (the AST, ids of the variables in it)
+
+
+def _vars_of(f) -> frozenset:
+    f = f if z3.is_expr(f) else z3.BoolVal(bool(f))
+    hit = _VARS.get(f.get_id())
+    if hit is not None:
+        return hit[1]
+    out, todo, seen = set(), [f], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(t.get_id())
+        todo.extend(t.children())
+    if len(_VARS) >= UNSAT_MEMO_LIMIT:
+        _VARS.clear()
+    _VARS[f.get_id()] = (f, frozenset(out))
+    return _VARS[f.get_id()][1]
+
+
+def relevant(facts, about) -> list:
+    """The facts that share a variable, directly or through other facts, with `about`."""
+    wanted = set()
+    for f in about:
+        wanted |= _vars_of(f)
+    pending = [(f, _vars_of(f)) for f in facts]
+    out, changed = [], True
+    while changed:
+        changed, rest = False, []
+        for f, vs in pending:
+            if vs & wanted or not vs:
+                out.append(f)
+                wanted |= vs
+                changed = True
+            else:
+                rest.append((f, vs))
+        pending = rest
+    return out
 
 
 def _minimised(constraints, order):
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*constraints)
-    if s.check() != z3.sat:
+    result, s = solve(constraints)
+    if result != z3.sat:
         return None
     least(s, order)
     return s.model()

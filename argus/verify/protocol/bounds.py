@@ -145,7 +145,13 @@ def _can_be(m: Model, e, index, j: int) -> bool:
         return index == j
     if not z3.is_expr(index):
         return True
+    asked = [*m.constraints, *e.where.conds, smt.as_term(index) == j]
+    if smt.known_unsat(asked):
+        return False
     solver = z3.Solver()
     solver.set("timeout", smt.TIMEOUT_MS)
-    solver.add(*m.constraints, *e.where.conds, smt.as_term(index) == j)
-    return solver.check() != z3.unsat
+    solver.add(*asked)
+    if solver.check() == z3.unsat:
+        smt.remember_unsat(asked)
+        return False
+    return True

@@ -15,6 +15,7 @@ from typing import Iterable, Optional
 import z3
 
 from argus.layout.symbolic import SymInt, is_symbolic
+from argus.verify.smt import known_unsat, remember_unsat
 
 WIDTH = 32
 TIMEOUT_MS = 2000
@@ -90,11 +91,15 @@ def find(constraints: Iterable, violation, minimise: Iterable[SymInt] = (),
     counterexample is in the first tile); `minimise` are terms minimised in order
     (lexicographically), each by binary search on an incremental solver.
     """
+    asked = [*constraints, violation]
+    if known_unsat(asked):          # proved before in this process (another warpgroup,
+        return None                 # the nt/nn twin of this kernel)
     solver = z3.Solver()
     solver.set("timeout", TIMEOUT_MS)
-    solver.add(*constraints, violation)
+    solver.add(*asked)
     verdict = solver.check()
     if verdict == z3.unsat:
+        remember_unsat(asked)
         return None
     if verdict == z3.unknown:
         raise SolverUnknown(str(solver.reason_unknown()))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import z3
 
 from argus.verify.finding import Finding
-from argus.verify.smt import TIMEOUT_MS, bv, holds, value
+from argus.verify.smt import TIMEOUT_MS, bv, holds, relevant, solve, value
 
 from . import report
 
@@ -70,6 +70,21 @@ def _chained(jv, c):
     return k, ok
 
 
+def steps(w, c):
+    """The k term and validity of a contribution's instructions: one (term over j, j) when
+    they are evenly spaced in k (k_j = k_0 + j * step: one witness for all), else one per j
+    (terms, validity, and the variables to witness besides the loop counters and kk)."""
+    jv = w.pos["j"]
+    k0 = bv(c.k[0])
+    if len(c.k) > 1:
+        step = z3.simplify(bv(c.k[1]) - k0)
+        if z3.is_bv_value(step) and all(
+                z3.is_bv_value(d) and d.as_long() == j * step.as_long()
+                for j, d in enumerate(z3.simplify(bv(x) - k0) for x in c.k)):
+            return [(k0 + jv * step.as_long(), _chained(jv, c)[1], [jv])]
+    return [(bv(c.k[j]), c.valid[j], []) for j in range(len(c.k))]
+
+
 def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor) -> None:
     """Every k below K is met: a witness step (Euclidean division of the affine k term by
     its coefficients) must exist for every k; a model is confirmed before it is reported."""
@@ -77,11 +92,12 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor) -> N
     kk = w.pos["kk"]
     hit_exact, hit_witness = [], []
     for c in contribs:
-        names = [*c.accumulated, "kk"]
         facts = [f for n in c.accumulated for f in w.ctx.var_facts[n]] + [z3.ULT(kk, c.kinstr)]
-        for j in range(len(c.k)):
-            k_term = inst(bv(c.k[j]))
-            here = z3.And(inst(c.valid[j]), k_term == kappa, *facts)
+        for k_j, ok_j, j_free in steps(w, c):
+            names = [*c.accumulated, "kk", *(["j"] if j_free else [])]
+            k_term = inst(k_j)
+            here = z3.And(inst(ok_j), k_term == kappa, *facts,
+                          *([z3.ULT(w.pos["j"], len(c.k))] if j_free else []))
             hit_exact.append(here)
             pairs = _affine_witness(w, k_term, names, kappa)
             if pairs is None:
@@ -92,10 +108,8 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor) -> N
                 return
             hit_witness.append(z3.substitute(here, *pairs))
     goal = z3.And(z3.ULT(kappa, extent), z3.Not(z3.Or(*hit_witness)))
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*w.ctx.facts, *w.path, *bounds, goal)
-    if s.check() == z3.unsat:
+    asked = [*w.path, *bounds, goal]
+    if solve([*relevant(w.ctx.facts, asked), *asked])[0] == z3.unsat:
         return
     model = report.find(w, goal, scope, bounds, minimise_first=(kappa,))
     if model is None:

@@ -24,10 +24,10 @@ import z3
 
 from argus.ir.nodes import Op
 from argus.verify.finding import Counterexample, ElementTag, Finding
-from argus.verify.smt import TIMEOUT_MS, bv, holds, least, value
+from argus.verify.smt import TIMEOUT_MS, bv, holds, least, solve, value
 
 from . import report, store as stores, witness, writers
-from .kcoverage import _chained
+from .kcoverage import _chained, steps
 from .values import AddRecord, Fragment, GlobalTile, StoreRecord
 
 
@@ -88,8 +88,8 @@ def _mixed(w, adds, plain) -> bool:
 
 
 def _scope(w, rec: StoreRecord, accumulated=()) -> tuple[str, ...]:
-    steps = tuple(n for n in w.schedules if n in w.ctx.vars)
-    return tuple(dict.fromkeys([*steps, *rec.identity, *accumulated]))
+    step_counters = tuple(n for n in w.schedules if n in w.ctx.vars)
+    return tuple(dict.fromkeys([*step_counters, *rec.identity, *accumulated]))
 
 
 def _copy(w, names, suffix):
@@ -185,7 +185,7 @@ def _every_k(w, adds: list[AddRecord]) -> None:
     e = z3.BitVecs(f"{first.tensor}_row {first.tensor}_col", 64)
     kappa = z3.BitVec("k_missed", 64)
     atoms = witness.atoms_by_id(ctx)
-    steps = [ctx.vars[n].term for n in (*w.schedules, "block") if n in ctx.vars]
+    step_vars = [ctx.vars[n].term for n in (*w.schedules, "block") if n in ctx.vars]
     hits, exact, qvars = [], [], set()
     extent = bv(adds[0].tag.contributions[0].axis_extent)
     for a in adds:
@@ -205,8 +205,8 @@ def _every_k(w, adds: list[AddRecord]) -> None:
                                                  or witness._mentions(bv(y), {v.get_id() for v in owned})}
             qvars |= ids
             facts = [f for f in ctx.facts if witness._mentions(f, ids)
-                     and not any(witness._mentions(f, {s.get_id()}) for s in steps)]
-            for k_j, ok_j, j_free in _steps(w, c):
+                     and not any(witness._mentions(f, {s.get_id()}) for s in step_vars)]
+            for k_j, ok_j, j_free in steps(w, c):
                 here = z3.And(*facts, *r.path, z3.ULT(pos[0], r.shape[0]),
                               z3.ULT(pos[1], r.shape[1]), r.dst[0] == e[0], r.dst[1] == e[1],
                               ok_j, k_j == kappa, z3.ULT(w.pos["kk"], c.kinstr),
@@ -220,13 +220,10 @@ def _every_k(w, adds: list[AddRecord]) -> None:
                 pairs = witness.with_products(ctx, [*found, *witness.euclid(kappa, *parts)])
                 hits.append(z3.substitute(here, *pairs))
     outside = [f for f in ctx.facts if not witness._mentions(f, qvars)
-               and not any(witness._mentions(f, {s.get_id()}) for s in steps)]
+               and not any(witness._mentions(f, {s.get_id()}) for s in step_vars)]
     goal = z3.And(z3.ULT(e[0], bv(first.extents[0])), z3.ULT(e[1], bv(first.extents[1])),
                   z3.ULT(kappa, extent), z3.Not(z3.Or(*hits)))
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*outside, goal)
-    result = s.check()
+    result, s = solve([*outside, goal])
     if result == z3.unsat:
         return None
     if result == z3.sat:
@@ -253,21 +250,6 @@ def _every_k(w, adds: list[AddRecord]) -> None:
                 cex))
             return None
     return _warn(w, adds[-1].store, "z3 could not prove that the splits cover every k")
-
-
-def _steps(w, c):
-    """The k term and validity of a contribution's instructions: one (term over j, j) when
-    the instructions are evenly spaced in k (k_j = k_0 + j * step), else one per j."""
-    jv = w.pos["j"]
-    k0 = bv(c.k[0])
-    if len(c.k) > 1:
-        step = z3.simplify(bv(c.k[1]) - k0)
-        if z3.is_bv_value(step) and all(
-                z3.is_bv_value(d) and d.as_long() == j * step.as_long()
-                for j, d in enumerate(z3.simplify(bv(x) - k0) for x in c.k)):
-            k, ok = _chained(jv, c)
-            return [(k0 + jv * step.as_long(), ok, [jv])]
-    return [(bv(c.k[j]), c.valid[j], []) for j in range(len(c.k))]
 
 
 def _warn(w, r: StoreRecord, why: str) -> None:

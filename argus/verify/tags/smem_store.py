@@ -22,7 +22,7 @@ import z3
 
 from argus.ir.nodes import Op
 from argus.layout.swizzle import hopper_swizzle
-from argus.verify.smt import TIMEOUT_MS, bv, concrete
+from argus.verify.smt import bv, concrete, solve
 
 from .program import place
 from .tma import StageLayout, stage_layout
@@ -70,8 +70,5 @@ def _writes_its_elements(stage, offset, shape) -> bool:
     pr, pc = z3.BitVecs("pr_w pc_w", 64)
     row, col = bv(offset[0]) + pr, bv(offset[1]) + pc
     r, c, ok = stage.element_at(store_byte(stage, row, col))
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1]), z3.ULT(row, stage.rows),
-          z3.ULT(col, stage.cols), z3.Not(z3.And(ok, r == row, c == col)))
-    return s.check() == z3.unsat
+    return solve([z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1]), z3.ULT(row, stage.rows),
+                  z3.ULT(col, stage.cols), z3.Not(z3.And(ok, r == row, c == col))])[0] == z3.unsat

@@ -34,7 +34,7 @@ from argus.ir.nodes import Op
 from argus.layout.hopper.tma import TmaBox, TmaError
 from argus.layout.swizzle import ComposedLayout
 from argus.verify.finding import Counterexample, ElementTag, Finding
-from argus.verify.smt import TIMEOUT_MS, bv, concrete, holds, narrow, value
+from argus.verify.smt import TIMEOUT_MS, bv, concrete, holds, narrow, solve, value
 
 from . import report, store as stores
 from .kcoverage import k_coverage
@@ -112,12 +112,9 @@ def _reads(stage, offset, shape) -> str:
     except (ValueError, TmaError) as err:
         return str(err)
     r, c, ok = stage.element_at(byte)
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1]),
-          z3.ULT(bv(offset[0]) + pr, stage.rows),
-          z3.Not(z3.And(ok, r == bv(offset[0]) + pr, c == bv(offset[1]) + pc)))
-    result = s.check()
+    result, s = solve([z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1]),
+                       z3.ULT(bv(offset[0]) + pr, stage.rows),
+                       z3.Not(z3.And(ok, r == bv(offset[0]) + pr, c == bv(offset[1]) + pc))])
     if result == z3.unsat:
         return ""
     if result == z3.sat:

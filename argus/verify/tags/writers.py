@@ -6,7 +6,7 @@ from __future__ import annotations
 import z3
 
 from argus.verify.finding import Counterexample, ElementTag, Finding
-from argus.verify.smt import TIMEOUT_MS, bv, least, value
+from argus.verify.smt import TIMEOUT_MS, bv, least, solve, value
 
 from . import report
 from .store import _instance
@@ -44,10 +44,7 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
     inside = z3.And(z3.ULT(inst_r(r.dst[0]), bv(r.extents[0])),   # the store drops the rest
                     z3.ULT(inst_r(r.dst[1]), bv(r.extents[1])))
     goal = z3.And(same, differ, inside, *([when] if when is not None else []))
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*w.ctx.facts, *extra, goal)
-    if s.check() != z3.sat:
+    if solve([*w.ctx.facts, *extra, goal])[0] != z3.sat:
         return False
     scope = tuple(n for n in w.ctx.vars if w.ctx.vars[n].kind in ("tile", "iteration")
                   and n in (*r.identity, *_scope_of(w, r)))
@@ -150,10 +147,7 @@ def _cover(w, tensor, recs) -> None:
             return
         witnessed.append(z3.substitute(own, *pairs))
     bounds = [z3.ULT(e[0], bv(ext[0])), z3.ULT(e[1], bv(ext[1]))]
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*outside, *bounds, z3.Not(z3.Or(*witnessed)))
-    result = s.check()
+    result, s = solve([*outside, *bounds, z3.Not(z3.Or(*witnessed))])
     if result == z3.unsat:
         return
     if result == z3.sat:
