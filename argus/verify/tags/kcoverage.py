@@ -46,8 +46,10 @@ def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=No
             ranges = [z3.ULT(kk, c.kinstr), z3.ULT(jv, len(c.k)),
                       other(z3.ULT(kk, d.kinstr)), other(z3.ULT(jv, len(d.k)))]
             differ = z3.Or(*[a != b for a, b in copies]) if d is c else z3.BoolVal(True)
-            twice = z3.And(differ, inst(ok_c), other(inst(ok_d)),
-                           inst(k_c) == other(inst(k_d)), z3.ULT(inst(k_c), extent))
+            same_k = z3.And(inst(k_c) == other(inst(k_d)), z3.ULT(inst(k_c), extent))
+            if d is c and holds(w.ctx, z3.Not(z3.And(differ, same_k)), ranges):
+                continue   # even ignoring where the element is: no two steps share a k
+            twice = z3.And(differ, inst(ok_c), other(inst(ok_d)), same_k)
             if holds(w.ctx, z3.Not(twice), [*w.path, *bounds, *ranges]):
                 continue
             model = report.find(w, twice, scope, [*bounds, *ranges])

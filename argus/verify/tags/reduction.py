@@ -20,6 +20,8 @@ Coverage of the tensor (every element receives some add) is writers.coverage.
 
 from __future__ import annotations
 
+import dataclasses
+
 import z3
 
 from argus.ir.nodes import Op
@@ -123,27 +125,56 @@ def _exactly_once(w, adds: list[AddRecord]) -> bool:
 
 
 def _twice(w, a: AddRecord, c, b: AddRecord, d) -> bool:
+    """Two (adder, step) pairs accumulating one k below K into one element. Elements are
+    named by their positions (pr, pc) in the fragments (a destination is affine in them,
+    cheaper for z3 than the thread-value formula); the threads are named afterwards.
+
+    Two lemmas first, each a cheap query: two different adders never reach one element
+    (then nothing is added twice); or, for one adder, the element determines the variables
+    its destination depends on (tile, position), which the main query then shares between
+    the two sides instead of copying: what is left to tell apart is the split and the
+    step, which is what exactly-once is about."""
     ra, rb = a.store, b.store
-    inst_a, bounds_a, _ = stores._instance(w, ra.layout, ra.shape)
-    inst_b, bounds_b, _ = stores._instance(w, rb.layout, rb.shape)
-    kk, jv = w.pos["kk"], w.pos["j"]
-    names = list(dict.fromkeys([*rb.identity, *writers._pos_names(w, rb.layout),
-                                *d.accumulated, "kk", "j"]))
+    pr, pc, kk, jv = w.pos["pr"], w.pos["pc"], w.pos["kk"], w.pos["j"]
+    names = list(dict.fromkeys([*rb.identity, "pr", "pc", *d.accumulated, "kk", "j"]))
     pairs, related = _copy(w, names, "~")
     cp = lambda x: z3.substitute(x if isinstance(x, z3.BoolRef) else bv(x), *pairs)
+    bounds = [z3.ULT(pr, ra.shape[0]), z3.ULT(pc, ra.shape[1]),
+              cp(z3.ULT(pr, rb.shape[0])), cp(z3.ULT(pc, rb.shape[1]))]
+    one = z3.And(bv(ra.dst[0]) == cp(rb.dst[0]), bv(ra.dst[1]) == cp(rb.dst[1]),
+                 stores.inside(bv, ra))
+    hyp = [*ra.path, *[cp(p) for p in rb.path], *bounds, *related]
+    if a is not b and holds(w.ctx, z3.Not(one), hyp):
+        return False                  # they never add into one element
+    if a is b:
+        ids = {w.ctx.vars[n].term.get_id(): n for n in names}
+        placed = [n for n in names if n in ids.values() and any(
+            witness._mentions(bv(x), {w.ctx.vars[n].term.get_id()}) for x in ra.dst)]
+        same_place = z3.And(*[w.ctx.vars[n].term == y for n, (_, y) in zip(names, pairs)
+                              if n in placed])
+        # injective whatever the constant offset (a warpgroup's rows): the same lemma for
+        # every warpgroup, proved once
+        offset = [(w.ctx.vars[n].term, z3.BitVecVal(0, 64)) for n in placed]
+        moved = [z3.simplify(bv(x) - z3.substitute(bv(x), *offset)) for x in ra.dst]
+        meet = z3.And(moved[0] == cp(moved[0]), moved[1] == cp(moved[1]))
+        if placed and holds(w.ctx, z3.Implies(meet, same_place), bounds):
+            names = [n for n in names if n not in placed]       # shared, not copied
+            pairs, related = _copy(w, names, "~")
+            bounds = [z3.ULT(pr, ra.shape[0]), z3.ULT(pc, ra.shape[1])]
+            one = stores.inside(bv, ra)
     (k_a, ok_a), (k_b, ok_b) = _chained(jv, c), _chained(jv, d)
-    ka = inst_a(k_a)
-    same = z3.And(inst_a(ra.dst[0]) == cp(inst_b(rb.dst[0])),
-                  inst_a(ra.dst[1]) == cp(inst_b(rb.dst[1])),
-                  ka == cp(inst_b(k_b)), z3.ULT(ka, bv(c.axis_extent)),
-                  inst_a(ok_a), cp(inst_b(ok_b)), stores.inside(inst_a, ra))
+    ka = bv(k_a)
+    same = z3.And(one, ka == cp(k_b), z3.ULT(ka, bv(c.axis_extent)), ok_a, cp(ok_b))
     if a is b and c is d:
         differ = z3.Or(*[x != y for x, y in pairs[:len(names)]])
     else:
         differ = z3.BoolVal(True)
-    extra = [*ra.path, *[cp(p) for p in rb.path], *bounds_a, *[cp(x) for x in bounds_b],
-             z3.ULT(kk, c.kinstr), z3.ULT(jv, len(c.k)), cp(z3.ULT(kk, d.kinstr)),
-             cp(z3.ULT(jv, len(d.k))), *related]
+    ranges = [z3.ULT(kk, c.kinstr), z3.ULT(jv, len(c.k)), cp(z3.ULT(kk, d.kinstr)),
+              cp(z3.ULT(jv, len(d.k))), *related]
+    if a is b and c is d and holds(w.ctx, z3.Not(z3.And(
+            ka == cp(k_b), z3.ULT(ka, bv(c.axis_extent)), differ)), ranges):
+        return False       # even ignoring where the element is: no two steps share a k
+    extra = [*ra.path, *[cp(p) for p in rb.path], *bounds, *ranges]
     goal = z3.And(same, differ)
     if holds(w.ctx, z3.Not(goal), extra):
         return False
@@ -155,19 +186,21 @@ def _twice(w, a: AddRecord, c, b: AddRecord, d) -> bool:
     if rb.warpgroup is not None:
         second["warpgroup"] = rb.warpgroup
     for n, (_, y) in zip(names, pairs):
-        if n in ("t", "v"):
-            second["thread" if n == "t" else "register"] = value(model, y) + (
-                rb.thread_base if n == "t" else 0)
-        elif n not in ("kk", "j", "pr", "pc"):
+        if n not in ("kk", "j", "pr", "pc"):
             second[w.ctx.vars[n].name] = value(model, y)
-    idx = (inst_a(ra.dst[0]), inst_a(ra.dst[1]))
+    held = thread_of(w, rb.layout, (value(model, cp(pr)), value(model, cp(pc))))
+    if held:
+        second["thread"], second["register"] = rb.thread_base + held[0], held[1]
+    idx = (bv(ra.dst[0]), bv(ra.dst[1]))
     k_value = value(model, ka)
     cex = report.counterexample(
-        w, model, scope, layout=ra.layout, warpgroup=ra.warpgroup, thread_base=ra.thread_base,
+        w, model, scope, warpgroup=ra.warpgroup,
         elements=(ElementTag(ra.tensor, tuple(value(model, x) for x in idx),
                              {"k": k_value, "times accumulated": 2,
                               "second adder": second},
                              {"times accumulated": 1}),))
+    cex = with_thread(cex, ra, thread_of(w, ra.layout, (value(model, pr), value(model, pc))),
+                      (value(model, pr), value(model, pc)))
     where = f"{ra.tensor}[{value(model, idx[0])}, {value(model, idx[1])}]"
     other = ", ".join(f"{k}={v}" for k, v in second.items())
     w.findings.append(Finding(
@@ -177,6 +210,29 @@ def _twice(w, a: AddRecord, c, b: AddRecord, d) -> bool:
         "give each split its own k range: k = ks * KS + kk with KS = cdiv(KT, SPLIT) "
         "k-steps per split, and the same KS in the producer and the consumer", cex))
     return True
+
+
+def thread_of(w, layout: str, position) -> tuple[int, int] | None:
+    """(thread in the warpgroup, register) holding element `position` of a fragment of a
+    thread-value layout; None for other layouts."""
+    sub = report.thread_vars(w, layout)
+    if sub is None:
+        return None
+    pairs, t, v, bounds = sub
+    result, s = solve([*bounds, z3.substitute(bv(w.pos["pr"]), *pairs) == position[0],
+                       z3.substitute(bv(w.pos["pc"]), *pairs) == position[1]])
+    if result != z3.sat:
+        return None
+    return value(s.model(), t), value(s.model(), v)
+
+
+def with_thread(cex, rec: StoreRecord, held, position):
+    """The counterexample naming the thread and register that hold the element."""
+    if held is None:
+        return cex
+    thread = rec.thread_base + held[0]
+    return dataclasses.replace(cex, thread=thread, register=held[1], warp=thread // 32,
+                               lane=thread % 32, layout=rec.layout, cell=tuple(position))
 
 
 def _every_k(w, adds: list[AddRecord]) -> None:
