@@ -240,23 +240,37 @@ _VARS: dict[int, tuple] = {}       # AST id -> (the AST, ids of the variables in
 
 
 def _vars_of(f) -> frozenset:
+    """The ids of the uninterpreted constants (variables, product atoms) in a term, with
+    every subterm's answer remembered (terms share most of their subterms)."""
     f = f if z3.is_expr(f) else z3.BoolVal(bool(f))
     hit = _VARS.get(f.get_id())
     if hit is not None:
         return hit[1]
-    out, todo, seen = set(), [f], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(t.get_id())
-        todo.extend(t.children())
-    if len(_VARS) >= UNSAT_MEMO_LIMIT:
+    if len(_VARS) >= 20 * UNSAT_MEMO_LIMIT:
         _VARS.clear()
-    _VARS[f.get_id()] = (f, frozenset(out))
+    stack = [(f, False)]
+    while stack:
+        t, expanded = stack.pop()
+        key = t.get_id()
+        if key in _VARS:
+            continue
+        children = t.children()
+        if expanded or not children:
+            out = set()
+            if not children and z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                out.add(key)
+            for c in children:
+                out |= _VARS[c.get_id()][1]
+            _VARS[key] = (t, frozenset(out))
+        else:
+            stack.append((t, True))
+            stack.extend((c, False) for c in children if c.get_id() not in _VARS)
     return _VARS[f.get_id()][1]
+
+
+def mentions(term, ids) -> bool:
+    """Does `term` contain one of the variables (or product atoms) with these ids?"""
+    return not _vars_of(term).isdisjoint(ids)
 
 
 def relevant(facts, about) -> list:

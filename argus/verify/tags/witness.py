@@ -18,7 +18,7 @@ from typing import Optional
 
 import z3
 
-from argus.verify.smt import bv
+from argus.verify.smt import bv, mentions
 
 
 @dataclass
@@ -34,9 +34,8 @@ def atoms_by_id(ctx) -> dict[int, tuple]:
 
 
 def _mentions(expr, ids: set[int]) -> bool:
-    if expr.get_id() in ids:
-        return True
-    return any(_mentions(c, ids) for c in expr.children())
+    """Does expr contain a variable or atom with one of these ids (all constants)?"""
+    return mentions(expr, ids)
 
 
 def decompose(term, variables, atoms: dict[int, tuple]):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import z3
 
 from argus.verify.finding import Counterexample, ElementTag, Finding
-from argus.verify.smt import TIMEOUT_MS, bv, least, solve, value
+from argus.verify.smt import TIMEOUT_MS, bv, least, mentions, solve, value
 
 from . import report
 from .store import _instance
@@ -231,9 +231,7 @@ def _minimise(s, order):
 
 
 def _mentions(expr, var) -> bool:
-    if expr.eq(var):
-        return True
-    return any(_mentions(c, var) for c in expr.children())
+    return mentions(expr, {var.get_id()})
 
 
 def _constants(expr) -> set[str]:
