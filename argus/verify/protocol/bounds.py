@@ -22,6 +22,8 @@ def _in_range_violation(m: Model, e, index, limit):
         return None
     if isinstance(index, int):
         return True if not 0 <= index < limit else None
+    if isinstance(limit, int) and smt.below_by_construction(index, limit):
+        return None
     violation = z3.UGE(smt.as_term(index), smt.as_term(limit))
     return smt.find(m.constraints + list(e.where.conds), violation,
                     [l.counter for l in e.where.loops], prefer=m.first_iteration(e.where))

@@ -77,6 +77,18 @@ def pred_as_int(p) -> SymInt:
     return z3.If(p, z3.BitVecVal(1, WIDTH), z3.BitVecVal(0, WIDTH))
 
 
+def below_by_construction(x: SymInt, limit: int) -> bool:
+    """x % c with a constant 0 < c <= limit is below `limit` whatever x is: no solver
+    needed (proving it with one costs a divider circuit per query)."""
+    if not is_symbolic(x):
+        return False
+    t = z3.simplify(as_term(x))
+    if z3.is_app(t) and t.decl().kind() in (z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
+        c = t.arg(1)
+        return z3.is_bv_value(c) and 0 < c.as_long() <= limit
+    return False
+
+
 def value(model: z3.ModelRef, term: SymInt) -> int:
     if not is_symbolic(term):
         return int(term)
