@@ -40,7 +40,7 @@ def record(w, op: Op, view: SmemView, src) -> None:
     w.smem_writes.append(SmemWrite(
         view, src.tag.copy(), src.layout, tuple(src.shape), w.scope_vars(), tuple(w.path),
         w.role.name if w.role else None, w.role.warpgroup if w.role else None,
-        place(w, op).order, op.loc))
+        place(w, op).order, op.loc, op))
 
 
 def store_byte(stage: StageLayout, row, col):

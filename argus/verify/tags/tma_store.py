@@ -38,7 +38,7 @@ from argus.verify.smt import TIMEOUT_MS, bv, concrete, holds, narrow, solve, val
 
 from . import report, store as stores
 from .kcoverage import k_coverage
-from .program import issuers, place
+from .program import barrier_between, issuers, place
 from .smem_store import writes_its_elements
 from .tma import StageLayout, stage_layout
 from .values import GlobalTile, SmemView, SmemWrite, TmaStoreRead
@@ -64,7 +64,7 @@ def tma_store(w, op: Op) -> None:
     w.stores.append(rec)
     w.tma_reads.append(TmaStoreRead(src, dst, w.scope_vars(), tuple(w.path),
                                     w.role.name if w.role else None, rec.warpgroup,
-                                    place(w, op).order, op.loc))
+                                    place(w, op).order, op.loc, op))
 
 
 # -- the TMA box image ------------------------------------------------------------------------
@@ -183,13 +183,16 @@ def _check(w, read: TmaStoreRead) -> None:
     into = z3.And(z3.ULT(dst[0], bv(read.dst.extents[0])),
                   z3.ULT(dst[1], bv(read.dst.extents[1])))
     elem = (bv(read.view.offset[0]) + pr, bv(read.view.offset[1]) + pc)
-    before = [_Writer(x, elem, read) for x in mine
-              if x.role != read.role or x.order < read.order]
+    ordered = [x for x in mine if x.role != read.role or (
+        x.order < read.order and _synchronised(w, x, read))]
+    unsynced = [x for x in mine if x.role == read.role and x.order < read.order
+                and x not in ordered]
+    before = [_Writer(x, elem, read) for x in ordered]
     ctx = _Context(w, read, stage, hyp, dst, into, elem)
     if not _races(ctx, before):
         return
     if not _unwritten(ctx, before, [x for x in mine if x.role == read.role
-                                    and x.order > read.order]):
+                                    and x.order > read.order], unsynced):
         return
     for x in before:
         if x.x.tag.state == "data":
@@ -284,7 +287,15 @@ def _races(ctx: _Context, before: list[_Writer]) -> bool:
     return True
 
 
-def _unwritten(ctx: _Context, before: list[_Writer], after: list[SmemWrite]) -> bool:
+def _synchronised(w, x: SmemWrite, read: TmaStoreRead) -> bool:
+    """The threads that stored x (a whole warpgroup: a fragment is spread over its threads)
+    and the thread that issues the TMA store pass one barrier between the two ops."""
+    threads = 128 * len({x.warpgroup, read.warpgroup})
+    return barrier_between(w, x.op, read.op, threads) is not None
+
+
+def _unwritten(ctx: _Context, before: list[_Writer], after: list[SmemWrite],
+               unsynced: list[SmemWrite]) -> bool:
     w = ctx.w
     goal = z3.And(ctx.into, z3.Not(z3.Or(*[x.last for x in before])))
     if holds(w.ctx, z3.Not(goal), ctx.hyp):
@@ -293,8 +304,17 @@ def _unwritten(ctx: _Context, before: list[_Writer], after: list[SmemWrite]) -> 
     if model is None:
         return True
     buf = ctx.read.view.buffer.name
+    racing = [x for x in unsynced if _lands_at(ctx, model, x)]
     late = [x for x in after if _lands_at(ctx, model, x)]
-    if late:
+    if racing:
+        x = racing[0]
+        need = 128 * len({x.warpgroup, ctx.read.warpgroup})
+        why = (f"the store at line {x.loc.line} (warpgroup {x.warpgroup}) that writes it is "
+               f"not ordered before the copy: no barrier of its threads and the issuing "
+               f"thread ({need} threads) lies between them, so the copy may read it first")
+        hint = (f"put named_barrier(id, {need}) (or sync_block()) between the stores into "
+                f"{buf} (and their fence_proxy_async()) and the TMA store")
+    elif late:
         why = (f"the store at line {late[0].loc.line} writes it after this TMA store, so it "
                f"still holds the previous tile's value")
         hint = "store the tile into shared memory (and fence) before the TMA store reads it"

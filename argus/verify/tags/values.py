@@ -140,6 +140,7 @@ class SmemWrite:
     warpgroup: Optional[int]      # absolute warpgroup of the walk
     order: int                    # position of the op in program order
     loc: Loc
+    op: Any = None                # the store op
 
 
 @dataclass
@@ -154,6 +155,7 @@ class TmaStoreRead:
     warpgroup: Optional[int]
     order: int
     loc: Loc
+    op: Any = None                # the tma_store op
 
 
 @dataclass

@@ -126,6 +126,19 @@ def test_copy_before_store_reads_the_previous_tile():
     assert wrong(out, ref, (128, 0))
 
 
+def test_a_copy_not_ordered_after_the_stores_races_with_them():
+    path = EPILOGUE / "no_barrier_before_copy.py"
+    f = finding(path)
+    assert "not ordered before the copy" in f.message and "named_barrier" in f.hint
+    cex = f.counterexample
+    res, out, ref = run(path, cex.sizes, blocks_of(cex))
+    text = " ".join(res.failures())
+    # the machine model runs a warpgroup as one agent, so it sees the other warpgroup's
+    # stores race with the copy (the finding's minimal element is the issuing
+    # warpgroup's own: its other warps are not waited for either)
+    assert "race on c_s" in text and "st.shared" in text and "TMA store" in text
+
+
 def test_wrong_tma_tile_lands_the_product_tile_named_at_the_element_named():
     f = finding(EPILOGUE / "wrong_tma_tile.py")
     cex = f.counterexample
