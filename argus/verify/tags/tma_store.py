@@ -17,8 +17,10 @@ wrote it, and checks the element at its destination as a register store is check
   after it in the loop body wrote the previous tile's data;
 - tag.smem-unwritten: an element inside the tensor that no store of this tile wrote (it
   holds what an earlier tile, or nothing, left there);
-- tag.smem-race: an element that stores of two warpgroups (or roles) wrote in one tile
-  (the copy reads either); two stores of one warpgroup are ordered, the later one wins;
+- tag.smem-race: an element that two stores wrote in one tile, unordered (the copy reads
+  either): stores of two warpgroups or roles, or two of one warpgroup where different
+  threads write the element with no barrier of the warpgroup between them; otherwise the
+  later store wins;
 - tag.store-coordinate: the element's row/col tags equal its destination coordinate;
 - tag.k-coverage: every k in [0, K) is accumulated exactly once into it (kcoverage.py).
 """
@@ -251,13 +253,12 @@ def _with_thread(w, model, writer: _Writer, cex):
 
 
 def _races(ctx: _Context, before: list[_Writer]) -> bool:
-    """Two warpgroups (or roles) writing one element read are a race; within one warpgroup
-    the later store wins (shadowing the earlier). False when a race was reported."""
+    """Two unordered stores writing one element read are a race; of two ordered ones the
+    later wins (shadowing the earlier). False when a race was reported."""
     w = ctx.w
     for i, a in enumerate(before):
         for b in before[i + 1:]:
-            ordered = a.x.role == b.x.role and a.x.warpgroup == b.x.warpgroup
-            if ordered:
+            if _ordered(w, a.x, b.x):
                 first, second = (a, b) if a.x.order < b.x.order else (b, a)
                 first.last = z3.And(first.last, z3.Not(second.wrote))
                 continue
@@ -292,6 +293,18 @@ def _synchronised(w, x: SmemWrite, read: TmaStoreRead) -> bool:
     and the thread that issues the TMA store pass one barrier between the two ops."""
     threads = 128 * len({x.warpgroup, read.warpgroup})
     return barrier_between(w, x.op, read.op, threads) is not None
+
+
+def _ordered(w, x: SmemWrite, y: SmemWrite) -> bool:
+    """Two stores of one warpgroup whose element is written by the same thread in both (one
+    layout, one offset), or with a barrier of the warpgroup between them: the later wins."""
+    if x.role != y.role or x.warpgroup != y.warpgroup:
+        return False
+    same_thread = x.layout == y.layout and all(
+        concrete(a) is not None and concrete(a) == concrete(b)
+        for a, b in zip(x.view.offset, y.view.offset))
+    first, second = (x, y) if x.order <= y.order else (y, x)
+    return same_thread or barrier_between(w, first.op, second.op, 128) is not None
 
 
 def _unwritten(ctx: _Context, before: list[_Writer], after: list[SmemWrite],
