@@ -205,6 +205,24 @@ def solve(formulas, timeout_ms: int = TIMEOUT_MS):
     return result, s
 
 
+_SAT: dict[tuple, list] = {}       # the same, for conjunctions found satisfiable
+
+
+def verdict(formulas, timeout_ms: int = TIMEOUT_MS):
+    """sat / unsat / unknown for the conjunction, remembered either way (for questions
+    that need no model, e.g. "can this barrier index take the value j")."""
+    formulas = _formulas(formulas)
+    key = _key(formulas)
+    if key in _SAT:
+        return z3.sat
+    result, _ = solve(formulas, timeout_ms)
+    if result == z3.sat:
+        if len(_SAT) >= UNSAT_MEMO_LIMIT:
+            _SAT.clear()
+        _SAT[key] = formulas
+    return result
+
+
 def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (),
                 exact_only: bool = False):
     """A model of facts & goal, confirmed with real products, minimised lexicographically

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import z3
 
+from argus.verify.smt import verdict
+
 from . import smt
 from .model import Model, array_count, stages
 from .report import counterexample, finding
@@ -147,13 +149,6 @@ def _can_be(m: Model, e, index, j: int) -> bool:
         return index == j
     if not z3.is_expr(index):
         return True
-    asked = [*m.constraints, *e.where.conds, smt.as_term(index) == j]
-    if smt.known_unsat(asked):
-        return False
-    solver = z3.Solver()
-    solver.set("timeout", smt.TIMEOUT_MS)
-    solver.add(*asked)
-    if solver.check() == z3.unsat:
-        smt.remember_unsat(asked)
-        return False
-    return True
+    # a yes/no question, asked again by the warpgroups and variants: remembered
+    return verdict([*m.constraints, *e.where.conds, smt.as_term(index) == j],
+                   smt.TIMEOUT_MS) != z3.unsat

@@ -11,6 +11,7 @@ from argus.verify.finding import Finding
 from argus.verify.smt import TIMEOUT_MS, bv, holds, relevant, solve, value
 
 from . import report
+from .witness import split_proof
 
 
 def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=None,
@@ -109,7 +110,10 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor) -> N
                                  "index k tiles by the k loop counter"))
                 return
             hit_witness.append(z3.substitute(here, *pairs))
-    goal = z3.And(z3.ULT(kappa, extent), z3.Not(z3.Or(*hit_witness)))
+    below = z3.ULT(kappa, extent)
+    if split_proof(w.ctx.facts, [*w.path, *bounds], hit_witness, kappa, below):
+        return
+    goal = z3.And(below, z3.Not(z3.Or(*hit_witness)))
     asked = [*w.path, *bounds, goal]
     if solve([*relevant(w.ctx.facts, asked), *asked])[0] == z3.unsat:
         return

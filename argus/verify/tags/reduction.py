@@ -279,7 +279,7 @@ def _every_k(w, adds: list[AddRecord]) -> None:
                and not any(witness._mentions(f, {s.get_id()}) for s in step_vars)]
     inside_e = [z3.ULT(e[0], bv(first.extents[0])), z3.ULT(e[1], bv(first.extents[1]))]
     below = z3.ULT(kappa, extent)
-    if _separately(outside, hits, e, kappa, inside_e, below):
+    if witness.split_proof(outside, inside_e, hits, kappa, below):
         return None
     goal = z3.And(*inside_e, below, z3.Not(z3.Or(*hits)))
     result, s = solve([*outside, goal])
@@ -309,48 +309,6 @@ def _every_k(w, adds: list[AddRecord]) -> None:
                 cex))
             return None
     return _warn(w, adds[-1].store, "z3 could not prove that the splits cover every k")
-
-
-def _conjuncts(f) -> list:
-    """The conjuncts of f, with those common to both branches of an if-then-else pulled
-    out of it (If(j == 0, a & b0, a & b1) is a & If(j == 0, b0, b1))."""
-    if z3.is_and(f):
-        return [x for c in f.children() for x in _conjuncts(c)]
-    if z3.is_app_of(f, z3.Z3_OP_ITE) and z3.is_bool(f):
-        cond, then, other = f.children()
-        left, right = _conjuncts(then), _conjuncts(other)
-        shared = {x.get_id() for x in left} & {x.get_id() for x in right}
-        if shared:
-            rest = z3.If(cond, z3.And(*[x for x in left if x.get_id() not in shared]),
-                         z3.And(*[x for x in right if x.get_id() not in shared]))
-            return [x for x in left if x.get_id() in shared] + [rest]
-    return [f]
-
-
-def _separately(facts, hits, e, kappa, inside_e, below) -> bool:
-    """The every-k claim (every element e inside, every k below K, has a hit) in two
-    smaller proofs when each hit is (a part about e) and (a part about k): every element
-    has some adder whose e-part holds, and every adder's k-part holds for every k. Those
-    imply the claim; the k-parts of the adders are usually one formula, proved once.
-    False when the hits do not split or either proof fails (the caller asks the whole)."""
-    e_ids = {x.get_id() for x in e}
-    k_ids = {kappa.get_id()}
-    e_parts, k_parts = [], []
-    for hit in hits:
-        about_e, about_k = [], []
-        for c in _conjuncts(hit):
-            on_e, on_k = witness._mentions(c, e_ids), witness._mentions(c, k_ids)
-            if on_e and on_k:
-                return False
-            (about_k if on_k else about_e).append(c)
-        e_parts.append(z3.And(*about_e))
-        k_parts.append(z3.And(*about_k))
-    for k_part in dict.fromkeys(k_parts):
-        asked = [below, z3.Not(k_part)]
-        if solve([*relevant(facts, asked), *asked])[0] != z3.unsat:
-            return False
-    asked = [*inside_e, z3.Not(z3.Or(*e_parts))]
-    return solve([*relevant(facts, asked), *asked])[0] == z3.unsat
 
 
 def _warn(w, r: StoreRecord, why: str) -> None:

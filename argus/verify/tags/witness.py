@@ -19,6 +19,7 @@ from typing import Optional
 import z3
 
 from argus.verify.smt import bv, mentions
+from argus.verify.smt import relevant as _relevant, solve as _solve
 
 
 @dataclass
@@ -141,3 +142,44 @@ def with_products(ctx, pairs: list[tuple]) -> list[tuple]:
             out.append((atom, z3.simplify(z3.substitute(bv(a), *subs)
                                           * z3.substitute(bv(b), *subs))))
     return out
+
+
+def _conjuncts(f) -> list:
+    """The conjuncts of f, with those common to both branches of an if-then-else pulled
+    out of it (If(j == 0, a & b0, a & b1) is a & If(j == 0, b0, b1))."""
+    if z3.is_and(f):
+        return [x for c in f.children() for x in _conjuncts(c)]
+    if z3.is_app_of(f, z3.Z3_OP_ITE) and z3.is_bool(f):
+        cond, then, other = f.children()
+        left, right = _conjuncts(then), _conjuncts(other)
+        shared = {x.get_id() for x in left} & {x.get_id() for x in right}
+        if shared:
+            rest = z3.If(cond, z3.And(*[x for x in left if x.get_id() not in shared]),
+                         z3.And(*[x for x in right if x.get_id() not in shared]))
+            return [x for x in left if x.get_id() in shared] + [rest]
+    return [f]
+
+
+def split_proof(facts, hyp, hits, kappa, below) -> bool:
+    """Prove "under hyp, every k (below) has a hit" in two smaller proofs when every hit
+    is (a part about k) and (a part about the rest: the element, the writer): under hyp
+    some hit's rest holds, and every hit's k part holds for every k. Those imply the
+    claim; the k parts of the warpgroups' and variants' writers are usually one formula,
+    proved once. False when the hits do not split so or either proof fails (the caller
+    then asks the whole claim)."""
+    k_ids = {kappa.get_id()}
+    rests, k_parts = [], []
+    for hit in hits:
+        about_k, rest = [], []
+        for c in _conjuncts(hit):
+            (about_k if _mentions(c, k_ids) else rest).append(c)
+        if any(_mentions(c, k_ids) for c in rest):
+            return False
+        rests.append(z3.And(*rest))
+        k_parts.append(z3.And(*about_k))
+    for k_part in {x.get_id(): x for x in k_parts}.values():
+        asked = [below, z3.Not(k_part)]
+        if _solve([*_relevant(facts, asked), *asked])[0] != z3.unsat:
+            return False
+    asked = [*hyp, z3.Not(z3.Or(*rests))]
+    return _solve([*_relevant(facts, asked), *asked])[0] == z3.unsat
