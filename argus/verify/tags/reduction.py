@@ -154,7 +154,8 @@ def _twice(w, a: AddRecord, c, b: AddRecord, d) -> bool:
                               if n in placed])
         # injective whatever the constant offset (a warpgroup's rows): the same lemma for
         # every warpgroup, proved once
-        offset = [(w.ctx.vars[n].term, z3.BitVecVal(0, 64)) for n in placed]
+        offset = [(w.ctx.vars[n].term, z3.BitVecVal(0, 64)) for n in placed] + \
+            [(w.pos[p], z3.BitVecVal(0, 64)) for p in ("pr", "pc")]
         moved = [z3.simplify(bv(x) - z3.substitute(bv(x), *offset)) for x in ra.dst]
         meet = z3.And(moved[0] == cp(moved[0]), moved[1] == cp(moved[1]))
         if placed and holds(w.ctx, z3.Implies(meet, same_place), bounds):

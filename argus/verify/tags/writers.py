@@ -6,7 +6,7 @@ from __future__ import annotations
 import z3
 
 from argus.verify.finding import Counterexample, ElementTag, Finding
-from argus.verify.smt import TIMEOUT_MS, bv, least, mentions, solve, value
+from argus.verify.smt import TIMEOUT_MS, bv, holds, least, mentions, solve, value
 
 from . import report
 from .store import _instance
@@ -43,6 +43,8 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
     extra = [*r.path, *[cp(p) for p in q.path], *b_r, *[cp(b) for b in b_q]]
     inside = z3.And(z3.ULT(inst_r(r.dst[0]), bv(r.extents[0])),   # the store drops the rest
                     z3.ULT(inst_r(r.dst[1]), bv(r.extents[1])))
+    if q is r and _injective(w, r, inst_r, cp, differ, [*b_r, *[cp(b) for b in b_q]]):
+        return False
     goal = z3.And(same, differ, inside, *([when] if when is not None else []))
     if solve([*w.ctx.facts, *extra, goal])[0] != z3.sat:
         return False
@@ -81,6 +83,18 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
                      hint or "give each warpgroup and tile its own rows: include the "
                      "warpgroup index in the destination tile coordinate", cex))
     return True
+
+
+def _injective(w, r: StoreRecord, inst, cp, differ, bounds) -> bool:
+    """One writer's destination never meets itself: proved without its constant offset
+    (a warpgroup's rows), its path or the tensor's bounds (a stronger claim, so the same
+    one for every warpgroup, proved once); False when that does not go through."""
+    names = [n for n in r.identity if n in w.ctx.vars]
+    zero = [(w.ctx.vars[n].term, z3.BitVecVal(0, 64)) for n in names] + \
+        [(w.pos[p], z3.BitVecVal(0, 64)) for p in ("pr", "pc")]
+    moved = [z3.simplify(bv(x) - z3.substitute(bv(x), *zero)) for x in r.dst]
+    meet = z3.And(inst(moved[0]) == cp(inst(moved[0])), inst(moved[1]) == cp(inst(moved[1])))
+    return holds(w.ctx, z3.Not(z3.And(meet, differ)), bounds)
 
 
 def _scope_of(w, rec: StoreRecord):
