@@ -71,6 +71,7 @@ def per_pass(path: str) -> dict[str, dict[str, float]]:
     from argus.verify.driver import PASSES
 
     smt._UNSAT.clear()
+    smt._SAT.clear()
     out: dict[str, dict[str, float]] = {}
     for name, kernel in load_kernels(ROOT / path).items():
         row = {}
