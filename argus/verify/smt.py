@@ -109,6 +109,31 @@ class Context:
                     self.facts.append(z3.substitute(f, *pairs))
         return pairs
 
+    def copy_with_products(self, names: Iterable[str], suffix: str) -> tuple[list, list]:
+        """Copies of variables (copy_vars) and of every product atom over them: the copy
+        of a product is the product of the copied factors (its own atom, so a query about
+        the copy does not reuse the original's value). Also returns facts relating an atom
+        to its copy when one factor is one of the variables and the other mentions none
+        (true of real products: equal factors give equal products, a larger factor a
+        product larger by at least the other factor), which keep such queries linear."""
+        pairs = self.copy_vars(list(names), suffix)
+        originals = {a.get_id() for a, _ in pairs}
+        related = []
+        for atom, a, b in list(self.atoms.values()):
+            x, y = bv(a), bv(b)
+            if not (_mentions_any(x, originals) or _mentions_any(y, originals)):
+                continue
+            twin = bv(self.mul(z3.substitute(x, *pairs), z3.substitute(y, *pairs)))
+            for f, g in ((x, y), (y, x)):
+                if f.get_id() in originals and not _mentions_any(g, originals):
+                    f2 = z3.substitute(f, *pairs)
+                    related += [z3.Implies(f == f2, atom == twin),
+                                z3.Implies(z3.ULT(f, f2), z3.ULE(atom + g, twin)),
+                                z3.Implies(z3.ULT(f2, f), z3.ULE(twin + g, atom))]
+                    break
+            pairs.append((atom, twin))
+        return pairs, related
+
     def name_of_term(self, term) -> str:
         """The unique key of a variable term."""
         for key, v in self.vars.items():
@@ -149,6 +174,10 @@ class Context:
     def product_facts(self):
         """The real meaning of every product atom (used only to confirm a model)."""
         return [atom == a * b for atom, a, b in self.atoms.values()]
+
+
+def _mentions_any(expr, ids) -> bool:
+    return not _vars_of(expr).isdisjoint(ids)
 
 
 def _mentions(expr, var) -> bool:

@@ -42,11 +42,13 @@ def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=No
     chains = [_chained(jv, c) for c in contribs]
     for i, (c, (k_c, ok_c)) in enumerate(zip(contribs, chains)):
         for d, (k_d, ok_d) in list(zip(contribs, chains))[i:]:
-            copies = w.ctx.copy_vars([*d.accumulated, "kk", "j"], "''")
+            names = [*d.accumulated, "kk", "j"]
+            copies, related = w.ctx.copy_with_products(names, "''")
             other = lambda x: z3.substitute(x, *copies)
             ranges = [z3.ULT(kk, c.kinstr), z3.ULT(jv, len(c.k)),
-                      other(z3.ULT(kk, d.kinstr)), other(z3.ULT(jv, len(d.k)))]
-            differ = z3.Or(*[a != b for a, b in copies]) if d is c else z3.BoolVal(True)
+                      other(z3.ULT(kk, d.kinstr)), other(z3.ULT(jv, len(d.k))), *related]
+            differ = (z3.Or(*[a != b for a, b in copies[:len(names)]]) if d is c
+                      else z3.BoolVal(True))
             same_k = z3.And(inst(k_c) == other(inst(k_d)), z3.ULT(inst(k_c), extent))
             if d is c and holds(w.ctx, z3.Not(z3.And(differ, same_k)), ranges):
                 continue   # even ignoring where the element is: no two steps share a k

@@ -26,7 +26,7 @@ import z3
 
 from argus.ir.nodes import Op
 from argus.verify.finding import Counterexample, ElementTag, Finding
-from argus.verify.smt import TIMEOUT_MS, bv, holds, least, relevant, solve, value
+from argus.verify.smt import TIMEOUT_MS, bv, holds, least, solve, value
 
 from . import report, store as stores, witness, writers
 from .kcoverage import _chained, steps
@@ -95,23 +95,7 @@ def _scope(w, rec: StoreRecord, accumulated=()) -> tuple[str, ...]:
 
 
 def _copy(w, names, suffix):
-    """Copies of variables and of the product atoms over them, and facts relating each
-    atom to its copy (true of real products: equal factors give equal products, a larger
-    factor a larger product by at least the other factor)."""
-    pairs = w.ctx.copy_vars(names, suffix)
-    originals = {a.get_id() for a, _ in pairs}
-    facts = []
-    for atom, a, b in list(w.ctx.atoms.values()):
-        for x, y in ((bv(a), bv(b)), (bv(b), bv(a))):
-            if x.get_id() in originals and not witness._mentions(y, originals):
-                x2 = z3.substitute(x, *pairs)
-                twin = w.ctx.mul(x2, y)
-                pairs.append((atom, bv(twin)))
-                facts += [z3.Implies(x == x2, atom == twin),
-                          z3.Implies(z3.ULT(x, x2), z3.ULE(atom + bv(y), twin)),
-                          z3.Implies(z3.ULT(x2, x), z3.ULE(bv(twin) + bv(y), atom))]
-                break
-    return pairs, facts
+    return w.ctx.copy_with_products(names, suffix)
 
 
 def _exactly_once(w, adds: list[AddRecord]) -> bool:

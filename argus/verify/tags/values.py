@@ -125,7 +125,7 @@ class StoreRecord:
     loc: Loc
 
 
-@dataclass
+@dataclass(eq=False)
 class SmemWrite:
     """A store of a register fragment into a shared-memory view: element (pr, pc) of the
     fragment lands on element view.offset + (pr, pc) of the view's stage, at the byte the
@@ -143,7 +143,7 @@ class SmemWrite:
     op: Any = None                # the store op
 
 
-@dataclass
+@dataclass(eq=False)
 class TmaStoreRead:
     """A TMA store: element (pr, pc) of the global box `dst` is element view.offset +
     (pr, pc) of the shared-memory stage, read at the byte of the TMA box image."""
@@ -158,7 +158,7 @@ class TmaStoreRead:
     op: Any = None                # the tma_store op
 
 
-@dataclass
+@dataclass(eq=False)
 class AddRecord:
     """An atomic_add of a fragment into a global tile: the writer (as for a store) plus the
     tag of what it adds (the k contributions of a partial sum)."""
