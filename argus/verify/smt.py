@@ -215,6 +215,60 @@ def _remember(key, formulas) -> None:
     _UNSAT[key] = formulas
 
 
+_UREM = (z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I)
+_REMS: dict[int, tuple] = {}      # AST id -> (the AST, its x % c subterms, c not 2^n)
+
+
+def _remainders(f) -> tuple:
+    f = f if z3.is_expr(f) else z3.BoolVal(bool(f))
+    hit = _REMS.get(f.get_id())
+    if hit is not None:
+        return hit[1]
+    out, todo, seen = {}, [f], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app(t) and t.decl().kind() in _UREM:
+            c = t.arg(1)
+            if z3.is_bv_value(c) and c.as_long() > 1 and c.as_long() & (c.as_long() - 1):
+                out[t.get_id()] = t
+        todo.extend(t.children())
+    if len(_REMS) >= 20 * UNSAT_MEMO_LIMIT:
+        _REMS.clear()
+    _REMS[f.get_id()] = (f, tuple(out.values()))
+    return _REMS[f.get_id()][1]
+
+
+def mod_lemmas(formulas) -> list:
+    """True facts relating remainders x % c and y % c (c a constant, not a power of two,
+    where a bit-blasted divider makes z3 slow) of arguments that differ by a constant d:
+    when y + d does not wrap, x % c == (y % c + d % c) % c. Added to a query they change
+    nothing of its meaning; they let z3 refute "stage (g - 1) % 3 == g % 3" at once."""
+    rems = {}
+    for f in formulas:
+        for t in _remainders(f):
+            rems[t.get_id()] = t
+    out = []
+    items = list(rems.values())
+    for i, a in enumerate(items):
+        for b in items[i + 1:]:
+            c = a.arg(1).as_long()
+            if b.arg(1).as_long() != c or a.arg(0).size() != b.arg(0).size():
+                continue
+            d = z3.simplify(a.arg(0) - b.arg(0))
+            if not z3.is_bv_value(d):
+                continue
+            for x, y, dv in ((a, b, d.as_long()), (b, a, (-d.as_long()) % (1 << d.size()))):
+                top = (1 << y.arg(0).size()) - 1 - dv
+                if top < 0:
+                    continue
+                out.append(z3.Implies(z3.ULE(y.arg(0), top),
+                                      x == z3.URem(y + dv % c, c)))
+    return out
+
+
 def solve(formulas, timeout_ms: int = TIMEOUT_MS):
     """(z3's answer, the solver) for the conjunction of `formulas`; the solver is None when
     the answer is a remembered unsat. Many questions repeat: the warpgroups of a role are
@@ -227,7 +281,7 @@ def solve(formulas, timeout_ms: int = TIMEOUT_MS):
         return z3.unsat, None
     s = z3.Solver()
     s.set("timeout", timeout_ms)
-    s.add(*formulas)
+    s.add(*formulas, *mod_lemmas(formulas))
     result = s.check()
     if result == z3.unsat:
         _remember(key, formulas)
