@@ -155,6 +155,8 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
     src = writer.src
     mn_terms, k_terms, inb_terms = [], [], []
     proved = w.__dict__.setdefault("_descriptor_proofs", set())
+    _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_total, kinstr,
+                     eb, mn_var, proved)
     for j in range(k_total // kinstr):
         k0 = j * kinstr
         want_r, want_c = ((row0 + mn_var, k0 + kk) if major == "K" else (row0 + k0 + kk, mn_var))
@@ -205,6 +207,32 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
         inb_terms.append(z3.And(z3.ULT(t0, bv(src.extents[0])), z3.ULT(t1, bv(src.extents[1]))))
     k_extent = src.extents[1] if major == "K" else src.extents[0]
     return OperandTags(src.tensor, mn_terms, k_terms, inb_terms, k_extent, kinstr)
+
+
+def _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_total, kinstr,
+                     eb, mn_var, proved) -> None:
+    """The layout claims of every k-step of the wgmma in one query (adding their keys to
+    `proved`); the caller checks the steps one by one only when this does not go through,
+    to name the step that fails."""
+    kk = w.pos["kk"]
+    keys, claims = [], []
+    for j in range(k_total // kinstr):
+        key = (buf.name, buf.shape, buf.swizzle, row0, rows, major, mn_extent, j,
+               str(mn_var), tuple(str(p) for p in w.path))
+        if key in proved:
+            continue
+        k0 = j * kinstr
+        try:
+            read_at = read_layout(descriptor_for(operand, k0), eb, major, mn_extent)
+        except (DescriptorError, SmemLayoutError, ValueError):
+            return                      # the step-by-step loop reports it
+        want_r, want_c = ((row0 + mn_var, k0 + kk) if major == "K" else (row0 + k0 + kk, mn_var))
+        r, c, fits = stage.element_at(bv(read_at((narrow(mn_var, 16), narrow(kk, 16)))))
+        claims.append(z3.And(fits, z3.ULT(r, stage.rows), r == bv(want_r), c == bv(want_c)))
+        keys.append(key)
+    if len(claims) > 1 and holds(w.ctx, z3.And(*claims),
+                                 [*w.path, z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)]):
+        proved.update(keys)
 
 
 def _hint(buf, major, name) -> str:
