@@ -2,33 +2,45 @@
 GEMM configuration, must reach >= 90% of the best hand-picked configuration's speed on
 three shapes within its default budget.
 
-    python benchmarks/optimize_gemm.py                 # on the H200 (under 8 minutes): writes
+    python benchmarks/optimize_gemm.py                 # on the H200: writes
         benchmarks/results/optimize_gemm.json and .md, prints a table last
+    python benchmarks/optimize_gemm.py --shape 8192x8192x8192 --merge
+                                                       # one shape, merged into that file
+    python benchmarks/optimize_gemm.py --estimate      # anywhere: the expected seconds per
+        shape (calibrated on the last measured results file), nothing run
     python benchmarks/optimize_gemm.py --cost-model    # anywhere: the same procedure on the
         CPU cost model (predictions, labelled so; rehearses the space, verifier and budgets)
+    python benchmarks/optimize_gemm.py --combine a.json b.json --out r.json
+                                                       # per-shape results files into one
 
-What is compared, per shape, all in one process tree on one GPU:
+What is compared, per shape, all in one worker child on one GPU:
 - the hand-picked configurations: the shape table's choice (`config_for`, what
   argus.ops.matmul runs without knobs; named "table") and the HAND_WRITTEN list below,
   the tiles and rings an engineer tries first on Hopper;
 - the embedded planner (knowledge-guided bandit), started from the library's smallest valid
-  configuration (LibrarySpace.smallest_valid: every knob at the smallest value
-  argus.ops.matmul accepts, the ring raised to the depth the verifier proves: 2), searching
-  only what the library runs (library_space.py), with its default budget (24 evaluations,
-  600 s), cut only where this run's time share is shorter (then said so);
-- at the end, the planner's best and the best hand-picked re-timed next to each other
-  (order planner, hand, hand, planner; 100 timed calls each): the ratio of these re-timed
-  speeds is the verdict (>= 0.90 passes).
-Every configuration goes through the same GPU evaluator: the library's refusal and the
-verifier first (nothing refused is measured), then argus.ops.matmul measured by the harness
-(argus.bench: poisoned outputs, fp64 oracle, CUDA events, torch.matmul timed in the same
-run, re-check after timing) in one worker child with a watchdog per configuration
-(argus/agent/evaluators/gpu_session.py); the planner and this script never run a kernel.
+  configuration (LibrarySpace.smallest_valid), searching only what the library runs
+  (library_space.py), with its default budget (24 evaluations, 600 s), cut only where this
+  run's time share is shorter (then said so);
+- at the end, the planner's best and the best hand-picked re-timed next to each other with
+  the full harness (order planner, hand, hand, planner; 100 timed calls each): the ratio of
+  these re-timed speeds is the verdict (>= 0.90 passes).
 
-Time: the whole run has a deadline (--deadline, 420 s, process starts included); each shape
-gets an equal share of what is left. Results are written after every shape, so a run cut
-short keeps what it finished. Exit status: 0 every shape passes, 1 one does not (or was
-not reached), 2 no GPU / no backend / a setting that would falsify the comparison.
+Two evaluation modes (argus/agent/evaluators/gpu_worker.py), both in the worker child, after
+the library's refusal and the verifier (nothing refused is measured):
+- search mode, for the planner's steps and the hand-picked list: one correctness check on
+  fresh inputs drawn on the device (poisoned outputs, fp64 reference), 20 timed calls
+  (graphs below 50 us), the re-check (search_mode.py);
+- full mode, for the re-timing only: argus.bench.evaluate as it is (2 checks, 2 same-buffer
+  checks, 10 rounds of timing against torch.matmul, the re-check after timing).
+
+Time (argus/agent/time_budget.py): the whole run has a deadline (--deadline, 420 s, process
+starts included); each shape gets a share of what is left in proportion to its estimated cost
+(run_estimate.py, printed at the start); inside it the planner runs FIRST, then the
+hand-picked list until the re-timing's reserve (a configuration the planner measured is not
+measured again), then the re-timing. No phase starts an evaluation its estimate says would
+overrun. Results are written after every shape, so a run cut short keeps what it finished.
+Exit status: 0 every shape of this run passes, 1 one does not (or was not reached), 2 no
+GPU / no backend / a setting that would falsify the comparison.
 """
 from __future__ import annotations
 
@@ -47,6 +59,8 @@ from dataclasses import replace
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from argus.agent import gemm_check_report as report_mod  # noqa: E402
+from argus.agent import run_estimate  # noqa: E402
 from argus.agent.evaluators import CpuEvaluator, EvaluatorUnavailable, GpuEvaluator  # noqa: E402
 from argus.agent.evaluators import gpu as gpu_eval  # noqa: E402
 from argus.agent.evaluators.base import Outcome  # noqa: E402
@@ -56,15 +70,24 @@ from argus.agent.library_verifier import LibraryVerifier, VerifierMissing  # noq
 from argus.agent.planner import DEFAULT_EVALUATIONS, DEFAULT_SECONDS, Budget, IcrlPlanner  # noqa: E402
 from argus.agent.providers.embedded import EmbeddedProvider  # noqa: E402
 from argus.agent.task import GemmTask, parse_gemm_shape  # noqa: E402
-from argus.agent.time_budget import Deadline, planner_seconds, share_end  # noqa: E402
+from argus.agent.time_budget import (AB, ABBA, RESERVE_FACTOR, Deadline, hand_phase_end,  # noqa: E402
+                                     plan_shape, retime_limit, retime_order, shape_share_end)
 
 SHAPES = ("4096x4096x4096", "8192x8192x8192", "256x8192x8192")
 BAR = 0.90
 DEADLINE_S = 420.0       # the device call allows 8 minutes for this run; the rest is margin
-EVAL_TIMEOUT_S = 30.0    # one configuration: build, 4 checks, timing, re-check (~1-3 s)
-REPS, RETIME_REPS = 50, 100
-MIN_SHAPE_S = 5.0        # a shape is not started with less than this left
-RETIME_ORDER = ("planner", "hand", "hand", "planner")
+EVAL_TIMEOUT_S = 30.0    # the smallest watchdog for one configuration (raised per shape from
+                         # the estimate: the full harness takes ~25 s at 8192^3)
+RETIME_REPS = 100
+MIN_SHAPE_S = 1.0        # nor with less than this, whatever its estimated minimum (below)
+MIN_PLANNER_EVALUATIONS = 4    # a shape is not started without time for this many planner
+                               # steps, the hand-picked list and a two-evaluation re-timing
+CALIBRATION = os.path.join(HERE, "results", "optimize_gemm.json")
+# The cost model's evaluations take milliseconds; what a dry run spends is the verifier,
+# which the run's own measurements (CostBook) pick up after the first evaluation.
+COST_MODEL_COSTS = {m: run_estimate.EvalCost(0.05, 0.0, "cost model (no GPU): a guess, "
+                                                         "then this run's measurements")
+                    for m in run_estimate.MODES}
 
 # The hand-written configurations (knobs over the library's fixed ones: a producer
 # warpgroup, persistent, raster m, no cluster along N). Each is what a Hopper GEMM engineer
@@ -110,6 +133,13 @@ def hand_picked(space: LibrarySpace, task: GemmTask) -> dict[str, GemmConfig]:
     return out
 
 
+def kernel_key(space: LibrarySpace, cfg: GemmConfig, task: GemmTask):
+    """What identifies the kernel a configuration runs: its specialisation when the library
+    accepts it, else the configuration itself."""
+    return ("kernel", space.specialisation(cfg, task)) if space.accepts(cfg, task) \
+        else ("config", cfg.key())
+
+
 def _table_source(task: GemmTask) -> str:
     """Where the shape table's choice comes from: a measured sweep, or the heuristic."""
     from argus.ops import gemm_configs
@@ -137,23 +167,39 @@ def _peer_tflops(outcome: Outcome, task: GemmTask) -> float | None:
     return task.flops / (peer / 1e3) / 1e12 if isinstance(peer, (int, float)) and peer > 0 else None
 
 
-def retime(evaluator, space, task, planner_cfg: GemmConfig, hand_cfg: GemmConfig) -> dict:
-    """The two best re-timed next to each other (RETIME_ORDER); their mean speeds."""
-    same = space.canonical(planner_cfg, task).key() == space.canonical(hand_cfg, task).key()
-    order = ("planner", "planner") if same else RETIME_ORDER
+def _cost_fields(outcome: Outcome) -> dict:
+    bench = outcome.details.get("benchmark") or {}
+    return {"status": outcome.status, "mode": bench.get("mode"), "time_ms": outcome.time_ms,
+            "job_seconds": bench.get("job_seconds"), "wall_s": bench.get("wall_s")}
+
+
+def retime(evaluator, space, task, planner_cfg: GemmConfig, hand_cfg: GemmConfig,
+           order: tuple, observe=None) -> dict:
+    """The two best re-timed next to each other in `order` (ABBA or AB; one kernel twice when
+    both are the same kernel); their mean speeds."""
+    same = kernel_key(space, planner_cfg, task) == kernel_key(space, hand_cfg, task)
+    if same:
+        order = ("planner",) * len(order[:2])
     runs = {"planner": [], "hand": []}
+    evaluations = []
     for who in order:
+        t0 = time.monotonic()
         outcome = check_and_evaluate(evaluator, space, planner_cfg if who == "planner"
                                      else hand_cfg, task)
+        if observe is not None:
+            observe(time.monotonic() - t0)
         runs[who].append(outcome)
+        evaluations.append({"who": who, **_cost_fields(outcome)})
     if same:
         runs["hand"] = runs["planner"]
     failed = [f"{who}: {o.status}: {o.feedback[:300]}" for who, outs in runs.items()
               for o in outs if not o.ok]
-    out = {"order": list(order), "same_kernel": same,
+    out = {"order": list(order), "same_kernel": same, "evaluations": evaluations,
            "planner_tflops_each": [o.tflops for o in runs["planner"]],
            "hand_tflops_each": [o.tflops for o in runs["hand"]],
            "torch_tflops_each": [_peer_tflops(o, task) for o in runs["planner"] + runs["hand"]]}
+    if tuple(order) == AB:
+        out["note"] = "shortened to planner, hand: the time left did not hold four evaluations"
     if failed:
         return {**out, "ok": False, "failures": failed}
     torch_each = [t for t in out["torch_tflops_each"] if t]
@@ -163,170 +209,211 @@ def retime(evaluator, space, task, planner_cfg: GemmConfig, hand_cfg: GemmConfig
             "torch_tflops": statistics.fmean(torch_each) if torch_each else None}
 
 
-def run_shape(task: GemmTask, evaluator, retimer, space: LibrarySpace, budget_evals: int,
-              deadline: Deadline, shapes_left: int, log) -> dict:
-    began = deadline.clock()
-    ends = share_end(deadline, shapes_left)
-    record = {"shape": task.shape_text, "task": task.describe(),
-              "time_share_s": round(ends - began, 1), "table_source": _table_source(task)}
-    evaluation_s: list[float] = []
+class ShapeRun:
+    """One shape's procedure: planner, hand-picked list, re-timing (the module docstring)."""
 
-    def timed(fn, *args):
-        t0 = time.monotonic()
-        out = fn(*args)
-        evaluation_s.append(time.monotonic() - t0)
-        return out
+    def __init__(self, task, evaluators, space, budget_evals, deadline, book, log):
+        self.task, self.space, self.book, self.log = task, space, book, log
+        self.search_eval, self.full_eval = evaluators
+        self.budget_evals, self.deadline = budget_evals, deadline
+        self.clock = deadline.clock
+        self.hand_cfgs = hand_picked(space, task)
+        self.hand_kernels = len({kernel_key(space, c, task) for c in self.hand_cfgs.values()})
 
-    hand, aliases, by_kernel = {}, {}, {}
-    for name, cfg in hand_picked(space, task).items():
-        key = cfg.key()
-        if key in by_kernel:                      # the same kernel as an earlier entry
-            aliases[name] = by_kernel[key]
-            hand[name] = {**hand[by_kernel[key]], "same_as": by_kernel[key]}
-            log(f"  hand-picked {name:20s} = {by_kernel[key]}")
-            continue
-        by_kernel[key] = name
-        outcome = timed(check_and_evaluate, evaluator, space, cfg, task)
-        hand[name] = {"config": cfg.to_json(), "short": cfg.short(), **outcome.to_json()}
-        log(f"  hand-picked {name:20s} {cfg.short():48s} {outcome.status:13s} "
-            f"{outcome.tflops or 0:7.1f} TFLOP/s")
-    ok = {k: v for k, v in hand.items() if v["status"] == "ok" and "same_as" not in v}
-    best_name = max(ok, key=lambda k: (ok[k]["tflops"], k == "table")) if ok else None
-    record.update(hand_picked=hand, best_hand_picked=best_name,
-                  best_hand_picked_tflops=ok[best_name]["tflops"] if best_name else None)
-    hand_s = deadline.clock() - began
+    def estimate(self) -> run_estimate.ShapeEstimate:
+        return run_estimate.estimate_shape(self.book, self.task, self.budget_evals,
+                                           self.hand_kernels)
 
-    start = space.smallest_valid(task)
-    seconds = planner_seconds(ends, deadline.clock(), evaluation_s,
-                              len(RETIME_ORDER), DEFAULT_SECONDS)
-    record["planner"] = {"start": start.to_json(), "start_short": start.short(),
-                         "default_budget": {"evaluations": DEFAULT_EVALUATIONS,
-                                            "seconds": DEFAULT_SECONDS},
-                         "budget": {"evaluations": budget_evals,
-                                    "seconds": None if seconds is None else round(seconds, 1)}}
-    if seconds is None:
-        record["planner"]["stop_reason"] = "not started: this shape's time share ran out"
-        record.update(ratio_to_best_hand_picked=None, passes=False)
+    def minimum_s(self) -> float:
+        """The least this shape needs for a verdict: a few planner steps, the hand-picked
+        list, the shortest re-timing."""
+        e = self.estimate()
+        return (MIN_PLANNER_EVALUATIONS + e.hand_evaluations) * e.search_s + len(AB) * e.full_s
+
+    def run(self, totals: list[float], later_need_s: float) -> dict:
+        task = self.task
+        began = self.clock()
+        ends = shape_share_end(self.deadline, totals, self.minimum_s())
+        est = self.estimate()
+        plan = plan_shape(ends - began, est.planner_s, est.hand_s, est.retime_s, DEFAULT_SECONDS)
+        record = {"shape": task.shape_text, "task": task.describe(),
+                  "time_share_s": round(ends - began, 1), "table_source": _table_source(task),
+                  "estimate": {"search_s": round(est.search_s, 2), "full_s": round(est.full_s, 2),
+                               "search_source": self.book.source("search", task),
+                               "full_source": self.book.source("full", task),
+                               "total_s": round(est.total_s, 1)},
+                  "plan": plan.to_json()}
+        self.log(f"  plan: share {plan.share_s:.0f} s = planner {plan.planner_s:.0f} s, "
+                 f"hand-picked {plan.hand_s:.0f} s, re-timing reserve "
+                 f"{plan.retime_reserve_s:.0f} s" + (f" ({plan.note})" if plan.note else ""))
+        t0 = self.clock()
+        steps = self._planner(record, plan)
+        planner_s = self.clock() - t0
+
+        t0 = self.clock()
+        reserve = len(ABBA) * self.book.seconds("full", task) * RESERVE_FACTOR
+        self._hand_picked(record, steps, hand_phase_end(ends, self.clock(), plan, reserve))
+        hand_s = self.clock() - t0
+
+        t0 = self.clock()
+        self._retime(record, retime_limit(self.deadline, ends, later_need_s))
+        record["seconds"] = {"planner": round(planner_s, 2), "hand_picked": round(hand_s, 2),
+                             "retime": round(self.clock() - t0, 2),
+                             "total": round(self.clock() - began, 2)}
         return record
-    t0 = deadline.clock()
-    result = IcrlPlanner(EmbeddedProvider(), evaluator, task, start=start, space=space,
-                         budget=Budget(evaluations=budget_evals, seconds=seconds),
-                         on_step=lambda s, t: log(
-                             f"  [{s.index:2d}] {s.technique[:34]:34s} "
-                             f"{s.config.short() if s.config else '-':48s} "
-                             f"{s.outcome.status:13s} {s.outcome.tflops or 0:7.1f} TFLOP/s")).run()
-    evaluation_s += [s.seconds for s in result.trajectory.steps if not s.repeated]
-    best = result.trajectory.best()
-    statuses = {}
-    for s in result.trajectory.steps:
-        statuses[s.outcome.status] = statuses.get(s.outcome.status, 0) + 1
-    record["planner"].update(
-        evaluations=result.evaluations, stop_reason=result.stop_reason,
-        within_default_budget=result.evaluations <= DEFAULT_EVALUATIONS,
-        seconds=deadline.clock() - t0, statuses=statuses,
-        best_step=best.index if best else None,
-        best_config=best.config.to_json() if best else None,
-        best_short=best.config.short() if best else None,
-        best_tflops=best.outcome.tflops if best else None,
-        steps=[s.to_json() for s in result.trajectory.steps])
-    planner_s = deadline.clock() - t0
 
-    t0 = deadline.clock()
-    if best is None or best_name is None:
-        record["retimed"] = {"ok": False, "failures": ["no correct configuration to compare"
-                                                       + ("" if best else " from the planner")]}
-    else:
-        hand_cfg = GemmConfig(**hand[best_name]["config"])
-        log(f"  re-timing planner {best.config.short()} vs {best_name}")
-        record["retimed"] = retime(retimer, space, task, best.config, hand_cfg)
-    retimed = record["retimed"]
-    ratio = retimed["planner_tflops"] / retimed["hand_tflops"] if retimed["ok"] else None
-    record.update(ratio_to_best_hand_picked=ratio,
-                  first_pass_ratio=(best.outcome.tflops / record["best_hand_picked_tflops"]
-                                    if best and best_name else None),
-                  passes=ratio is not None and ratio >= BAR,
-                  seconds={"hand_picked": round(hand_s, 2), "planner": round(planner_s, 2),
-                           "retime": round(deadline.clock() - t0, 2),
-                           "total": round(deadline.clock() - began, 2)})
-    return record
+    def _planner(self, record: dict, plan) -> list:
+        task, space = self.task, self.space
+        start = space.smallest_valid(task)
+        record["planner"] = {"start": start.to_json(), "start_short": start.short(),
+                             "default_budget": {"evaluations": DEFAULT_EVALUATIONS,
+                                                "seconds": DEFAULT_SECONDS},
+                             "budget": {"evaluations": self.budget_evals,
+                                        "seconds": round(plan.planner_s, 1)}}
+        t0 = self.clock()
 
+        def on_step(s, _traj):
+            if not s.repeated and s.config is not None:
+                self.book.observe("search", task, s.seconds)
+            self.log(f"  [{s.index:2d}] {s.technique[:34]:34s} "
+                     f"{s.config.short() if s.config else '-':48s} "
+                     f"{s.outcome.status:13s} {s.outcome.tflops or 0:7.1f} TFLOP/s")
 
-def _fmt(value, spec=".1f") -> str:
-    return format(value, spec) if isinstance(value, (int, float)) else "-"
+        result = IcrlPlanner(EmbeddedProvider(), self.search_eval, task, start=start, space=space,
+                             budget=Budget(evaluations=self.budget_evals,
+                                           seconds=plan.planner_s),
+                             on_step=on_step).run()
+        best = result.trajectory.best()
+        statuses = {}
+        for s in result.trajectory.steps:
+            statuses[s.outcome.status] = statuses.get(s.outcome.status, 0) + 1
+        record["planner"].update(
+            evaluations=result.evaluations, stop_reason=result.stop_reason,
+            within_default_budget=result.evaluations <= DEFAULT_EVALUATIONS,
+            seconds=self.clock() - t0, statuses=statuses,
+            best_step=best.index if best else None,
+            best_config=best.config.to_json() if best else None,
+            best_short=best.config.short() if best else None,
+            best_tflops=best.outcome.tflops if best else None,
+            steps=[s.to_json() for s in result.trajectory.steps])
+        return result.trajectory.steps
 
-
-def table_lines(record: dict) -> list[str]:
-    head = (f"{'shape':16s} {'best hand-picked':20s} {'TFLOP/s':>8s} {'planner best':48s} "
-            f"{'TFLOP/s':>8s} {'ratio':>6s} {'torch':>7s} {'evals':>5s}  verdict")
-    lines = [head]
-    for r in record["shapes"]:
-        rt = r.get("retimed") or {}
-        p = r.get("planner") or {}
-        verdict = "pass" if r.get("passes") else "FAIL"
-        lines.append(f"{r['shape']:16s} {str(r.get('best_hand_picked')):20s} "
-                     f"{_fmt(rt.get('hand_tflops')):>8s} {str(p.get('best_short')):48s} "
-                     f"{_fmt(rt.get('planner_tflops')):>8s} "
-                     f"{_fmt(r.get('ratio_to_best_hand_picked'), '.3f'):>6s} "
-                     f"{_fmt(rt.get('torch_tflops')):>7s} {str(p.get('evaluations', '-')):>5s}  "
-                     f"{verdict}")
-    return lines
-
-
-def markdown(record: dict) -> str:
-    kind = "measured on the GPU" if record["measured"] else \
-        "the CPU cost model's PREDICTIONS (not measurements)"
-    env = record["environment"]
-    out = [f"# Issue 8: embedded planner vs hand-picked GEMM configurations ({kind})", "",
-           f"Date {record['date']}, git {env.get('git')}, device "
-           f"{env.get('worker', {}).get('device_name', 'none (cost model)')}, torch "
-           f"{env.get('worker', {}).get('torch', '-')}. Bar: planner >= {record['bar']:.2f} x "
-           f"the best hand-picked, both re-timed side by side at the end. Verdict: "
-           f"**{'all shapes pass' if record['all_pass'] else 'NOT all shapes pass'}**.", "",
-           "```", *table_lines(record), "```", "",
-           "How to read it: `TFLOP/s` are the re-timed means (order planner, hand, hand, "
-           "planner; the harness's median of 100 timed calls each), `ratio` = planner / best "
-           "hand-picked, `torch` = torch.matmul timed in the same runs, `evals` = the "
-           "planner's evaluations (default budget 24, the start included).", "",
-           f"Run: {record['costs']['wall_s']:.0f} s wall (deadline {record['deadline_s']:.0f} s); "
-           f"worker starts {record['costs'].get('worker_starts')}; verifier "
-           f"{record['costs']['verifier']}.", ""]
-    for r in record["shapes"]:
-        p = r.get("planner", {})
-        out += [f"## {r['shape']}", "",
-                f"Start (the library's smallest valid configuration): `{p.get('start_short')}`. "
-                f"Planner: {p.get('evaluations', 0)} evaluations, stop: {p.get('stop_reason')}, "
-                f"budget {p.get('budget')}; best `{p.get('best_short')}` at step "
-                f"{p.get('best_step')}. Time share {r.get('time_share_s')} s, used "
-                f"{r.get('seconds')}.", "",
-                f"The shape table's choice (`table`) is {r.get('table_source')}.", "",
-                "| hand-picked | configuration | status | TFLOP/s |", "|---|---|---|---|"]
-        for name, h in r.get("hand_picked", {}).items():
-            if "same_as" in h:
-                out.append(f"| {name} | same kernel as {h['same_as']} | | |")
+    def _hand_picked(self, record: dict, steps: list, ends_at: float) -> None:
+        """Each hand-picked kernel once, in the list's order: a kernel the planner measured
+        takes its outcome (the same mode), others are measured while the phase's time holds
+        one more evaluation; the rest are listed as not measured."""
+        task, space = self.task, self.space
+        by_planner = {}
+        for s in steps:
+            if not s.repeated and s.config is not None:
+                by_planner.setdefault(kernel_key(space, s.config, task), s)
+        hand, by_kernel, cut = {}, {}, []
+        for name, cfg in self.hand_cfgs.items():
+            key = kernel_key(space, cfg, task)
+            if key in by_kernel:                  # the same kernel as an earlier entry
+                hand[name] = {**hand[by_kernel[key]], "same_as": by_kernel[key]}
+                self.log(f"  hand-picked {name:20s} = {by_kernel[key]}")
+                continue
+            by_kernel[key] = name
+            entry = {"config": cfg.to_json(), "short": cfg.short()}
+            step = by_planner.get(key)
+            if step is not None:
+                hand[name] = {**entry, **step.outcome.to_json(),
+                              "measured_by": f"planner step {step.index}"}
+            elif self.clock() + self.book.seconds("search", task) > ends_at:
+                hand[name] = {**entry, "status": "not measured", "tflops": None,
+                              "why": "the hand-picked phase's time ran out"}
+                cut.append(name)
             else:
-                out.append(f"| {name} | `{h['short']}` | {h['status']} | {_fmt(h.get('tflops'))} |")
-        out += ["", "| step | technique | configuration | status | TFLOP/s | reward |",
-                "|---|---|---|---|---|---|"]
-        for s in p.get("steps", []):
-            short = GemmConfig(**s["config"]).short() if s.get("config") else "-"
-            out.append(f"| {s['index']} | {s['technique']} | `{short}` | "
-                       f"{s['outcome']['status']} | {_fmt(s['outcome'].get('tflops'))} | "
-                       f"{s['reward']:.3f} |")
-        rt = r.get("retimed", {})
-        out += ["", f"Re-timed: {json.dumps({k: rt.get(k) for k in ('order', 'same_kernel', 'planner_tflops_each', 'hand_tflops_each', 'failures') if k in rt})}",
-                f"Ratio {_fmt(r.get('ratio_to_best_hand_picked'), '.3f')} (first pass "
-                f"{_fmt(r.get('first_pass_ratio'), '.3f')}): "
-                f"**{'pass' if r.get('passes') else 'FAIL'}**.", ""]
-    return "\n".join(out) + "\n"
+                t0 = self.clock()
+                outcome = check_and_evaluate(self.search_eval, space, cfg, task)
+                self.book.observe("search", task, self.clock() - t0)
+                hand[name] = {**entry, **outcome.to_json()}
+            h = hand[name]
+            self.log(f"  hand-picked {name:20s} {cfg.short():48s} {h['status']:13s} "
+                     f"{h.get('tflops') or 0:7.1f} TFLOP/s"
+                     + (f" ({h['measured_by']})" if h.get("measured_by") else ""))
+        ok = {k: v for k, v in hand.items() if v["status"] == "ok" and "same_as" not in v}
+        best = max(ok, key=lambda k: (ok[k]["tflops"], k == "table")) if ok else None
+        record.update(hand_picked=hand, hand_picked_cut=cut, best_hand_picked=best,
+                      best_hand_picked_tflops=ok[best]["tflops"] if best else None)
+
+    def _retime(self, record: dict, limit: float) -> None:
+        task, space = self.task, self.space
+        p = record["planner"]
+        best_cfg = GemmConfig(**p["best_config"]) if p.get("best_config") else None
+        best_name = record["best_hand_picked"]
+        if best_cfg is None or best_name is None:
+            record["retimed"] = {"ok": False, "failures": [
+                "no correct configuration to compare" + ("" if best_cfg else " from the planner")]}
+        else:
+            order = retime_order(self.clock(), limit, self.book.seconds("full", task))
+            if not order:
+                record["retimed"] = {"ok": False, "failures": [
+                    f"no re-timing: {max(0.0, limit - self.clock()):.0f} s left for it, two "
+                    f"full-harness evaluations need ~{2 * self.book.seconds('full', task):.0f} s"]}
+            else:
+                hand_cfg = GemmConfig(**record["hand_picked"][best_name]["config"])
+                self.log(f"  re-timing ({', '.join(order)}) planner {best_cfg.short()} vs "
+                         f"{best_name}")
+                record["retimed"] = retime(
+                    self.full_eval, space, task, best_cfg, hand_cfg, order,
+                    observe=lambda s: self.book.observe("full", task, s))
+        retimed = record["retimed"]
+        ratio = retimed["planner_tflops"] / retimed["hand_tflops"] if retimed["ok"] else None
+        hand_tflops = record["best_hand_picked_tflops"]
+        why_not = None
+        if record["hand_picked_cut"]:
+            why_not = "not every hand-picked configuration was measured"
+        elif ratio is None:
+            why_not = "; ".join(retimed.get("failures", []))[:500]
+        elif ratio < BAR:
+            why_not = f"ratio below {BAR:.2f}"
+        record.update(ratio_to_best_hand_picked=ratio,
+                      first_pass_ratio=(p["best_tflops"] / hand_tflops
+                                        if p.get("best_tflops") and hand_tflops else None),
+                      passes=why_not is None, why_not=why_not)
 
 
-def _write(record: dict, out: str, report: str) -> None:
-    record["all_pass"] = bool(record["shapes"]) and all(r.get("passes") for r in record["shapes"])
+def _load(path: str) -> dict | None:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _write(record: dict, out: str) -> None:
+    record.update(report_mod.verdicts(record, SHAPES))
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         json.dump(record, f, indent=1, default=str)
-    with open(report, "w") as f:
-        f.write(markdown(record))
+    with open(os.path.splitext(out)[0] + ".md", "w") as f:
+        f.write(report_mod.markdown(record))
+
+
+def combine(paths: list[str], out: str) -> int:
+    """Results files (one or more shapes each, all measured or all cost model) into `out`;
+    later files win for a shape they share."""
+    records = [r for r in (_load(p) for p in paths)]
+    bad = [p for p, r in zip(paths, records) if r is None]
+    if bad:
+        print(f"optimize_gemm: cannot read {', '.join(bad)} as results JSON", file=sys.stderr)
+        return 2
+    if len({bool(r.get("measured")) for r in records}) > 1:
+        print("optimize_gemm: --combine mixes measured and cost-model results; combine each "
+              "kind on its own", file=sys.stderr)
+        return 2
+    combined = dict(records[-1])
+    shapes: list[dict] = []
+    for r in records:
+        fresh = [{**s, "run": s.get("run") or report_mod.run_info(r)} for s in r.get("shapes", [])]
+        shapes = report_mod.merged_shapes({"shapes": shapes}, fresh, SHAPES)
+    combined.update(shapes=shapes, combined_from=paths)
+    _write(combined, out)
+    print(f"wrote {out} and {os.path.splitext(out)[0]}.md ({len(shapes)} shapes)")
+    print("\n".join(report_mod.table_lines(combined)))
+    return 0 if combined["all_pass"] else 1
 
 
 def default_verify_workers() -> int:
@@ -334,7 +421,7 @@ def default_verify_workers() -> int:
     return min(8, cores // 2) if cores >= 8 else 0
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shape", action="append", help="MxNxK (repeatable; default three)")
@@ -343,18 +430,59 @@ def main(argv=None) -> int:
     parser.add_argument("--deadline", type=float, default=DEADLINE_S,
                         help="seconds for the whole run, shared by the shapes (default 420)")
     parser.add_argument("--eval-timeout", type=float, default=EVAL_TIMEOUT_S,
-                        help="watchdog seconds for one configuration (default 30)")
+                        help="the smallest watchdog seconds for one configuration (default 30; "
+                             "raised per shape from the estimate)")
     parser.add_argument("--verify-workers", type=int, default=default_verify_workers(),
                         help="processes verifying the planner's next candidates in parallel")
     parser.add_argument("--cost-model", action="store_true",
                         help="dry run on the CPU cost model instead of measuring")
     parser.add_argument("--merge", action="store_true",
                         help="keep the other shapes already in the output file")
+    parser.add_argument("--combine", nargs="+", metavar="JSON",
+                        help="write these results files' shapes into --out; measure nothing")
+    parser.add_argument("--estimate", action="store_true",
+                        help="print the expected seconds per shape and exit")
+    parser.add_argument("--calibration", default=CALIBRATION,
+                        help="a measured results file whose evaluation times calibrate the "
+                             "estimates (default benchmarks/results/optimize_gemm.json)")
     parser.add_argument("--out", help="JSON path (default benchmarks/results/optimize_gemm"
                                       "[_cost_model].json); the report is the same path .md")
-    args = parser.parse_args(argv)
-    deadline = Deadline(args.deadline)
+    return parser
+
+
+def estimate_lines(book, shapes, budget: int, deadline_s: float) -> list[str]:
+    """The printed estimate: per shape, and the total against the deadline (the hand-picked
+    count is its upper bound: aliases are only known once the space is built)."""
+    hand = 1 + len(HAND_WRITTEN)
+    ests = [run_estimate.estimate_shape(book, t, budget, hand) for t in shapes]
+    total = run_estimate.WORKER_START_S + sum(e.total_s for e in ests)
+    sources = sorted({book.source(m, t) for t in shapes for m in run_estimate.MODES})
+    lines = [f"estimate ({'; '.join(sources)}):", *("  " + e.line() for e in ests),
+             f"  total ~{total:.0f} s with the worker's start; deadline {deadline_s:.0f} s"]
+    if total * RESERVE_FACTOR > deadline_s:
+        lines.append(f"  WARNING: {RESERVE_FACTOR:g} x the estimate ({total * RESERVE_FACTOR:.0f} s)"
+                     f" exceeds the deadline: the planner's shares will be cut; run the shapes "
+                     f"in separate calls (scripts/device_agent.sh SHAPE, --merge)")
+    return lines
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     measured = not args.cost_model
+    out = args.out or os.path.join(HERE, "results", "optimize_gemm.json" if measured
+                                   else "optimize_gemm_cost_model.json")
+    if args.combine:
+        return combine(args.combine, out)
+    shapes = [parse_gemm_shape(s) for s in (args.shape or SHAPES)]
+    calibration = _load(args.calibration) if measured else None
+    book = run_estimate.CostBook(run_estimate.calibrate(calibration) if measured
+                                 else COST_MODEL_COSTS)
+    lines = estimate_lines(book, shapes, args.budget, args.deadline)
+    if args.estimate:
+        print("\n".join(lines))
+        return 0
+    print("\n".join(lines), file=sys.stderr)
+    deadline = Deadline(args.deadline)
     if os.environ.get("ARGUS_GEMM_CONFIG"):
         print("optimize_gemm: ARGUS_GEMM_CONFIG is set; it overrides every configuration "
               "argus.ops.matmul builds, so the comparison would be false. Unset it.",
@@ -364,38 +492,42 @@ def main(argv=None) -> int:
     bench = None
     if measured:
         try:
-            bench = gpu_eval.default_benchmark(timeout_s=args.eval_timeout, reps=REPS)
+            bench = gpu_eval.default_benchmark(timeout_s=args.eval_timeout, reps=RETIME_REPS)
         except EvaluatorUnavailable as err:
             print(f"optimize_gemm: this benchmark needs a GPU: {err}. Run it on the H200, "
                   f"or pass --cost-model for a CPU dry run.", file=sys.stderr)
             return 2
-        bench.limit = lambda: deadline.left() + 5.0
-        evaluator = GpuEvaluator(bench, space=space, library=True)
-        retimer = GpuEvaluator(functools.partial(bench, reps=RETIME_REPS), space=space,
-                               library=True)
-    else:
-        evaluator = retimer = CpuEvaluator()
-    out = args.out or os.path.join(HERE, "results", "optimize_gemm.json" if measured
-                                   else "optimize_gemm_cost_model.json")
-    report = os.path.splitext(out)[0] + ".md"
-    shapes = [parse_gemm_shape(s) for s in (args.shape or SHAPES)]
+        bench.limit = lambda: deadline.left() + 2.0
+
+    def evaluators(task):
+        if bench is None:
+            return CpuEvaluator(), CpuEvaluator()
+        search_timeout = max(args.eval_timeout, 4 * book.seconds("search", task))
+        full_timeout = max(args.eval_timeout, 3 * book.seconds("full", task))
+        return (GpuEvaluator(functools.partial(bench, mode="search", timeout_s=search_timeout),
+                             space=space, library=True),
+                GpuEvaluator(functools.partial(bench, mode="full", reps=RETIME_REPS,
+                                               timeout_s=full_timeout),
+                             space=space, library=True))
+
     record = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "measured": measured,
-              "evaluator": ("gpu: argus.ops.matmul through argus.bench in one worker child "
-                            "(gpu_session), library refusals and verifier first")
+              "procedure": report_mod.PROCEDURE if measured else "cpu cost model",
+              "evaluator": ("gpu: argus.ops.matmul in one worker child (gpu_session): search "
+                            "mode for the search, the full harness for the re-timing; library "
+                            "refusals and verifier first")
               if measured else "cpu cost model (predictions, NOT measurements)",
               "bar": BAR, "budget": args.budget, "deadline_s": args.deadline,
-              "hand_written": HAND_WRITTEN,
+              "hand_written": HAND_WRITTEN, "estimate": lines,
               "environment": {"python": platform.python_version(), "host": platform.node(),
                               "git": _git_commit(), "cpus": os.cpu_count()},
-              "space": space.describe(shapes[0]), "shapes": [], "costs": {}}
-    earlier = []
-    if args.merge and os.path.exists(out):
-        with open(out) as f:
-            previous = json.load(f)
-        if previous.get("measured") == measured:
-            done = {t.shape_text for t in shapes}
-            earlier = [r for r in previous.get("shapes", []) if r["shape"] not in done]
+              "shapes": [], "costs": {}}
+    previous = None
+    if args.merge:
+        previous = _load(out)
+        if previous is not None and bool(previous.get("measured")) != measured:
+            previous = None
+        if previous is not None:
             record["merged_from"] = previous.get("date")
     finished = []
     try:
@@ -404,34 +536,45 @@ def main(argv=None) -> int:
         except VerifierMissing as err:
             print(f"optimize_gemm: {err}", file=sys.stderr)
             return 2
-        for task in shapes:             # verify what every shape starts with, in parallel
-            space.prefetch([c for c in hand_picked(space, task).values()
-                            if space.accepts(c, task)], task)
-        for i, task in enumerate(shapes):
+        record["space"] = space.describe(shapes[0])
+        runs = [ShapeRun(t, evaluators(t), space, args.budget, deadline, book,
+                         lambda line: print(line, file=sys.stderr)) for t in shapes]
+        for run in runs:               # verify what every shape starts with, in parallel
+            space.prefetch([c for c in run.hand_cfgs.values() if space.accepts(c, run.task)],
+                           run.task)
+        for i, run in enumerate(runs):
+            task = run.task
             print(f"{task.shape_text}: ({deadline.left():.0f} s left)", file=sys.stderr)
-            if deadline.left() < MIN_SHAPE_S:
+            need = run.minimum_s()
+            if deadline.left() < max(MIN_SHAPE_S, need):
                 result = {"shape": task.shape_text, "passes": False,
-                          "skipped": "the run's deadline passed before this shape"}
+                          "skipped": f"not started: {deadline.left():.0f} s of the run's "
+                                     f"deadline were left, it needs at least ~{need:.0f} s "
+                                     f"(estimate); run it in its own call"}
             else:
-                result = run_shape(task, evaluator, retimer, space, args.budget, deadline,
-                                   len(shapes) - i, lambda line: print(line, file=sys.stderr))
+                totals = [r.estimate().total_s for r in runs[i:]]
+                later = sum(r.minimum_s() for r in runs[i + 1:])
+                result = run.run(totals, later)
             finished.append(result)
-            record["shapes"] = earlier + finished
             if bench is not None:
                 record["environment"]["worker"] = bench.session.environment
+            for r in finished:
+                r["run"] = report_mod.run_info(record)
+            record["shapes"] = report_mod.merged_shapes(previous, finished, SHAPES)
             record["costs"] = {"wall_s": deadline.elapsed(),
                                "worker_starts": bench.session.starts if bench else [],
                                "verifier": space.verifier.stats()}
-            _write(record, out, report)
-            print(f"{task.shape_text}: ratio {_fmt(result.get('ratio_to_best_hand_picked'), '.3f')}"
-                  f" ({'pass' if result.get('passes') else 'FAIL'})", file=sys.stderr)
+            _write(record, out)
+            print(f"{task.shape_text}: ratio "
+                  f"{report_mod.fmt(result.get('ratio_to_best_hand_picked'), '.3f')} "
+                  f"({report_mod.verdict_word(result)})", file=sys.stderr)
     finally:
         space.verifier.close()
         if bench is not None:
             bench.close()
-    print(f"wrote {out} and {report} ({deadline.elapsed():.0f} s)")
-    print("\n".join(table_lines(record)))
-    return 0 if record["all_pass"] else 1
+    print(f"wrote {out} and {os.path.splitext(out)[0]}.md ({deadline.elapsed():.0f} s)")
+    print("\n".join(report_mod.table_lines(record)))
+    return 0 if finished and all(r.get("passes") for r in finished) else 1
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ and compile errors), the retrieved knowledge and past lessons; parses its reply;
 the configuration unless it was evaluated already (a repeat costs a step, not an
 evaluation); and records the step. The best "ok" configuration is kept. The loop stops
 on the first exhausted budget (evaluations, steps, seconds, tokens), when the provider
-asks to stop, or when the provider fails (the failure is recorded, not raised).
+asks to stop, or when the provider fails (the failure is recorded, not raised). The seconds
+budget is kept, not overrun: a step is not started when the median step so far would end
+past it.
 
 The coder step: a reply may carry a new DSL kernel instead of knobs. It is written to the
 episode's work folder and checked by `argus check` in a child process (coder.py; never
@@ -54,6 +56,13 @@ def default_start(task: GemmTask, space=None) -> GemmConfig:
     """The library's smallest configuration: the space's smallest valid one (accepted by
     argus.ops.matmul and verified) when there is a space, else gemm_config.SMALLEST."""
     return space.smallest_valid(task) if space is not None else SMALLEST
+
+
+def _typical_step_s(traj: Trajectory) -> float:
+    """The median seconds of the evaluated steps so far (0 before any): the planner does
+    not start an evaluation that would end past its seconds budget."""
+    spent = sorted(s.seconds for s in traj.steps if not s.repeated and s.config is not None)
+    return spent[len(spent) // 2] if spent else 0.0
 
 
 @dataclass
@@ -165,8 +174,8 @@ class IcrlPlanner:
             if len(traj.steps) >= self.budget.steps:
                 stop = "budget: steps"
                 break
-            if time.monotonic() - began >= self.budget.seconds:
-                stop = "budget: seconds"
+            if time.monotonic() - began + _typical_step_s(traj) > self.budget.seconds:
+                stop = "budget: seconds"         # the next evaluation would not end in time
                 break
             if tokens["input"] + tokens["output"] >= self.budget.tokens > 0:
                 stop = "budget: tokens"

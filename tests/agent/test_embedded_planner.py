@@ -51,6 +51,19 @@ def test_budget_in_evaluations_and_seconds(task4k):
         Budget(evaluations=0)
 
 
+def test_the_seconds_budget_is_kept_not_overrun_by_the_last_evaluation(task4k):
+    class Slow(CpuEvaluator):
+        def evaluate(self, config, task):
+            time.sleep(0.3)
+            return super().evaluate(config, task)
+
+    # evaluations end at ~0.3, 0.6, 0.9 s: a fourth would start before 1.0 s and end at 1.2
+    timed = IcrlPlanner(EmbeddedProvider(), Slow(), task4k,
+                        budget=Budget(evaluations=1000, seconds=1.0)).run()
+    assert timed.stop_reason == "budget: seconds"
+    assert timed.seconds <= 1.2 and 2 <= timed.evaluations <= 3      # the old rule: ~1.3 s, 4
+
+
 def test_rewards_are_speedups_over_the_previous_best(task4k):
     steps = _run(task4k, budget=Budget(evaluations=8)).trajectory.steps
     best = steps[0].outcome.tflops

@@ -83,3 +83,41 @@ def test_a_limit_lowers_the_watchdog(session, monkeypatch):
     began = time.monotonic()
     assert bench(GemmConfig(BM=128, BN=64), TASK)["status"] == "timeout"
     assert time.monotonic() - began < 60            # startup + 2 s, not 600 s
+
+
+def test_search_mode_jobs_check_once_on_fresh_device_drawn_inputs(session, monkeypatch):
+    monkeypatch.setenv(BACKEND_ENV, "tests.agent.fake_backend:matmul")
+    bench = _bench(session, mode="search")
+    jobs = [bench.job(GemmConfig(BM=128, BN=128), TASK) for _ in range(2)]
+    assert all(j["mode"] == "search" and j["checks"] == 1 for j in jobs)
+    assert jobs[0]["problem"]["factory"] == "argus.agent.evaluators.device_inputs:matmul"
+    assert jobs[0]["seed"] != jobs[1]["seed"]                         # fresh per job
+    assert [j["distribution"] for j in jobs] == ["normal", "wide"]    # both, alternating
+    result = bench(GemmConfig(BM=128, BN=128), TASK)
+    assert result["status"] == "ok" and result["mode"] == "search", result
+    assert result["distribution"] == "normal" and isinstance(result["seed"], int)
+    full = bench(GemmConfig(BM=128, BN=128), TASK, mode="full")      # a call may name the mode
+    assert full["status"] == "ok" and full["mode"] == "full"
+    assert len(session.starts) == 1                                  # one child for both modes
+
+
+def test_search_mode_still_finds_unwritten_outputs(session, monkeypatch):
+    monkeypatch.setenv(BACKEND_ENV, "tests.agent.fake_backend:misbehaving")
+    monkeypatch.setenv("FAKE_BACKEND_MISBEHAVE", "partial")
+    result = _bench(session, mode="search")(GemmConfig(BM=128, BN=64), TASK)
+    assert result["status"] == "incorrect"
+    assert any("never written" in r for r in result["reasons"]), result["reasons"]
+
+
+def test_a_patch_of_the_search_modes_own_module_is_tampering(session, monkeypatch):
+    monkeypatch.setenv(BACKEND_ENV, "tests.agent.fake_backend:misbehaving")
+    monkeypatch.setenv("FAKE_BACKEND_MISBEHAVE", "patch_search")
+    result = _bench(session, mode="search")(GemmConfig(BM=128, BN=64), TASK)
+    assert result["status"] == "tampered"
+    assert any("search_mode.check_once" in r for r in result["reasons"]), result["reasons"]
+    assert session.proc is None                                     # the child is not reused
+
+
+def test_an_unknown_mode_is_refused(session):
+    with pytest.raises(ValueError, match="mode"):
+        _bench(session, mode="quick")

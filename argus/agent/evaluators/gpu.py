@@ -32,6 +32,10 @@ from argus.agent.task import GemmTask
 from argus.agent.evaluators.gpu_candidate import CONFIG_ENV
 from argus.agent.evaluators.gpu_kernel_candidate import KERNEL_ENV
 MAX_FEEDBACK = 2000
+# The search mode's timing (search_mode.py): 2 alternating rounds of 3 warm-up + 10 timed
+# calls each, CUDA graphs below 50 us a call; the full harness times 10 rounds.
+SEARCH_TIMING = {"warmup": 3, "reps": 20, "rounds": 2, "graphs": "auto"}
+SEARCH_DISTRIBUTIONS = ("normal", "wide")        # argus.bench.inputs.DISTRIBUTIONS
 
 
 def cuda_available() -> bool:
@@ -73,12 +77,25 @@ def _from_harness(result: dict) -> dict[str, Any]:
 
 def _job(task: GemmTask, reps: int, candidate: str = "argus.agent.evaluators.gpu_candidate:gemm",
          b_layout: str = "kn") -> dict[str, Any]:
+    """The full harness's job (argus.bench.evaluate): what every evaluation ran before the
+    search mode, and what the final re-timing runs."""
     return {"problem": {"factory": "argus.bench.problems:matmul",
                         "args": {"m": task.M, "n": task.N, "k": task.K, "dtype": task.dtype,
                                  "b_layout": b_layout}},
             "candidate": candidate, "peer": None,
             "device": "cuda", "checks": 2, "seed": 0,
             "timing": {"warmup": 10, "reps": reps}, "tolerance": {"factor": 2.0}}
+
+
+def search_job(task: GemmTask, seed: int, distribution: str,
+               candidate: str = "argus.agent.evaluators.gpu_candidate:gemm") -> dict[str, Any]:
+    """A search-mode job (gpu_worker, search_mode.py): one check on inputs drawn on the
+    device from `seed` and `distribution`, a short timing, the re-check."""
+    job = _job(task, SEARCH_TIMING["reps"], candidate)
+    job["problem"]["factory"] = "argus.agent.evaluators.device_inputs:matmul"
+    job.update(mode="search", checks=1, seed=int(seed), distribution=distribution,
+               timing=dict(SEARCH_TIMING))
+    return job
 
 
 def default_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:

@@ -203,34 +203,55 @@ class WorkerSession:
 
 class SessionBenchmark:
     """benchmark(config, task) -> the GPU evaluator's result dict, measured in the session's
-    child. `timeout_s` bounds one configuration (build, checks, timing) after the child is
-    ready; `limit` (a callable giving seconds, e.g. a deadline's) can lower it."""
+    child. `mode`: "full" (the harness's evaluate, `reps` timed calls) or "search" (one check
+    on inputs drawn on the device, a short timing, the re-check: search_mode.py); a call may
+    name another. `timeout_s` bounds one configuration (build, checks, timing) after the
+    child is ready; a call may raise it (the full harness on a large shape needs more) and
+    `limit` (a callable giving seconds, e.g. a deadline's) can lower it. Search jobs get a
+    fresh seed each (from the OS: no candidate can know it in advance) and alternate the
+    two input distributions; the result says which."""
 
     def __init__(self, timeout_s: float = 120.0, reps: int = 50, device: str = "cuda",
-                 session: WorkerSession | None = None, limit=None):
-        self.timeout_s, self.reps, self.limit = timeout_s, reps, limit
+                 session: WorkerSession | None = None, limit=None, mode: str = "full"):
+        from argus.agent.evaluators.gpu_worker import MODES
+
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.timeout_s, self.reps, self.limit, self.mode = timeout_s, reps, limit, mode
         self.session = session or WorkerSession(device)
         self.device = device
+        self.search_jobs = 0
 
-    def job(self, config, task, reps: int | None = None) -> dict:
-        from argus.agent.evaluators.gpu import _job
+    def job(self, config, task, reps: int | None = None, mode: str | None = None) -> dict:
+        import secrets
 
-        job = _job(task, reps or self.reps)
+        from argus.agent.evaluators.gpu import SEARCH_DISTRIBUTIONS, _job, search_job
+
+        if (mode or self.mode) == "search":
+            job = search_job(task, secrets.randbits(62),
+                             SEARCH_DISTRIBUTIONS[self.search_jobs % len(SEARCH_DISTRIBUTIONS)])
+            self.search_jobs += 1
+        else:
+            job = _job(task, reps or self.reps)
         job.update(device=self.device, config=config.to_json())
         if not self.device.startswith("cuda"):
             job["timing"] = None
         return job
 
-    def __call__(self, config, task, reps: int | None = None) -> dict[str, Any]:
+    def __call__(self, config, task, reps: int | None = None, mode: str | None = None,
+                 timeout_s: float | None = None) -> dict[str, Any]:
         from argus.agent.evaluators.gpu import _from_harness
 
-        timeout = self.timeout_s
+        timeout = timeout_s or self.timeout_s
         if self.limit is not None:
             timeout = max(1.0, min(timeout, self.limit()))
-        raw = self.session.evaluate(self.job(config, task, reps), timeout)
+        job = self.job(config, task, reps, mode)
+        raw = self.session.evaluate(job, timeout)
         out = _from_harness(raw)
-        out["wall_s"] = raw.get("wall_s")
-        out["job_seconds"] = raw.get("job_seconds")
+        out.update(mode=job.get("mode", "full"), wall_s=raw.get("wall_s"),
+                   job_seconds=raw.get("job_seconds"))
+        if job.get("mode") == "search":
+            out.update(seed=job["seed"], distribution=job["distribution"])
         return out
 
     def close(self) -> None:
