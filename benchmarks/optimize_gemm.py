@@ -70,8 +70,9 @@ from argus.agent.library_verifier import LibraryVerifier, VerifierMissing  # noq
 from argus.agent.planner import DEFAULT_EVALUATIONS, DEFAULT_SECONDS, Budget, IcrlPlanner  # noqa: E402
 from argus.agent.providers.embedded import EmbeddedProvider  # noqa: E402
 from argus.agent.task import GemmTask, parse_gemm_shape  # noqa: E402
-from argus.agent.time_budget import (AB, ABBA, RESERVE_FACTOR, Deadline, hand_phase_end,  # noqa: E402
-                                     plan_shape, retime_limit, retime_order, shape_share_end)
+from argus.agent.time_budget import (AB, ABBA, MIN_PLANNER_S, RESERVE_FACTOR, Deadline,  # noqa: E402
+                                     hand_phase_end, plan_shape, retime_limit, retime_order,
+                                     shape_share_end)
 
 SHAPES = ("4096x4096x4096", "8192x8192x8192", "256x8192x8192")
 BAR = 0.90
@@ -79,6 +80,7 @@ DEADLINE_S = 420.0       # the device call allows 8 minutes for this run; the re
 EVAL_TIMEOUT_S = 30.0    # the smallest watchdog for one configuration (raised per shape from
                          # the estimate: the full harness takes ~25 s at 8192^3)
 RETIME_REPS = 100
+PROBE_STEPS = 3          # planner steps before the share is planned again on measured costs
 MIN_SHAPE_S = 1.0        # nor with less than this, whatever its estimated minimum (below)
 MIN_PLANNER_EVALUATIONS = 4    # a shape is not started without time for this many planner
                                # steps, the hand-picked list and a two-evaluation re-timing
@@ -247,7 +249,7 @@ class ShapeRun:
                  f"hand-picked {plan.hand_s:.0f} s, re-timing reserve "
                  f"{plan.retime_reserve_s:.0f} s" + (f" ({plan.note})" if plan.note else ""))
         t0 = self.clock()
-        steps = self._planner(record, plan)
+        steps, plan = self._planner(record, plan)
         planner_s = self.clock() - t0
 
         t0 = self.clock()
@@ -262,7 +264,8 @@ class ShapeRun:
                              "total": round(self.clock() - began, 2)}
         return record
 
-    def _planner(self, record: dict, plan) -> list:
+    def _planner(self, record: dict, plan) -> tuple[list, object]:
+        """Runs the planner; (its steps, the plan in force after it)."""
         task, space = self.task, self.space
         start = space.smallest_valid(task)
         record["planner"] = {"start": start.to_json(), "start_short": start.short(),
@@ -279,10 +282,26 @@ class ShapeRun:
                      f"{s.config.short() if s.config else '-':48s} "
                      f"{s.outcome.status:13s} {s.outcome.tflops or 0:7.1f} TFLOP/s")
 
-        result = IcrlPlanner(EmbeddedProvider(), self.search_eval, task, start=start, space=space,
-                             budget=Budget(evaluations=self.budget_evals,
-                                           seconds=plan.planner_s),
-                             on_step=on_step).run()
+        # A few steps first: they measure what a search-mode evaluation costs on this shape;
+        # then the share is planned again with that, and the planner goes on from there.
+        planner = IcrlPlanner(EmbeddedProvider(), self.search_eval, task, start=start,
+                              space=space, on_step=on_step,
+                              budget=Budget(evaluations=min(self.budget_evals, PROBE_STEPS),
+                                            seconds=plan.planner_s))
+        result = planner.run()
+        if result.stop_reason == "budget: evaluations" and result.evaluations < self.budget_evals:
+            est = self.estimate()
+            again = plan_shape(plan.share_s, est.planner_s, est.hand_s, est.retime_s,
+                               DEFAULT_SECONDS)
+            record["replan"] = {**again.to_json(), "search_s": round(est.search_s, 2)}
+            left = again.planner_s - (self.clock() - t0)
+            record["planner"]["budget"]["seconds"] = round(again.planner_s, 1)
+            if left >= MIN_PLANNER_S:
+                planner.budget = Budget(evaluations=self.budget_evals, seconds=left)
+                result = planner.run(result.trajectory)
+            else:
+                result.stop_reason = "budget: seconds"
+            plan = again
         best = result.trajectory.best()
         statuses = {}
         for s in result.trajectory.steps:
@@ -296,7 +315,7 @@ class ShapeRun:
             best_short=best.config.short() if best else None,
             best_tflops=best.outcome.tflops if best else None,
             steps=[s.to_json() for s in result.trajectory.steps])
-        return result.trajectory.steps
+        return result.trajectory.steps, plan
 
     def _hand_picked(self, record: dict, steps: list, ends_at: float) -> None:
         """Each hand-picked kernel once, in the list's order: a kernel the planner measured

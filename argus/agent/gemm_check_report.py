@@ -124,6 +124,19 @@ def markdown(record: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def _plan_text(r: dict) -> str:
+    def one(plan: dict) -> str:
+        return (f"planner {fmt(plan.get('planner_s'), '.0f')} s, hand-picked "
+                f"{fmt(plan.get('hand_s'), '.0f')} s, re-timing reserve "
+                f"{fmt(plan.get('retime_reserve_s'), '.0f')} s")
+
+    text = "planned " + one(r.get("plan") or {})
+    if r.get("replan"):
+        text += (f", planned again after the first steps (search mode "
+                 f"{fmt(r['replan'].get('search_s'), '.2f')} s each): {one(r['replan'])}")
+    return text
+
+
 def _shape_section(r: dict) -> list[str]:
     if r.get("skipped"):
         return [f"## {r['shape']}", "", f"Not run: {r['skipped']}.", ""]
@@ -133,8 +146,8 @@ def _shape_section(r: dict) -> list[str]:
            f"Start (the library's smallest valid configuration): `{p.get('start_short')}`. "
            f"Planner: {p.get('evaluations', 0)} evaluations, stop: {p.get('stop_reason')}, "
            f"budget {p.get('budget')}; best `{p.get('best_short')}` at step "
-           f"{p.get('best_step')}. Time share {r.get('time_share_s')} s (plan {plan}), used "
-           f"{r.get('seconds')}.", "",
+           f"{p.get('best_step')}. Time share {r.get('time_share_s')} s: {_plan_text(r)}; "
+           f"used {r.get('seconds')}." + (f" {plan['note']}." if plan.get("note") else ""), "",
            f"The shape table's choice (`table`) is {r.get('table_source')}.", "",
            "| hand-picked | configuration | status | TFLOP/s (search) |", "|---|---|---|---|"]
     for name, h in r.get("hand_picked", {}).items():
