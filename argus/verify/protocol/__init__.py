@@ -11,12 +11,12 @@ from __future__ import annotations
 from argus.ir.nodes import Kernel
 from argus.verify.finding import Finding
 
-from . import alignment, banks, bounds, init, proxy, ring, stages, wgmma
+from . import alignment, banks, bounds, cluster, init, proxy, ring, stages, wgmma
 from .model import build
 from .report import finding
 from .smt import SolverUnknown
 
-PASSES = (init, bounds, ring, stages, wgmma, proxy, alignment, banks)
+PASSES = (init, bounds, ring, stages, wgmma, proxy, alignment, banks, cluster)
 
 
 def check(kernel: Kernel) -> list[Finding]:

@@ -9,7 +9,7 @@ step when their loop nests have the same trip counts (`Nest.signature`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import z3
@@ -17,7 +17,7 @@ import z3
 from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import BarrierArrayType, ScalarType, SmemBufferType
 
-from . import smt
+from . import fanout, smt
 from .terms import STEP_BOUND, SIZE_BOUND, Terms, UnknownTerm
 
 WARPGROUP = 128
@@ -47,13 +47,15 @@ class Where:
     elect: Optional[str]
     conds: tuple = ()
     filtered: bool = False   # under an `if` inside a loop: not every iteration runs it
+    fanout: tuple = ()       # loops of arrivals around it (fanout.py): not steps
 
     @property
     def signature(self) -> tuple:
         return tuple(l.key for l in self.loops)
 
     def executions(self, block_threads: int) -> int:
-        """How many threads execute an op here, per block, per step."""
+        """How many threads execute an op here, per block, per step (per iteration of
+        its fan-out loops, which fanout.py enumerates)."""
         if self.elect == "block":
             return 1
         # outside roles every warpgroup of the block runs the op
@@ -229,23 +231,28 @@ class _Walker:
             a = op.attrs
             role = RoleInfo(a["name"], tuple(a["warpgroups"]), a["regs"], op)
             self.m.roles.append(role)
-            return [(op.regions[0], Where(role, where.loops, where.elect, where.conds, where.filtered))]
+            return [(op.regions[0], replace(where, role=role))]
         if code == "elect_one":
-            return [(op.regions[0], Where(where.role, where.loops, op.attrs.get("scope",
-                                                                              "warpgroup"),
-                                          where.conds, where.filtered))]
+            return [(op.regions[0], replace(where, elect=op.attrs.get("scope", "warpgroup")))]
         if code == "if":
             try:
                 cond = smt.bool_of(t.of(op.operands[0]))
             except UnknownTerm:
                 cond = z3.Bool(f"cond@{op.loc.line}")
             filtered = where.filtered or bool(where.loops)
-            out = [(op.regions[0], Where(where.role, where.loops, where.elect,
-                                         where.conds + (cond,), filtered))]
+            out = [(op.regions[0], replace(where, conds=where.conds + (cond,),
+                                           filtered=filtered))]
             if len(op.regions) > 1:
-                out.append((op.regions[1], Where(where.role, where.loops, where.elect,
-                                                 where.conds + (z3.Not(cond),), filtered)))
+                out.append((op.regions[1], replace(where, conds=where.conds + (z3.Not(cond),),
+                                                   filtered=filtered)))
             return out
+        if code == "for" and fanout.trip(op, t) is not None:
+            # a loop of arrivals (one per block of the cluster): not a step
+            arg = op.regions[0].args[0]
+            counter = t.fresh(_display(arg.name), 0, fanout.trip(op, t))
+            t.bind(arg, _add(t.of(op.operands[0]), t.mul(counter, t.of(op.operands[2]))))
+            loop = Loop(op, _display(arg.name), counter, fanout.trip(op, t), ("fanout",))
+            return [(op.regions[0], replace(where, fanout=where.fanout + (loop,)))]
         if code == "for":
             try:
                 start, stop, step = (t.of(o) for o in op.operands)
@@ -263,8 +270,7 @@ class _Walker:
             value = counter if (start == 0 and step == 1) else _add(start, t.mul(counter, step))
             t.bind(arg, value)
             loop = Loop(op, _display(arg.name), counter, trip, ("for", _key(trip)))
-            return [(op.regions[0], Where(where.role, where.loops + (loop,), where.elect,
-                                          where.conds, where.filtered))]
+            return [(op.regions[0], replace(where, loops=where.loops + (loop,)))]
         if code == "schedule":
             args = op.regions[0].args
             extents = []
@@ -283,8 +289,7 @@ class _Walker:
             for a, e in zip(args[1:], extents):
                 t.bind(a, t.fresh(_display(a.name), 0, e))
             loop = Loop(op, _display(args[0].name), counter, trip, key)
-            return [(op.regions[0], Where(where.role, where.loops + (loop,), where.elect,
-                                          where.conds, where.filtered))]
+            return [(op.regions[0], replace(where, loops=where.loops + (loop,)))]
         if op.regions:
             return [(r, where) for r in op.regions]
         return None

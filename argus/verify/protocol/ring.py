@@ -22,7 +22,7 @@ from argus.ir.nodes import Value
 from argus.ir.types import SmemTileType
 from argus.layout import symbolic as sym
 
-from . import smt
+from . import fanout, smt
 from .model import Event, Model, array_count
 from .report import counterexample, finding
 from .terms import UnknownTerm
@@ -282,21 +282,8 @@ def _arrivals(m: Model, array: Value) -> list:
     for r in range(C):      # arrivals that reach block r's barrier, from every block b
         total, parts = 0, []
         for e in fills:
-            n = m.executions(e.where)
-            remote = e.op.opcode == "mbarrier.arrive" and len(e.op.operands) > 1
-            for b in range(C):
-                if remote:
-                    target = _at_rank(m, m.terms.of(e.op.operands[1]), b)
-                    hit = smt.eq(target, r)
-                else:
-                    hit = b == r
-                if e.where.conds:
-                    hit = z3.And(smt.bool_of(hit) if not isinstance(hit, bool) else hit,
-                                 _at_rank(m, _cond(e.where), b))
-                if hit is False:
-                    continue
-                total = _plus(total, smt.select(hit, n, 0) if not isinstance(hit, bool)
-                              else n)
+            total = _plus(total, fanout.arrivals_at(m, e, r))
+            n = m.executions(e.where) * _fanout_trips(e.where)
             who = e.where.role.name if e.where.role else "every warpgroup"
             parts.append(f"{n} per block at line {e.op.loc.line} ({who})")
         violation = z3.Not(smt.eq(total, count))
@@ -427,7 +414,7 @@ def _split_releases(m: Model, array: Value, fills: list, count: int):
     fills do not have this shape (then the caller warns that the count is not checked)."""
     stages = ring_size(m, array)
     roles = {e.where.role for e in fills}
-    if len(roles) != 1 or None in roles or m.cluster_size != 1:
+    if len(roles) != 1 or None in roles:
         return None
     role = next(iter(roles))
     # the reference numbering: the role's own unfiltered waits in the deepest loop nest
@@ -449,7 +436,7 @@ def _split_releases(m: Model, array: Value, fills: list, count: int):
     c = smt.as_term(loop.counter)
     n0 = z3.substitute(smt.as_term(n), (c, smt.as_term(0)))    # the iteration's first step
     trip = smt.as_term(loop.trip)
-    total = 0
+    hits = []         # (fill, the condition under which it releases step n)
     outside = []      # (fill, violation): an execution releasing a step of another iteration
     for e in fills:
         x = _ring_index(m, e, stages)
@@ -479,7 +466,7 @@ def _split_releases(m: Model, array: Value, fills: list, count: int):
             outside.append((e, z3.And(own, z3.UGE(smt.as_term(x) - n0, trip))))
         else:
             return None
-        total = _plus(total, smt.select(hit, m.executions(e.where), 0))
+        hits.append((e, hit))
     for e, escape in outside:
         found = smt.find(m.constraints, escape, _minimise(m, e.where, c),
                          prefer=m.first_iteration(e.where))
@@ -493,18 +480,43 @@ def _split_releases(m: Model, array: Value, fills: list, count: int):
                 "release step g - 1 only when the loop has a previous step (if k > 0), and "
                 "the last step after the loop", counterexample(m, found, e.where, (array, 0)))]
     within = z3.ULT(c, trip)
-    violation = z3.And(within, z3.Not(smt.eq(total, count)))
-    found = smt.find(m.constraints, violation, _minimise(m, ref.where, c),
-                     prefer=m.first_iteration(ref.where))
-    if found is None:
-        return []
-    got = smt.value(found, total)
-    step = smt.value(found, n)
     lines = ", ".join(str(e.op.loc.line) for e in fills)
-    return [finding(
-        "protocol.arrival-count", fills[0].op,
-        f"the stage of step {step} of {array.name} gets {got} arrivals from the releases at "
-        f"lines {lines}, but mbarrier_init counts {count}: "
-        + ("the phase completes early" if got > count else "the phase never completes"),
-        "release each step's stage exactly once (the previous step's inside the loop, "
-        "the last one after it)", counterexample(m, found, ref.where, (array, 0)))]
+    for r in range(m.cluster_size):    # per receiving block: the releases of every block
+        total = 0
+        for e, hit in hits:
+            total = _plus(total, fanout.arrivals_at(m, e, r, when=hit))
+        violation = z3.And(within, z3.Not(smt.eq(total, count)))
+        found = smt.find(m.constraints, violation, _minimise(m, ref.where, c),
+                         prefer=m.first_iteration(ref.where))
+        if found is None:
+            continue
+        got = smt.value(found, total)
+        step = smt.value(found, n)
+        where = f" in block {r} of the cluster" if m.cluster_size > 1 else ""
+        return [finding(
+            "protocol.arrival-count", fills[0].op,
+            f"the stage of step {step} of {array.name}{where} gets {got} arrivals from the "
+            f"releases at lines {lines}, but mbarrier_init counts {count}: "
+            + ("the phase completes early" if got > count else "the phase never completes"),
+            _split_fix(m, got, count),
+            counterexample(m, found, ref.where, (array, 0),
+                           block=(r,) if m.cluster_size > 1 else None))]
+    return []
+
+
+def _split_fix(m, got: int, count: int) -> str:
+    if m.cluster_size == 1:
+        return ("release each step's stage exactly once (the previous step's inside the "
+                "loop, the last one after it)")
+    if not got:
+        return "release the stage in every block that wrote it: arrive(bar, cta=r)"
+    return (f"the consumers of the cluster's blocks release each stage {got} times per "
+            f"phase: count them all in mbarrier_init, or release every block's stage once "
+            "per consumer warpgroup (for r in range(CM): arrive(bar, cta=r))")
+
+
+def _fanout_trips(where) -> int:
+    n = 1
+    for loop in where.fanout:
+        n *= loop.trip
+    return n

@@ -1,6 +1,7 @@
 """Bug: under TMA multicast, expect_tx counts only the half of B this block loads.
 
-The cluster variant of examples/gemm.py: two blocks of a (2, 1, 1) cluster share the B
+The cluster variant of examples/gemm.py: two blocks of a (2, 1, 1) cluster walk the
+cluster tiles together (by="cluster"), take the M tiles 2 cm and 2 cm + 1 and share the B
 tile; each loads one half of it (BN/2 rows) and multicasts it into both blocks' b_s[s]
 (multicast=3), so each block's full[s] receives its A box plus *both* halves of B. The
 bug: expect_tx counts nbytes(a_s[s]) plus only this block's own half, 16384 B short per
@@ -8,7 +9,7 @@ phase, so the phase can complete before the peer's half has landed. The right co
 nbytes(a_s[s]) + nbytes(b_s[s]). The empty ring counts the consumers of both blocks
 (init 4, remote arrives), as every block's stage is written by both producers.
 
-Expected: protocol.expect-tx at line 52 (`expect_tx(full[s], nbytes(a_s[s]) + nbytes(tile(b_s[s]`).
+Expected: protocol.expect-tx at line 53 (`expect_tx(full[s], nbytes(a_s[s]) + nbytes(tile(b_s[s]`).
 Interpreter: on a cluster of 2 blocks, a deadlock at full[s] (tx-count gone negative) or a race and a wrong C.
 """
 
@@ -26,7 +27,7 @@ BLOCKS = 132     # one persistent block per SM of an H100/H200
 @kernel(grid=(BLOCKS,), block=384, cluster=(2, 1, 1))
 def gemm(A: Tensor["M", "K", bf16], B: Tensor["N", "K", bf16], C: Tensor["M", "N", bf16],
          BM: const = 128, BN: const = 256, BK: const = 64, S: const = 4):
-    assume(M % BM == 0)
+    assume(M % (2 * BM) == 0)
     assume(N % BN == 0)
     assume(K % BK == 0)
     KT = K // BK
@@ -43,21 +44,21 @@ def gemm(A: Tensor["M", "K", bf16], B: Tensor["N", "K", bf16], C: Tensor["M", "N
     cluster_sync()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for i, tm, tn in schedule(M // BM, N // BN, order="grouped", group=8):
+        for i, cm, tn in schedule(M // (2 * BM), N // BN, order="grouped", group=8, by="cluster"):
             for k in range(KT):
                 g = i * KT + k
                 s = g % S
                 wait(empty[s], ((g // S) & 1) ^ 1)
                 with elect_one():
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(tile(b_s[s], (BN // 2, BK), (rank, 0))))
-                    tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
+                    tma_load(a_s[s], tile(A, (BM, BK), (cm * 2 + rank, k)), full[s])
                     tma_load(tile(b_s[s], (BN // 2, BK), (rank, 0)),
                              tile(B, (BN // 2, BK), (tn * 2 + rank, k)), full[s], multicast=3)
 
     with role("consumer", warpgroups=(1, 2), regs=232):
         wg = warpgroup_index()
         acc = fragment(fp32, (64, BN), "wgmma_acc_m64n256", init=0.0)
-        for i, tm, tn in schedule(M // BM, N // BN, order="grouped", group=8):
+        for i, cm, tn in schedule(M // (2 * BM), N // BN, order="grouped", group=8, by="cluster"):
             assign(acc, 0.0)
             for k in range(KT):
                 g = i * KT + k
@@ -71,7 +72,7 @@ def gemm(A: Tensor["M", "K", bf16], B: Tensor["N", "K", bf16], C: Tensor["M", "N
                     arrive(empty[s], cta=0)
                     arrive(empty[s], cta=1)
             out = cast(acc, bf16)
-            dst = tile(C, (64, BN), (tm * 2 + wg, tn))
+            dst = tile(C, (64, BN), ((cm * 2 + rank) * 2 + wg, tn))
             tag_assert(tag(out).row == coord(dst)[0] and tag(out).col == coord(dst)[1])
             store(dst, out)
     cluster_sync()
