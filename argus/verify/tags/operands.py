@@ -48,6 +48,9 @@ class OperandTags:
 
 def read(w, op, view: SmemView, major: str, mn_extent: int, k_total: int, name: str,
          mn_var) -> OperandTags | None:
+    from . import bands
+    if bands.needed(w, view):      # bands, multicast, several loads: bands.py
+        return bands.read(w, op, view, major, mn_extent, k_total, name, mn_var)
     writer = _writer(w, op, view, name)
     if writer is None or not _stage_ok(w, op, view, writer, name):
         return None

@@ -12,6 +12,8 @@ from argus.layout.hopper.tv import TVLayoutError
 from argus.verify.finding import Counterexample, ElementTag
 from argus.verify.smt import bv, exact_check, first_model, narrow, value
 
+from . import cluster
+
 KIND_ORDER = ("block", "iteration", "tile", "warpgroup", "thread", "register", "position",
               "size")
 
@@ -44,7 +46,8 @@ def order_of(w, scope, extra=()) -> list:
                            if v.kind in ("thread", "register", "position", "size")]
     seen, terms = set(), []
     for kind in KIND_ORDER:
-        for n in (["block"] if kind == "block" and "block" in w.ctx.vars else []) + names:
+        walkers = [n for n in ("block", "cluster", "rank") if n in w.ctx.vars]
+        for n in (walkers if kind == "block" else []) + names:
             var = w.ctx.vars.get(n)
             if var and var.kind == kind and n not in seen:
                 seen.add(n)
@@ -92,7 +95,7 @@ def _schedule_values(w, model, i, info):
 
 
 def _pin(w, model, i, info, block, step, coords) -> list:
-    out = [w.ctx.vars["block"].term == block, w.ctx.vars[i].term == step]
+    out = [w.ctx.vars[info.walker].term == block, w.ctx.vars[i].term == step]
     out += [size == value(model, size) for size in w.sizes.values()]
     out += [w.ctx.vars[c].term == x for c, x in zip(info.coords, coords)]
     return out
@@ -101,7 +104,7 @@ def _pin(w, model, i, info, block, step, coords) -> list:
 def _visiting_block(w, model, scope) -> list:
     out = []
     for i, info in w.schedules.items():
-        if i not in scope or "block" not in w.ctx.vars:
+        if i not in scope or info.walker not in w.ctx.vars:
             continue
         extents, total, blocks = _schedule_values(w, model, i, info)
         want = tuple(value(model, w.ctx.vars[c].term) for c in info.coords)
@@ -117,10 +120,10 @@ def _visiting_block(w, model, scope) -> list:
 def _visited_tile(w, model, scope) -> list:
     out = []
     for i, info in w.schedules.items():
-        if i not in scope or "block" not in w.ctx.vars:
+        if i not in scope or info.walker not in w.ctx.vars:
             continue
         extents, total, blocks = _schedule_values(w, model, i, info)
-        block = value(model, w.ctx.vars["block"].term)
+        block = value(model, w.ctx.vars[info.walker].term)
         step = value(model, w.ctx.vars[i].term)
         t = block + step * blocks
         if not 0 <= t < total:
@@ -133,8 +136,12 @@ def _visited_tile(w, model, scope) -> list:
 def counterexample(w, model, scope, *, layout=None, warpgroup=None, thread_base=0,
                    elements=(), smem_byte=None, barrier=None, extra_iter=None):
     iteration = {w.ctx.vars[n].name: value(model, w.ctx.vars[n].term) for n in scope}
+    iteration.update(cluster.describe(w, model, value))        # cluster and rank
     block = None
-    if "block" in w.ctx.vars and any(n in w.schedules for n in scope):
+    walkers = {w.schedules[n].walker for n in scope if n in w.schedules}
+    if "cluster" in walkers:
+        block = cluster.block_of(w, model, value)               # a cluster's block
+    elif "block" in w.ctx.vars and walkers:
         block = (value(model, w.ctx.vars["block"].term),)      # a persistent block
     ids = [n for n in w.ctx.vars if n.startswith("block_")]
     if block is None and ids:                                    # block_id("x"), ...

@@ -17,7 +17,7 @@ from argus.ir.nodes import Op
 from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
 
-from . import report, smem_store
+from . import cluster, report, smem_store
 from .kcoverage import k_coverage
 from .values import Fragment, GlobalTile, SmemView, StoreRecord
 
@@ -37,7 +37,8 @@ def identity(w, extra=()) -> tuple[str, ...]:
     its tile (the schedule lemma), a plain one by its block ids; the step counter of a
     schedule identifies nothing."""
     blocks = tuple(n for n in w.ctx.vars if n.startswith("block_"))
-    return blocks + tuple(v for v in w.scope_vars() if v not in w.schedules) + tuple(extra)
+    return (blocks + tuple(v for v in w.scope_vars() if v not in w.schedules)
+            + cluster.identity(w) + tuple(extra))
 
 
 def record(w, op: Op, dst: GlobalTile, layout: str, shape, extra_identity=()) -> StoreRecord:

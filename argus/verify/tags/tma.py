@@ -1,5 +1,6 @@
-"""TMA loads: each one is recorded as the writer of the shared-memory stage it fills, and
-the layout of a stage in shared memory.
+"""TMA loads: each one is recorded as the writer of the shared-memory stage it fills (a
+multicast one with its mask: bands.py composes a stage from several writers), and the
+layout of a stage in shared memory.
 
 The layout is the code generator's convention (argus/codegen/smem_tiles.py, restated here
 so the verifier does not import the backend; tests/verify/tags/test_tags_layout.py keeps
@@ -27,14 +28,15 @@ from .values import Barrier, GlobalTile, SmemBuffer, SmemView, Writer
 
 def tma_load(w, op: Op) -> None:
     dst, src, bar = (w.value(o) for o in op.operands[:3])
-    if len(op.operands) > 3:
-        w.not_modelled(op, "multicast TMA loads")
-        return
+    mask = w.value(op.operands[3]) if len(op.operands) > 3 else None
     if not (isinstance(dst, SmemView) and isinstance(src, GlobalTile) and isinstance(bar, Barrier)):
         w.not_modelled(op, "a TMA load whose stage, tile or barrier is not known")
         return
-    if w.phase == "collect":
-        w.writers.append(Writer(dst, src, bar, w.scope_vars(), op.loc))
+    if len(op.operands) > 3 and (mask is None or isinstance(mask, float)):
+        w.not_modelled(op, "a multicast mask the pass cannot express")
+        return
+    if w.phase == "collect":     # a multicast load's stages: bands.py
+        w.writers.append(Writer(dst, src, bar, w.scope_vars(), op.loc, tuple(w.path), mask))
 
 
 @dataclass(frozen=True)

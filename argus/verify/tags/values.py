@@ -109,6 +109,8 @@ class Writer:
     barrier: Barrier
     scope: tuple[str, ...]        # variables of the loops around it
     loc: Loc
+    path: tuple = ()              # the conditions of the ifs around it
+    multicast: Any = None         # the multicast mask (a term), None for a plain load
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from argus.ir.types import GlobalTensorType
 from argus.verify.finding import Finding
 from argus.verify.smt import Context, bv
 
-from . import scalars
+from . import cluster, scalars
 from .report import Undecided
 from .schedule import prove_bijection
 from .values import Barrier, FragTag, Fragment, Writer
@@ -55,6 +55,7 @@ class ScheduleInfo:
     i: str
     coords: tuple[str, ...]
     blocks: object            # number of blocks walking it (int or term)
+    walker: str = "block"     # its walker variable: "block", or "cluster" (by="cluster")
 
 
 def display_name(value: Value) -> str:
@@ -104,6 +105,7 @@ class Walker:
                 self.tensors[p.name] = ext
                 self.env[p] = ("tensor", p.name)
         self.grid = tuple(scalars.extent(self.ctx, g, names) for g in k.launch.grid)
+        self.cluster = cluster.setup(self)
         for op in k.walk():
             if op.opcode == "tag.assert":
                 self.asserted.update(id(v) for v in op.operands if isinstance(v, Value))
@@ -198,23 +200,10 @@ class Walker:
             self.ctx.facts.append(scalars.as_bool(cond))
 
     def op_block_id(self, op: Op) -> None:
-        axis = op.attrs.get("axis", "x")
-        i = "xyz".index(axis)
-        key = ("block_id", axis)
-        if key not in self.loop_vars:
-            upper = self.grid[i] if i < len(self.grid) else 1
-            self.loop_vars[key] = (self.ctx.var(f"block_{axis}", "block", upper=upper),)
-        self.env[op.result] = self.loop_vars[key][0]
+        self.env[op.result] = cluster.block_id(self, op.attrs.get("axis", "x"))
 
     def op_cluster_rank(self, op: Op) -> None:
-        size = 1
-        for c in self.kernel.launch.cluster:
-            size *= c
-        if size == 1:
-            self.env[op.result] = 0
-        else:
-            self.not_modelled(op, "clusters larger than one block")
-            self.env[op.result] = None
+        self.env[op.result] = cluster.rank(self)      # see cluster.py
 
     def op_warpgroup_index(self, op: Op) -> None:
         self.env[op.result] = self.role.index if self.role else 0
@@ -295,25 +284,25 @@ class Walker:
             return
         order, group = op.attrs.get("order", "row_major"), op.attrs.get("group", 1)
         depth = len(self.frames)
-        key = ("schedule", depth, tuple(self._key(e) for e in extents), order, group)
+        walker, walkers = cluster.walker(self, op.attrs.get("by", "block"))
+        key = ("schedule", depth, tuple(self._key(e) for e in extents), order, group, walker)
         args = op.regions[0].args
         if key not in self.loop_vars:
             i = self.ctx.name_of_term(self.ctx.var(display_name(args[0]), "iteration"))
             coords = tuple(self.ctx.name_of_term(self.ctx.var(display_name(a), "tile", upper=e))
                            for a, e in zip(args[1:], extents))
-            if "block" not in self.ctx.vars:
-                self.ctx.var("block", "block", upper=self.num_blocks)
+            cluster.walker_var(self, walker)
             total = 1
             for e in extents:
                 total = scalars.binary(self.ctx, "mul", total, e)
-            step = scalars.binary(self.ctx, "mul", self.ctx.vars[i].term, self.num_blocks)
-            t = scalars.binary(self.ctx, "add", step, self.ctx.vars["block"].term)
+            step = scalars.binary(self.ctx, "mul", self.ctx.vars[i].term, walkers)
+            t = scalars.binary(self.ctx, "add", step, self.ctx.vars[walker].term)
             self.ctx.fact(z3.ULT(bv(t), bv(total)), i)
             self.loop_vars[key] = (i, *coords)
             self.trip[i] = None
             for c in coords:
                 self.trip[c] = None
-            self.schedules[i] = ScheduleInfo(order, group, extents, i, coords, self.num_blocks)
+            self.schedules[i] = ScheduleInfo(order, group, extents, i, coords, walkers, walker)
         names = self.loop_vars[key]
         if self.phase == "check" and key not in self.checked_schedules:
             self.checked_schedules.add(key)

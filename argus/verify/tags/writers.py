@@ -8,7 +8,7 @@ import z3
 from argus.verify.finding import Counterexample, ElementTag, Finding
 from argus.verify.smt import TIMEOUT_MS, bv, holds, least, mentions, solve, value
 
-from . import report
+from . import cluster, report
 from .store import _instance
 from .values import StoreRecord
 from .witness import with_products
@@ -98,8 +98,9 @@ def _injective(w, r: StoreRecord, inst, cp, differ, bounds) -> bool:
 
 
 def _scope_of(w, rec: StoreRecord):
-    """The schedules' step counters: each writer has its own (they identify nothing)."""
-    return [n for n in w.schedules if n in w.ctx.vars]
+    """The schedules' step counters, the walkers (block, cluster) and the cluster rank:
+    each writer has its own (they identify nothing, or are in its identity anyway)."""
+    return [n for n in w.schedules if n in w.ctx.vars] + list(cluster.per_writer(w))
 
 
 def _pos_names(w, layout):
@@ -128,7 +129,7 @@ def coverage(w) -> None:
 def _cover(w, tensor, recs) -> None:
     ext = recs[0].extents
     e = z3.BitVecs(f"{tensor}_row {tensor}_col", 64)
-    steps = [w.ctx.vars[n].term for n in (*w.schedules, "block") if n in w.ctx.vars]
+    steps = [w.ctx.vars[n].term for n in (*w.schedules, "block", "cluster") if n in w.ctx.vars]
     qnames = sorted({n for r in recs for n in (*r.identity, "pr", "pc")})
     qvars = [w.ctx.vars[n].term for n in qnames]
     # a fact tying a writer's variable to a counter no writer is told apart by (the bound
@@ -148,18 +149,21 @@ def _cover(w, tensor, recs) -> None:
         own = z3.And(*inside, *r.path, z3.ULT(w.pos["pr"], r.shape[0]),
                      z3.ULT(w.pos["pc"], r.shape[1]), r.dst[0] == e[0], r.dst[1] == e[1])
         exact.append(own)
-        pairs = _witness(w, r, e)
-        if pairs is not None:       # a writer variable the destination ignores: take 0
-            named = {str(v) for v, _ in pairs}
-            pairs += [(q, z3.BitVecVal(0, 64)) for q in qvars if str(q) not in named]
-            pairs = with_products(w.ctx, pairs)     # no product atom left free
-        if pairs is None:
-            w.report(Finding("tag.store-coverage", "warning",
-                             f"the destination of this store is not affine in its tile "
-                             f"coordinates; coverage of {tensor} not verified", r.loc, "store",
-                             "write destinations as tile(C, box, coords) with affine coords"))
-            return
-        witnessed.append(z3.substitute(own, *pairs))
+        for ranked in cluster.witness_choices(w, r):    # the cluster rank: enumerated
+            pairs = _witness(w, cluster.fixed(r, ranked), e)
+            if pairs is not None:       # a writer variable the destination ignores: take 0
+                pairs = ranked + pairs
+                named = {str(v) for v, _ in pairs}
+                pairs += [(q, z3.BitVecVal(0, 64)) for q in qvars if str(q) not in named]
+                pairs = with_products(w.ctx, pairs)     # no product atom left free
+            if pairs is None:
+                w.report(Finding("tag.store-coverage", "warning",
+                                 f"the destination of this store is not affine in its tile "
+                                 f"coordinates; coverage of {tensor} not verified", r.loc,
+                                 "store", "write destinations as tile(C, box, coords) with "
+                                 "affine coords"))
+                return
+            witnessed.append(z3.substitute(own, *pairs))
     bounds = [z3.ULT(e[0], bv(ext[0])), z3.ULT(e[1], bv(ext[1]))]
     result, s = solve([*outside, *bounds, z3.Not(z3.Or(*witnessed))])
     if result == z3.unsat:
