@@ -56,11 +56,13 @@ def check(m: Model) -> list:
         exit_syncs = [e for e in m.opcode("barrier.cluster")
                       if e.order > max(x.order for x in remote)]
         if not exit_syncs:
+            late = max(remote, key=lambda e: e.order)      # the last signal to a peer
             out.append(finding(
-                "protocol.cluster-exit-sync", remote[-1].op,
+                "protocol.cluster-exit-sync", late.op,
                 "blocks of the cluster signal each other's barriers (remote arrive or TMA "
                 "multicast) but no cluster_sync() follows: a block may exit while a peer "
-                "still writes its shared memory", "end the kernel with cluster_sync()"))
+                "still writes its shared memory", "end the kernel with cluster_sync()",
+                _first_use(m, late)))
     return out
 
 

@@ -508,11 +508,11 @@ def _split_fix(m, got: int, count: int) -> str:
     if m.cluster_size == 1:
         return ("release each step's stage exactly once (the previous step's inside the "
                 "loop, the last one after it)")
-    if not got:
-        return "release the stage in every block that wrote it: arrive(bar, cta=r)"
+    if got < count:
+        return ("release the stage in every block of the cluster that wrote into it, once "
+                "per consumer warpgroup: for r in range(CM): arrive(bar, cta=r)")
     return (f"the consumers of the cluster's blocks release each stage {got} times per "
-            f"phase: count them all in mbarrier_init, or release every block's stage once "
-            "per consumer warpgroup (for r in range(CM): arrive(bar, cta=r))")
+            f"phase: count them all in mbarrier_init (mbarrier_init(bar, {got}))")
 
 
 def _fanout_trips(where) -> int:

@@ -1,0 +1,95 @@
+"""Bug: each block multicasts its half of B into the peer's band of the stage.
+
+The 2-block cluster GEMM (gemm_nt, x @ W.T, specialised with CM=2, WG=2, BN=128, S=6):
+block `rank` loads rows (2 tn + rank) * 64 .. of B (its half of the 128 x 64 N x K tile) and
+multicasts them into both blocks. The bug puts that half into the band of the *other* rank
+(`tile(b_s[s], (BN // CM, BK), (CM - 1 - rank, 0))`), so every stage holds the two halves
+swapped: accumulator column n meets B row n +- 64 and C's columns come out exchanged in
+64-column halves. The stage is still filled exactly once, so only the data is wrong. The fix:
+the band of the rank itself, (rank, 0).
+
+Expected: tag.assert at line 88.
+Interpreter: a wrong C at the element named (its columns swapped with the other 64-column half).
+"""
+
+import numpy as np
+
+from argus.lang import (Tensor, arrive, assign, assume, cast, cluster_rank, cluster_sync, const,
+                        coord, elect_one, expect_tx, fence_mbarrier_init, fp32, fragment, kernel,
+                        mbarrier, mbarrier_init, nbytes, role, schedule, smem, store, tag,
+                        tag_assert, tile, tma_load, wait, warpgroup_index, wgmma, wgmma_commit,
+                        wgmma_fence, wgmma_wait)
+
+DT = "bf16"
+BLOCKS = 132     # one persistent block per SM, 66 clusters of two
+CM = 2           # blocks per cluster along M: the B tile multicast to both
+WG = 2           # two consumer warpgroups: BM = 128
+
+
+@kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(CM, 1, 1))
+def gemm(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N", DT],
+         BM: const = 64 * WG, BN: const = 128, BK: const = 64, S: const = 6, GROUP: const = 8):
+    assume(K % 8 == 0)
+    assume(N % 8 == 0)
+    KT = (K + BK - 1) // BK
+    a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
+    b_s = smem(DT, (BN, BK), stages=S, swizzle="128B")
+    full = mbarrier(S)
+    empty = mbarrier(S)
+    with elect_one("block"):
+        for s in range(S):
+            mbarrier_init(full[s], 1)
+            mbarrier_init(empty[s], WG * CM)    # the consumers of every block it feeds
+    fence_mbarrier_init()
+    rank = cluster_rank()
+    cluster_sync()
+
+    with role("producer", warpgroups=(0,), regs=40):
+        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
+                                  order="grouped", group=GROUP, by="cluster"):
+            tm = cm * CM + rank
+            for k in range(KT):
+                g = i * KT + k
+                s = g % S
+                wait(empty[s], ((g // S) & 1) ^ 1)
+                with elect_one():
+                    expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
+                    tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
+                    # this block's band of the shared B tile, into every block's stage
+                    tma_load(tile(b_s[s], (BN // CM, BK), (CM - 1 - rank, 0)),
+                             tile(B, (BN // CM, BK), (tn * CM + rank, k)), full[s],
+                             multicast=(1 << CM) - 1)
+
+    with role("consumer", warpgroups=(1, 2), regs=232):
+        wg = warpgroup_index()
+        acc = fragment(fp32, (64, BN), "wgmma_acc_m64n128", init=0.0)
+        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
+                                  order="grouped", group=GROUP, by="cluster"):
+            tm = cm * CM + rank
+            assign(acc, 0.0)
+            for k in range(KT):
+                g = i * KT + k
+                s = g % S
+                wait(full[s], (g // S) & 1)
+                wgmma_fence()
+                wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s])
+                wgmma_commit()
+                wgmma_wait(1)
+                if k > 0:
+                    with elect_one():
+                        for r in range(CM):      # free the stage in every block it fed
+                            arrive(empty[(g - 1) % S], cta=r)
+            wgmma_wait(0)
+            with elect_one():
+                for r in range(CM):
+                    arrive(empty[(i * KT + KT - 1) % S], cta=r)
+            out = cast(acc, DT)
+            dst = tile(C, (64, BN), (tm * WG + wg, tn))
+            tag_assert(tag(out).row == coord(dst)[0] and tag(out).col == coord(dst)[1])
+            store(dst, out)
+    cluster_sync()     # no block leaves while its peer may still write or arrive into it
+
+
+def reference(A, B):
+    """C = A @ B^T in fp32 (the caller rounds and compares)."""
+    return np.asarray(A, np.float32) @ np.asarray(B, np.float32).T
