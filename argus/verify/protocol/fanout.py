@@ -127,6 +127,9 @@ def arrivals_at(m, e, r: int, when=None):
             if hit is False:
                 continue
             total = _plus(total, n if hit is True else smt.select(hit, n, 0))
+    if z3.is_expr(total):
+        folded = z3.simplify(total)
+        return folded.as_long() if z3.is_bv_value(folded) else folded
     return total
 
 

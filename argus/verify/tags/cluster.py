@@ -243,7 +243,7 @@ def _own_vars(w) -> list[str]:
 def issuers(w) -> list[Issuer]:
     c = w.cluster
     if c.size == 1:
-        return [Issuer(0, z3.BoolVal(True), [], [], z3.BoolVal(True))]
+        return [Issuer(0, z3.BoolVal(True), [], [])]
     r = rank(w)
     out = []
     own_vars = _own_vars(w)

@@ -1,0 +1,67 @@
+"""Every variant of the library GEMM that argus.ops can run verifies with no finding at all
+(no error, no warning): both B layouts x CM (1: single blocks, 2: 2-block clusters with
+B multicast) x WG (1 or 2 consumer warpgroups) x BN (64, 128, 256), each with the ring
+depth argus.ops gives it (gemm_configs.stages_for: 4 to 12 stages, most not a power of
+two), and every configuration argus.ops picks for issue 6's shapes (the tuned table and
+the heuristic). How long each takes is benchmarks/check_speed.py's job (--variants)."""
+
+from __future__ import annotations
+
+import pytest
+
+from argus.ops.gemm_configs import config_for, stages_for
+from argus.ops.library import kernel_ir
+from argus.verify import verify
+
+NAMES = ("gemm_nt", "gemm_nn")
+SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 12288, 4096), (4096, 28672, 4096),
+          (4096, 4096, 14336), (16384, 8192, 2048), (256, 8192, 8192), (128, 4096, 4096),
+          (1000, 1032, 520), (1, 8, 8)]
+
+
+def overrides(cm: int, wg: int, bn: int) -> dict:
+    """The module constants of one variant, as argus.ops specialises gemm.py."""
+    return {"CM": cm, "WG": wg, "CONSUMERS": (1,) if wg == 1 else (1, 2), "BN": bn,
+            "ACC": f"wgmma_acc_m64n{bn}", "S": stages_for(bn, 64, 0, 64 * wg)}
+
+
+GRID = [(name, cm, wg, bn) for name in NAMES for cm in (1, 2) for wg in (1, 2)
+        for bn in (64, 128, 256)]
+
+
+def shipped() -> list[tuple[str, dict]]:
+    """The direct-epilogue configurations argus.ops.matmul picks for issue 6's shapes
+    (and two with tails), both B layouts; split-K runs gemm_splitk.py, not this kernel."""
+    seen = {}
+    for layout, name in (("kn", "gemm_nn"), ("nk", "gemm_nt")):
+        for shape in SHAPES:
+            cfg = config_for(*shape, layout)
+            if cfg.get("SPLIT") or cfg.get("EPILOGUE", "direct") != "direct":
+                continue
+            cfg.pop("BLOCKS")
+            seen.setdefault((name, tuple(sorted(cfg.items()))), cfg)
+    return [(name, cfg) for (name, _), cfg in seen.items()]
+
+
+SHIPPED = shipped()
+
+
+@pytest.mark.parametrize("name,cm,wg,bn", GRID,
+                         ids=[f"{n}-CM{c}-WG{w}-BN{b}" for n, c, w, b in GRID])
+def test_variant_verifies_with_no_finding(name, cm, wg, bn):
+    findings = verify(kernel_ir("gemm", name, **overrides(cm, wg, bn)))
+    assert [str(f) for f in findings] == []
+
+
+def test_the_grid_covers_the_clustered_and_the_deep_rings():
+    depths = {overrides(cm, wg, bn)["S"] for _, cm, wg, bn in GRID}
+    assert {4, 5, 6, 9, 12} <= depths          # rings of 5, 9 and 12 stages included
+    assert any(cfg.get("CM") == 2 and cfg.get("WG") == 1 for _, cfg in SHIPPED)
+
+
+@pytest.mark.parametrize("name,cfg", SHIPPED,
+                         ids=[f"{n}-" + "-".join(f"{k}{v}" for k, v in sorted(c.items())
+                                                 if k not in ("ACC", "CONSUMERS"))
+                              for n, c in SHIPPED])
+def test_shipped_configuration_verifies_with_no_finding(name, cfg):
+    assert [str(f) for f in verify(kernel_ir("gemm", name, **cfg))] == []
