@@ -15,6 +15,15 @@ shared: the load average at the start is recorded, and the CPU time is the numbe
 other processes disturb least. Writes benchmarks/results/check_speed.json; exit 1 if a
 file's median wall time is over the target, or a check finds anything (errors or
 warnings: every GEMM variant is meant to verify with no finding at all).
+
+    python benchmarks/check_speed.py --variants [--runs 3]
+
+times the separate list of the library GEMM's variants instead (VARIANTS: both B
+layouts x CM 1, 2 x WG 1, 2 x BN 64, 128, 256 with argus.ops' ring depth, the list of
+tests/verify/test_library_variants.py): each run a fresh process that specialises
+argus/kernels/gemm.py and verifies it (start-up, imports, parse, every pass), wall and
+CPU time; writes benchmarks/results/check_speed_variants.json; exit 1 if a variant has a
+finding or its median wall time is over the target.
 """
 
 from __future__ import annotations
@@ -126,13 +135,96 @@ def attention_runs(runs: int) -> dict:
     return out
 
 
+# -- the library GEMM's variants, a separate list ---------------------------------------
+
+VARIANTS = [(name, cm, wg, bn) for name in ("gemm_nt", "gemm_nn") for cm in (1, 2)
+            for wg in (1, 2) for bn in (64, 128, 256)]
+VARIANT_CHILD = """
+import json, sys, time
+start = time.perf_counter()
+from argus.ops.library import kernel_ir
+from argus.verify import verify
+name, overrides = sys.argv[1], json.loads(sys.argv[2])
+overrides["CONSUMERS"] = tuple(overrides["CONSUMERS"])
+ir = kernel_ir("gemm", name, **overrides)
+parsed = time.perf_counter()
+findings = verify(ir)
+print(json.dumps({"findings": [str(f) for f in findings],
+                  "verify_s": time.perf_counter() - parsed,
+                  "in_process_s": time.perf_counter() - start}))
+"""
+
+
+def variant_overrides(cm: int, wg: int, bn: int) -> dict:
+    from argus.ops.gemm_configs import stages_for
+    return {"CM": cm, "WG": wg, "CONSUMERS": [1] if wg == 1 else [1, 2], "BN": bn,
+            "ACC": f"wgmma_acc_m64n{bn}", "S": stages_for(bn, 64, 0, 64 * wg)}
+
+
+def variant_runs(name: str, overrides: dict, runs: int) -> dict:
+    walls, cpus, verifies, findings = [], [], [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", VARIANT_CHILD, name,
+                               json.dumps(overrides)], cwd=ROOT, capture_output=True,
+                              text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+        try:
+            out = json.loads(done.stdout.strip().splitlines()[-1])
+            verifies.append(out["verify_s"])
+            findings = out["findings"]
+        except (ValueError, IndexError, KeyError):
+            findings = [f"the child failed: {done.stderr.strip()[-300:]}"]
+    median = statistics.median(walls)
+    return {"kernel": name, "overrides": overrides,
+            "runs_s": [round(t, 3) for t in walls], "median_s": round(median, 3),
+            "cpu_median_s": round(statistics.median(cpus), 3),
+            "verify_median_s": round(statistics.median(verifies), 3) if verifies else None,
+            "findings": findings, "ok": median < TARGET_S and not findings}
+
+
+def variants_main(runs: int) -> int:
+    load = os.getloadavg()[0]
+    rows = []
+    for name, cm, wg, bn in VARIANTS:
+        row = variant_runs(name, variant_overrides(cm, wg, bn), runs)
+        rows.append(row)
+        print(f"{name} CM={cm} WG={wg} BN={bn} S={row['overrides']['S']}: median "
+              f"{row['median_s']:.2f} s wall ({row['cpu_median_s']:.2f} s CPU, verify "
+              f"{row['verify_median_s']} s), {len(row['findings'])} finding(s)")
+    result = {
+        "list": "library GEMM variants (tests/verify/test_library_variants.py)",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
+                    "load_average_at_start": round(load, 2)},
+        "target_s": TARGET_S, "runs_per_variant": runs,
+        "max_median_s": max(r["median_s"] for r in rows),
+        "max_cpu_median_s": max(r["cpu_median_s"] for r in rows),
+        "variants": rows, "ok": all(r["ok"] for r in rows),
+    }
+    out = ROOT / "benchmarks" / "results" / "check_speed_variants.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{len(rows)} variants: slowest median {result['max_median_s']:.2f} s wall, "
+          f"{result['max_cpu_median_s']:.2f} s CPU (load average {load:.1f} at the start); "
+          f"{'ok' if result['ok'] else 'NOT ok'}; wrote {out.relative_to(ROOT)}")
+    return 0 if result["ok"] else 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", action="append", metavar="FILE",
                         help="time only this file (repeatable)")
+    parser.add_argument("--variants", action="store_true",
+                        help="time the library GEMM's variants (a separate list) instead")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    if args.variants:
+        return variants_main(args.runs)
     files = args.only or list(FILES)
     load = os.getloadavg()[0]
     results = []

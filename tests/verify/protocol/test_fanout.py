@@ -152,3 +152,11 @@ def test_divmod_lemma_decides_the_release_question_quickly():
     s.set("timeout", 2000)
     s.add(question, *divmod.lemmas([question]))
     assert s.check() == z3.unsat
+
+
+def test_the_init_sync_of_a_cluster_must_be_the_cluster_barrier():
+    old = "        rank = cluster_rank()\n        cluster_sync()\n"
+    assert old in SOURCE
+    src = SOURCE.replace(old, "        rank = cluster_rank()\n        sync_block()\n")
+    found = [f for f in errors(kernel(src=src)) if f.check == "protocol.mbarrier-init-sync"]
+    assert found and "cluster_sync()" in found[0].message

@@ -142,3 +142,22 @@ def test_schedule_by_block_in_a_cluster_takes_the_peers_tile():
     assert "rank" not in w.ctx.vars and "block" in w.ctx.vars
     # coverage of C is not claimed for a store whose rows depend on the block's rank
     assert any(f.check == "tag.store-coverage" and f.severity == "warning" for f in findings)
+
+
+def test_one_block_multicasting_the_whole_tile_verifies_and_two_write_it_twice():
+    """Another way to share B: rank 0 loads the whole tile into both blocks. The stage of
+    either block is filled once; if every block does it, twice (and the bytes double)."""
+    from argus.verify import verify
+    old = ("tma_load(tile(b_s[s], (BK // CM, BN), (rank, 0)), tile(B, (BK // CM, BN), "
+           "(k * CM + rank, tn)), full[s],\n                                 "
+           "multicast=(1 << CM) - 1)")
+    new = ("if rank == 0:\n                            tma_load(b_s[s], tile(B, (BK, BN), "
+           "(k, tn)), full[s], multicast=(1 << CM) - 1)")
+    assert old in SOURCE
+    src = SOURCE.replace(old, new)
+    assert verify(kernel(src=src)) == []
+    both = src.replace("if rank == 0:", "if rank < CM:")
+    findings = errors(verify(kernel(src=both)))
+    fill = next(f for f in findings if f.check == "tag.stage-fill")
+    assert fill.counterexample.elements[0].actual["written by ranks"] == [0, 1]
+    assert any(f.check == "protocol.expect-tx" for f in findings)
