@@ -99,20 +99,23 @@ def read(w, op, view: SmemView, major: str, mn_extent: int, k_total: int, name: 
     pieces = [_Piece(w, x, iss) for x in xs for iss in issuers]
     src = xs[0].src
     bounds = [z3.ULT(mn_var, mn_extent), z3.ULT(w.pos["kk"], at.kinstr)]
-    mn_terms, k_terms, inside_terms = [], [], []
     coverage = []
     for j in range(len(at.mn)):
         R, C = (at.mn[j], at.k[j]) if major == "K" else (at.k[j], at.mn[j])
-        covers = [p.covers(R, C) for p in pieces]
-        elems = [p.element(R, C) for p in pieces]
-        coverage.append((j, R, C, covers))
+        # the pieces whose band can hold an element of instruction j (a band of k rows
+        # holds whole instructions: one piece each, no case split left for the solver)
+        near = [p for p in pieces if _may_hold(p, R, C, bounds)]
+        coverage.append((j, R, C, near, [p.covers(R, C) for p in near]))
+    if not _filled_once(w, op, buf, name, coverage, bounds, mn_var, pieces):
+        return None
+    mn_terms, k_terms, inside_terms = [], [], []
+    for j, R, C, near, covers in coverage:
+        elems = [p.element(R, C) for p in near]
         e0, e1 = _select(covers, [e[0] for e in elems]), _select(covers, [e[1] for e in elems])
         inside = z3.And(z3.ULT(e0, bv(src.extents[0])), z3.ULT(e1, bv(src.extents[1])))
         mn_terms.append(e0 if major == "K" else e1)
         k_terms.append(e1 if major == "K" else e0)
         inside_terms.append(inside)
-    if not _filled_once(w, op, buf, name, pieces, coverage, bounds, mn_var):
-        return None
     k_extent = src.extents[1] if major == "K" else src.extents[0]
     return operands.OperandTags(src.tensor, mn_terms, k_terms, inside_terms, k_extent,
                                 at.kinstr)
@@ -133,6 +136,15 @@ def _stage_writers(x: Writer, issuers) -> list[Writer]:
 
 def _same(a, b) -> bool:
     return z3.simplify(bv(a) == bv(b)).eq(z3.BoolVal(True))
+
+
+def _may_hold(p, R, C, bounds) -> bool:
+    """Whether the band of piece p can hold an element instruction j reads, asked with the
+    element's bounds alone (fewer facts than the kernel's: "no" is still sound)."""
+    s = z3.Solver()
+    s.set("timeout", 500)
+    s.add(*bounds, p.in_band(R, C))
+    return s.check() != z3.unsat
 
 
 def _select(conds, values):
@@ -172,15 +184,15 @@ class _Piece:
 
 
 def _count(covers):
-    return sum((z3.If(c, bv(1), bv(0)) for c in covers), bv(0))
+    return z3.simplify(sum((z3.If(c, bv(1), bv(0)) for c in covers), bv(0)))
 
 
-def _filled_once(w, op, buf, name, pieces, coverage, bounds, mn_var) -> bool:
+def _filled_once(w, op, buf, name, coverage, bounds, mn_var, everyone) -> bool:
     """Every element a wgmma instruction reads is written by exactly one piece."""
-    claims = [_count(covers) == 1 for _, _, _, covers in coverage]
+    claims = [_count(covers) == 1 for *_, covers in coverage]
     if holds(w.ctx, z3.And(*claims), [*w.path, *bounds]):
         return True
-    for (j, R, C, covers), claim in zip(coverage, claims):
+    for (j, R, C, near, covers), claim in zip(coverage, claims):
         if holds(w.ctx, claim, [*w.path, *bounds]):
             continue
         scope = w.scope_vars()
@@ -188,12 +200,12 @@ def _filled_once(w, op, buf, name, pieces, coverage, bounds, mn_var) -> bool:
                             minimise_first=(mn_var, w.pos["kk"]))
         if model is None:
             continue
-        _report(w, op, buf, name, pieces, j, R, C, covers, model, scope)
+        _report(w, op, buf, name, near, everyone, j, R, C, covers, model, scope)
         return False
     return True
 
 
-def _report(w, op, buf, name, pieces, j, R, C, covers, model, scope) -> None:
+def _report(w, op, buf, name, pieces, everyone, j, R, C, covers, model, scope) -> None:
     r = value(model, cluster.rank(w)) if w.cluster.size > 1 else 0
     row, col = value(model, R), value(model, C)
     hit = [p for p, c in zip(pieces, covers) if z3.is_true(model.eval(c, model_completion=True))]
@@ -212,7 +224,7 @@ def _report(w, op, buf, name, pieces, j, R, C, covers, model, scope) -> None:
         return (f"{rank}load at line {p.x.loc.line} (rows {rows}..{rows + p.box[0] - 1}, "
                 f"columns {cols}..{cols + p.box[1] - 1}{to})")
     if not hit:
-        culprit = band[0] if band else pieces[0]
+        culprit = band[0] if band else (pieces or everyone)[0]
         told = ("; " + ", ".join(who(p) for p in band) + " would cover it but does not "
                 "reach this block") if band else ""
         message = (f"wgmma operand {name} (line {op.loc.line}) reads {element}, which no TMA "
