@@ -19,7 +19,8 @@ warnings: every GEMM variant is meant to verify with no finding at all).
     python benchmarks/check_speed.py --variants [--runs 3]
 
 times the separate list of the library GEMM's variants instead (VARIANTS: both B
-layouts x CM 1, 2 x WG 1, 2 x BN 64, 128, 256 with argus.ops' ring depth, the list of
+layouts x CM 1, 2 x WG 1, 2 x BN 64, 128, 256 x the direct and the TMA-store epilogue,
+with argus.ops' ring depth, the list of
 tests/verify/test_library_variants.py): each run a fresh process that specialises
 argus/kernels/gemm.py and verifies it (start-up, imports, parse, every pass), wall and
 CPU time; writes benchmarks/results/check_speed_variants.json; exit 1 if a variant has a
@@ -137,8 +138,8 @@ def attention_runs(runs: int) -> dict:
 
 # -- the library GEMM's variants, a separate list ---------------------------------------
 
-VARIANTS = [(name, cm, wg, bn) for name in ("gemm_nt", "gemm_nn") for cm in (1, 2)
-            for wg in (1, 2) for bn in (64, 128, 256)]
+VARIANTS = [(name, cm, wg, bn, ep) for name in ("gemm_nt", "gemm_nn") for cm in (1, 2)
+            for wg in (1, 2) for bn in (64, 128, 256) for ep in ("direct", "smem_tma")]
 VARIANT_CHILD = """
 import json, sys, time
 start = time.perf_counter()
@@ -155,10 +156,12 @@ print(json.dumps({"findings": [str(f) for f in findings],
 """
 
 
-def variant_overrides(cm: int, wg: int, bn: int) -> dict:
+def variant_overrides(cm: int, wg: int, bn: int, epilogue: str) -> dict:
     from argus.ops.gemm_configs import stages_for
+    tile = 64 * wg * bn * 2 if epilogue == "smem_tma" else 0
     return {"CM": cm, "WG": wg, "CONSUMERS": [1] if wg == 1 else [1, 2], "BN": bn,
-            "ACC": f"wgmma_acc_m64n{bn}", "S": stages_for(bn, 64, 0, 64 * wg)}
+            "ACC": f"wgmma_acc_m64n{bn}", "S": stages_for(bn, 64, tile, 64 * wg),
+            "EPILOGUE": epilogue}
 
 
 def variant_runs(name: str, overrides: dict, runs: int) -> dict:
@@ -189,10 +192,10 @@ def variant_runs(name: str, overrides: dict, runs: int) -> dict:
 def variants_main(runs: int) -> int:
     load = os.getloadavg()[0]
     rows = []
-    for name, cm, wg, bn in VARIANTS:
-        row = variant_runs(name, variant_overrides(cm, wg, bn), runs)
+    for name, cm, wg, bn, ep in VARIANTS:
+        row = variant_runs(name, variant_overrides(cm, wg, bn, ep), runs)
         rows.append(row)
-        print(f"{name} CM={cm} WG={wg} BN={bn} S={row['overrides']['S']}: median "
+        print(f"{name} CM={cm} WG={wg} BN={bn} S={row['overrides']['S']} {ep}: median "
               f"{row['median_s']:.2f} s wall ({row['cpu_median_s']:.2f} s CPU, verify "
               f"{row['verify_median_s']} s), {len(row['findings'])} finding(s)")
     result = {

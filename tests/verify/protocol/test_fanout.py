@@ -1,10 +1,8 @@
-"""Loops of arrivals (fanout.py), per-block arrival counts in a cluster (ring.py), the
-cluster-steps check (cluster.py) and the divmod lemmas (divmod.py), on the library GEMM
-with clusters of 2 and 4 blocks and single edits of it."""
+"""Loops of arrivals (fanout.py), per-block arrival counts in a cluster (ring.py) and the
+cluster-steps check (cluster.py), on the library GEMM with clusters of 2 and 4 blocks and
+single edits of it; rings of every depth argus.ops gives (5, 9, 12 stages) decided."""
 
 from __future__ import annotations
-
-import random
 
 import pytest
 import z3
@@ -12,7 +10,7 @@ import z3
 from argus.frontend.parse import parse_source
 from argus.ops.library import KERNEL_DIR
 from argus.verify import protocol
-from argus.verify.protocol import divmod, fanout
+from argus.verify.protocol import fanout
 from argus.verify.protocol.model import build
 
 SOURCE = (KERNEL_DIR / "gemm.py").read_text()
@@ -123,35 +121,11 @@ def test_exit_sync_is_reported_at_the_last_remote_signal():
 @pytest.mark.parametrize("stages", [5, 9, 12])
 def test_rings_of_any_depth_are_decided(stages):
     """x % S of neighbouring steps for S not a power of two (the library's BN = 128 and
-    64 rings): no solver timeout (protocol.stages / protocol.ring warnings)."""
+    64 rings): no solver timeout (protocol.stages / protocol.ring warnings), thanks to the
+    modular lemmas every query gets (argus.verify.smt.mod_lemmas)."""
     k = kernel("gemm_nt", CM=1, WG=1, CONSUMERS=(1,), BN=128, ACC="wgmma_acc_m64n128",
                S=stages)
     assert protocol.check(k) == []
-
-
-def test_divmod_lemmas_are_valid_facts():
-    rng = random.Random(0)
-    x = z3.BitVec("x", 32)
-    for c in (3, 5, 9, 12):
-        for d in (1, 2, c - 1, c, c + 1, 3 * c + 2):
-            terms = [z3.URem(x, c) == z3.URem(x - d, c), z3.UDiv(x, c) == z3.UDiv(x - d, c)]
-            lemmas = divmod.lemmas(terms)
-            assert lemmas, (c, d)
-            for _ in range(40):
-                v = rng.choice([rng.randrange(0, 64), rng.randrange(0, 1 << 32)])
-                for lemma in lemmas:
-                    assert z3.is_true(z3.simplify(z3.substitute(lemma, (x, z3.BitVecVal(v, 32)))))
-
-
-def test_divmod_lemma_decides_the_release_question_quickly():
-    g = z3.BitVec("g", 32)
-    k = z3.BitVec("k", 32)
-    question = z3.And(z3.ULT(g, 1 << 24), z3.UGE(k, 1), z3.ULE(k, g),
-                      z3.URem(g, 9) == z3.URem(g - 1, 9))
-    s = z3.Solver()
-    s.set("timeout", 2000)
-    s.add(question, *divmod.lemmas([question]))
-    assert s.check() == z3.unsat
 
 
 def test_the_init_sync_of_a_cluster_must_be_the_cluster_barrier():
