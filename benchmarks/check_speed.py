@@ -5,8 +5,9 @@ file on the 2-core development machine), and on flash attention's four specialis
     python benchmarks/check_speed.py --runs 9
     python benchmarks/check_speed.py --only examples/gemm.py   # that file only, no attention
 
-For each file (examples/gemm.py, the library's argus/kernels/gemm.py, gemm_epilogue.py and
-gemm_splitk.py, two kernels each but the first) the command `python -m argus.cli.main check
+For each file (examples/gemm.py, the library's argus/kernels/gemm.py and gemm_splitk.py,
+two kernels each but the first; gemm.py's compile-time variants, clusters and the TMA-store
+epilogue among them, are timed by --variants) the command `python -m argus.cli.main check
 FILE` runs in fresh processes (Python start-up, imports including z3, parsing, IR checks
 and every verifier pass on every kernel of the file), and so does `check FILE::KERNEL` for
 each kernel alone; both timed by wall clock and by the CPU time of the child. A second
@@ -42,8 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 2.0
-FILES = ("examples/gemm.py", "argus/kernels/gemm.py", "argus/kernels/gemm_epilogue.py",
-         "argus/kernels/gemm_splitk.py")
+FILES = ("examples/gemm.py", "argus/kernels/gemm.py", "argus/kernels/gemm_splitk.py")
 
 
 def command_runs(target: str, runs: int) -> dict:

@@ -26,7 +26,7 @@ check() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv
   run 200 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py tests/runtime/test_wrappers_on_gpu.py
   run 60 $A run argus/kernels/gemm.py::gemm_nt --shape M=1000,N=1032,K=520
-  run 60 $A run argus/kernels/gemm_epilogue.py::gemm_nn_tma_epilogue --shape M=300,N=520,K=200
+  run 60 $A run argus/kernels/gemm.py::gemm_nn --shape M=300,N=520,K=200
   run 90 $A demo --no-draw --atom 'wgmma_acc_m64n256'
 }
 sanitize() {   # every shipped variant (benchmarks/gemm_sanitize.py), under each tool

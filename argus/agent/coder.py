@@ -32,10 +32,8 @@ from argus.agent.gemm_config import ConfigError, GemmConfig, parse_config
 MAX_KERNEL_CHARS = 16000
 MAX_FINDINGS = 6
 LIBRARY_DIR = Path(__file__).resolve().parent.parent / "kernels"
-# library kernel function -> (file, epilogue knob)
+# library kernel function -> (file, epilogue knob unless the module's EPILOGUE says)
 LIBRARY_KERNELS = {"gemm_nt": ("gemm.py", "direct"), "gemm_nn": ("gemm.py", "direct"),
-                   "gemm_nt_tma_epilogue": ("gemm_epilogue.py", "smem_tma"),
-                   "gemm_nn_tma_epilogue": ("gemm_epilogue.py", "smem_tma"),
                    "gemm_nt_splitk": ("gemm_splitk.py", "direct"),
                    "gemm_nn_splitk": ("gemm_splitk.py", "direct")}
 _CONSTS = ("BM", "BN", "BK", "S", "GROUP", "SPLIT")

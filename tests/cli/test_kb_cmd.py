@@ -57,7 +57,7 @@ def test_json_schema(capsys):
     assert set(first) == {"id", "score", "title", "ops", "signals", "summary", "expected_gain",
                           "recipe", "path", "sources"}
     assert first["id"] == "gemm-tma-store-epilogue"
-    assert first["recipe"]["kernel"] == "argus/kernels/gemm_epilogue.py::gemm_nt_tma_epilogue"
+    assert first["recipe"]["kernel"] == "argus/kernels/gemm.py::gemm_nt"
     assert first["sources"][0].startswith("https://")
 
 

@@ -4,7 +4,7 @@ is tm * 2 instead of tm * 2 + wg.
 Both warpgroups' copies land on the first 64 rows of the tile (whichever lands last
 wins) and the last 64 rows of every tile of C are never written.
 
-A copy of argus/kernels/gemm_epilogue.py's gemm_nt_tma_epilogue with this one bug.
+A copy of argus/kernels/gemm.py's gemm_nt with EPILOGUE="smem_tma" with this one bug.
 Expected: tag.store-race at line 89.
 Interpreter: rows 64..127 of every tile of C are never written (they keep the poison).
 """

@@ -4,7 +4,7 @@ start the copy early).
 The copy reads c_s while it still holds the previous tile (zeros in a block's first
 tile): every tile of C gets the values of the tile its block computed before.
 
-A copy of argus/kernels/gemm_epilogue.py's gemm_nt_tma_epilogue with this one bug.
+A copy of argus/kernels/gemm.py's gemm_nt with EPILOGUE="smem_tma" with this one bug.
 Expected: tag.smem-unwritten at line 88.
 Interpreter: C's first tile of a block is all zeros, a later one the previous tile's values.
 """

@@ -3,7 +3,7 @@
 When K % BK != 0 the last K % BK columns of A and rows of B are never accumulated:
 every element of C misses them; right whenever K % BK == 0.
 
-A copy of argus/kernels/gemm_epilogue.py's gemm_nt_tma_epilogue with this one bug.
+A copy of argus/kernels/gemm.py's gemm_nt with EPILOGUE="smem_tma" with this one bug.
 Expected: tag.k-coverage at line 66.
 Interpreter: with K = 72, every element of C misses k = 64..71.
 """

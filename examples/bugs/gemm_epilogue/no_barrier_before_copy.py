@@ -5,7 +5,7 @@ Warpgroup 1's elected thread issues the copy as soon as its own warpgroup has st
 the other warpgroup's rows (and the other warps of its own) may not be in shared memory
 yet, so C gets what the tile held before (zeros, or the previous tile).
 
-A copy of argus/kernels/gemm_epilogue.py's gemm_nt_tma_epilogue with this one bug.
+A copy of argus/kernels/gemm.py's gemm_nt with EPILOGUE="smem_tma" with this one bug.
 Expected: tag.smem-unwritten at line 90.
 Interpreter: the machine model reports the race between warpgroup 2's st.shared and the TMA store.
 """

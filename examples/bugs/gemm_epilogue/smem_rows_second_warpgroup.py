@@ -5,7 +5,7 @@ In every tile warpgroup 2's rows land on warpgroup 1's, so the TMA store copies 
 was stored last to rows 0..63 of C's tile, and rows 64..127 of the shared tile are never
 written: C gets zeros there.
 
-A copy of argus/kernels/gemm_epilogue.py's gemm_nt_tma_epilogue with this one bug.
+A copy of argus/kernels/gemm.py's gemm_nt with EPILOGUE="smem_tma" with this one bug.
 Expected: tag.smem-race at line 86.
 Interpreter: rows 64..127 of every tile of C hold zeros (shared memory never written there).
 """

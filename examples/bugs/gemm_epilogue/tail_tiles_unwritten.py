@@ -3,7 +3,7 @@
 When M % BM != 0 the last M % BM rows of C are never written; right whenever
 M % BM == 0.
 
-A copy of argus/kernels/gemm_epilogue.py's gemm_nt_tma_epilogue with this one bug.
+A copy of argus/kernels/gemm.py's gemm_nt with EPILOGUE="smem_tma" with this one bug.
 Expected: tag.store-coverage at line 89.
 Interpreter: the last M % 128 rows of C keep the poison.
 """

@@ -3,7 +3,7 @@
 Tile (tm, tn) of the product lands on the tile with the coordinates swapped: right only
 on the diagonal tiles, and tiles outside C's row range are dropped.
 
-A copy of argus/kernels/gemm_epilogue.py's gemm_nt_tma_epilogue with this one bug.
+A copy of argus/kernels/gemm.py's gemm_nt with EPILOGUE="smem_tma" with this one bug.
 Expected: tag.store-coordinate at line 89.
 Interpreter: C's tile (tn, tm) holds the product's tile (tm, tn).
 """

@@ -22,7 +22,8 @@ from argus.verify.tags.tma import StageLayout
 from argus.verify.tags.tma_store import reads_its_elements, tma_byte
 
 KERNELS = Path(__file__).resolve().parents[3] / "argus" / "kernels"
-EPILOGUE = (KERNELS / "gemm_epilogue.py").read_text()
+GEMM = (KERNELS / "gemm.py").read_text()
+SMEM_TMA = {"EPILOGUE": "smem_tma", "S": 3}     # gemm.py's TMA-store epilogue
 SPLITK = (KERNELS / "gemm_splitk.py").read_text()
 
 
@@ -30,11 +31,11 @@ def errors(findings):
     return [f for f in findings if f.severity == "error"]
 
 
-@pytest.mark.parametrize("module,name", [
-    ("gemm_epilogue", "gemm_nt_tma_epilogue"), ("gemm_epilogue", "gemm_nn_tma_epilogue"),
-    ("gemm_splitk", "gemm_nt_splitk"), ("gemm_splitk", "gemm_nn_splitk")])
-def test_library_variants_verify_with_no_finding(module, name):
-    assert check(parse_file(KERNELS / f"{module}.py")[name]) == []
+@pytest.mark.parametrize("module,name,overrides", [
+    ("gemm", "gemm_nt", SMEM_TMA), ("gemm", "gemm_nn", SMEM_TMA),
+    ("gemm_splitk", "gemm_nt_splitk", None), ("gemm_splitk", "gemm_nn_splitk", None)])
+def test_library_variants_verify_with_no_finding(module, name, overrides):
+    assert check(parse_file(KERNELS / f"{module}.py", overrides)[name]) == []
 
 
 @pytest.mark.parametrize("split", [1, 3])
@@ -92,12 +93,20 @@ def test_a_view_that_does_not_start_on_a_chunk_is_not_claimed():
 
 
 # -- single-edit variants of the epilogue ------------------------------------------------------
-def epilogue(*edits, name="gemm_nt_tma_epilogue"):
-    src = EPILOGUE
+def _nested(text):
+    """An edit written at the epilogue's own indentation, moved under gemm.py's
+    `if EPILOGUE == "smem_tma":` (four more spaces on every indented line)."""
+    return "".join("    " + line if line.startswith(" ") else line
+                   for line in text.splitlines(keepends=True))
+
+
+def epilogue(*edits, name="gemm_nt"):
+    src = GEMM
     for old, new in edits:
+        old, new = _nested(old), _nested(new)
         assert old in src, old
         src = src.replace(old, new)             # in both kernels
-    return parse_source(src, str(KERNELS / "gemm_epilogue.py"))[name]
+    return parse_source(src, str(KERNELS / "gemm.py"), SMEM_TMA)[name]
 
 
 COPY = '''            if wg == 0:
@@ -167,7 +176,7 @@ def test_a_store_in_another_loop_is_not_claimed():
 def test_the_nn_epilogue_catches_a_wrong_destination_too():
     k = epilogue(("tma_store(tile(C, (BM, BN), (tm, tn)), c_s[0])",
                   "tma_store(tile(C, (BM, BN), (tm, tn + 1)), c_s[0])"),
-                 name="gemm_nn_tma_epilogue")
+                 name="gemm_nn")
     assert "tag.store-coordinate" in {f.check for f in errors(check(k))}
 
 
