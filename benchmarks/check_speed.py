@@ -1,5 +1,6 @@
 """How long `argus check` takes on every GEMM variant, end to end (target: under 2 s per
-file on the 2-core development machine), and on flash attention's four specialisations.
+file on the 2-core development machine), on flash attention's four specialisations and on
+the four MoE kernels.
 
     python benchmarks/check_speed.py              # 5 runs of each command, fresh processes
     python benchmarks/check_speed.py --runs 9
@@ -217,6 +218,22 @@ def variants_main(runs: int) -> int:
     return 0 if result["ok"] else 1
 
 
+# -- MoE (verify-moe) -------------------------------------------------------------------
+# the four kernels of the MoE layer, each a fresh `argus check FILE` process as above
+# (wall and CPU time); every one must verify with no finding under the target.
+MOE = ("examples/moe_route.py", "examples/moe_gate_up.py", "examples/moe.py",
+       "examples/moe_combine.py")
+
+
+def moe_runs(runs: int) -> dict:
+    out = {}
+    for path in MOE:
+        r = command_runs(path, runs)
+        r["ok"] = r["median_s"] < TARGET_S and r["exit_status"] == 0 and r["no_finding"]
+        out[path] = r
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -251,6 +268,12 @@ def main(argv=None) -> int:
         for name, r in attention["kernels"].items():
             print(f"argus check {ATTENTION} ({name}): median {r['median_s']:.2f} s, exit "
                   f"{r['exit_status']}, {'no finding' if r['no_finding'] else 'FINDINGS'}")
+    if not args.only:                                                   # verify-moe
+        moe = {"load_average_before": list(os.getloadavg()), "kernels": moe_runs(args.runs)}
+        for name, r in moe["kernels"].items():
+            print(f"argus check {name}: median {r['median_s']:.2f} s wall, "
+                  f"{r['cpu_median_s']:.2f} s CPU, exit {r['exit_status']}, "
+                  f"{'no finding' if r['no_finding'] else 'FINDINGS'}")
     result = {
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
@@ -262,6 +285,8 @@ def main(argv=None) -> int:
     if not args.only:
         result["attention"] = attention
         result["ok"] = result["ok"] and all(r["ok"] for r in attention["kernels"].values())
+        result["moe"] = moe
+        result["ok"] = result["ok"] and all(r["ok"] for r in moe["kernels"].values())
     out = ROOT / "benchmarks" / "results" / "check_speed.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")

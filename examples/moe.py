@@ -49,6 +49,13 @@ def moe_grouped(X: Tensor["T", "K", bf16], W: Tensor["EN", "K", bf16],
     cnt = load_indices(tile(counts, (E,), (0,)))
     offs = prefix_sum(cnt)                         # first row of each expert
     tile_offs = prefix_sum(round_up(cnt, BM))      # BM * first m-tile of each expert
+    # the routing's guarantees (moe_route establishes them; taken as given here, see
+    # docs/design/verifier-moe.md): the counts add up to the rows, the rows are sorted by
+    # expert (segment e holds the rows routed to e), and W[e] = rows e*N .. e*N + N-1 of W
+    assume(element(offs, E - 1) + element(cnt, E - 1) == T)
+    for e in range(E):
+        assume(tag(segment(X, element(offs, e), element(cnt, e))).expert == e)
+        assume(tag(segment(W, e * N, N)).expert == e)
 
     x_s = smem(bf16, (BM, BK), stages=S, swizzle="128B")
     w_s = smem(bf16, (BN, BK), stages=S, swizzle="128B")

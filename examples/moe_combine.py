@@ -7,13 +7,16 @@ projection); `slots[j*T + t]` is the slot where token t's j-th expert put its ro
 `gates[j*T + t]` that expert's router weight (j-major, so the BT tokens of a block read one
 contiguous tile per j). Each block gathers the BT rows of Yd its tokens need for each j,
 scales them by the per-token gates (a row vector against the BT x BN tile) and accumulates
-in fp32; no atomics, since each token's sum is owned by one block.
+in fp32; no atomics, since each token's sum is owned by one block. The verifier proves
+that every output row sums exactly its token's TOPK routing entries, each gathered row
+weighed by the gate of the same (token, choice) (docs/design/verifier-moe.md).
 """
 
 import numpy as np
 
-from argus.lang import (Tensor, assign, assume, bf16, block_id, cast, const, fp32, fragment,
-                        gather, int32, kernel, load, load_indices, store, tile)
+from argus.lang import (Tensor, assign, assume, bf16, block_id, cast, coord, const, fp32,
+                        fragment, gather, int32, kernel, load, load_indices, segment, store,
+                        tag, tile)
 
 TOPK = 2          # experts per token
 
@@ -24,6 +27,16 @@ def moe_combine(Yd: Tensor["P", "N", bf16], slots: Tensor["P", int32], gates: Te
     assume(P == TOPK * T)
     assume(T % BT == 0)
     assume(N % BN == 0)
+    # the routing's layout (moe_route writes it so; taken as given here, see
+    # docs/design/verifier-moe.md): entry j*T + t of slots and gates is the j-th choice of
+    # token t, every slot is a row of Yd, and row t of O is token t's output
+    for j in range(TOPK):
+        slots_j = segment(slots, j * T, T)
+        assume(tag(slots_j).token == coord(slots_j)[0] - j * T and tag(slots_j).choice == j)
+        gates_j = segment(gates, j * T, T)
+        assume(tag(gates_j).token == coord(gates_j)[0] - j * T and tag(gates_j).choice == j)
+    assume(slots[coord(slots)[0]] < P)
+    assume(tag(O).token == coord(O)[0])
     bt = block_id("x")
     bn = block_id("y")
     acc = fragment(fp32, (BT, BN), "blocked", init=0.0)

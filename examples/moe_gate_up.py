@@ -16,6 +16,8 @@ each own 64 slots and keep two accumulators (gate and up), then apply silu(g) * 
 g / (1 + 2^(-g log2 e)) * u in fp32. Tail slots past an expert's count gather token 0 (the
 id segment reads zeros there) and their rows of H are not stored (the H segment masks
 them). Blocks are persistent with the work numbering of examples/moe.py.
+At the store, a tag assertion states that row p of H was computed from the token of slot
+p (X row ids[p]) and the weight rows of the expert e whose segment holds p.
 """
 
 import numpy as np
@@ -48,6 +50,16 @@ def moe_gate_up(X: Tensor["T", "K", bf16], W1: Tensor["EF", "K", bf16],
     cnt = load_indices(tile(counts, (E,), (0,)))
     offs = prefix_sum(cnt)                         # first slot of each expert
     tile_offs = prefix_sum(round_up(cnt, BM))      # BM * first m-tile of each expert
+    # the routing's guarantees (moe_route establishes them; taken as given here, see
+    # docs/design/verifier-moe.md): the counts add up to the slots, the slots are sorted by
+    # expert (segment e of ids holds the slots routed to e), and W1[e], W3[e] are rows
+    # e*F .. e*F + F-1 of W1 and W3
+    assume(element(offs, E - 1) + element(cnt, E - 1) == P)
+    assume(ids[coord(ids)[0]] < T)                 # every slot names a token of X
+    for e in range(E):
+        assume(tag(segment(ids, element(offs, e), element(cnt, e))).expert == e)
+        assume(tag(segment(W1, e * F, F)).expert == e)
+        assume(tag(segment(W3, e * F, F)).expert == e)
 
     x_s = smem(bf16, (BM, BK), stages=S, swizzle="128B")
     g_s = smem(bf16, (BN, BK), stages=S, swizzle="128B")
@@ -115,7 +127,8 @@ def moe_gate_up(X: Tensor["T", "K", bf16], W1: Tensor["EF", "K", bf16],
                         silu = gate / (exp2(gate * -LOG2E) + 1.0)
                         out = cast(silu * up, bf16)
                         dst = tile(h_e, (64, BN), (mt * 2 + wg, tn))
-                        tag_assert(tag(out).col == e * F + coord(dst)[1])
+                        tag_assert(tag(out).row == ids[coord(dst)[0]]
+                                   and tag(out).col == e * F + coord(dst)[1])
                         store(dst, out)
 
 

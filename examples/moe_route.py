@@ -18,9 +18,10 @@ Outputs are j-major where they are per (token, choice): `experts[j*T + t]`,
 
 import numpy as np
 
-from argus.lang import (Tensor, assign, assume, cast, col_of, const, element, exp2, fp32,
-                        fragment, int32, kernel, load, prefix_sum, row_max, row_of, scatter,
-                        select, store, sync_block, tile, to_indices)
+from argus.lang import (Tensor, assign, assume, cast, col_of, const, coord, element, exp2,
+                        fp32, fragment, int32, kernel, load, prefix_sum, row_max, row_of,
+                        scatter, segment, select, store, sync_block, tag, tag_assert, tile,
+                        to_indices)
 
 E = 8            # experts
 TOPK = 2         # experts per token
@@ -34,6 +35,17 @@ def moe_route(L: Tensor["T", E, fp32], counts: Tensor[E, int32], experts: Tensor
     assume(T % BT == 0)
     assume(P == TOPK * T)
     NTT = T // BT
+    # the layout of what it writes (the expert kernels take it as given): row t of L is
+    # token t; entry j*T + t of experts, slots and gates is the j-th choice of token t
+    assume(tag(L).token == coord(L)[0])
+    for j in range(TOPK):
+        experts_j = segment(experts, j * T, T)
+        assume(tag(experts_j).token == coord(experts_j)[0] - j * T
+               and tag(experts_j).choice == j)
+        slots_j = segment(slots, j * T, T)
+        assume(tag(slots_j).token == coord(slots_j)[0] - j * T and tag(slots_j).choice == j)
+        gates_j = segment(gates, j * T, T)
+        assume(tag(gates_j).token == coord(gates_j)[0] - j * T and tag(gates_j).choice == j)
     total = fragment(fp32, (E,), "rows(blocked)", init=0.0)      # tokens per expert so far
 
     # pass 1: the two experts of every token, their gates, and the counts
@@ -46,10 +58,19 @@ def moe_route(L: Tensor["T", E, fp32], counts: Tensor[E, int32], experts: Tensor
         m2 = row_max(rest)
         e2 = -row_max(-select(rest == m2, col, 1.0 * E))
         g1 = 1.0 / (exp2((m2 - m1) * LOG2E) + 1.0)
-        store(tile(gates, (BT,), (tt,)), g1)
-        store(tile(gates, (BT,), (NTT + tt,)), 1.0 - g1)
-        store(tile(experts, (BT,), (tt,)), cast(e1, int32))
-        store(tile(experts, (BT,), (NTT + tt,)), cast(e2, int32))
+        # each token's first choice goes to entry t, its second to entry T + t
+        g2 = 1.0 - g1
+        first, second = tile(gates, (BT,), (tt,)), tile(gates, (BT,), (NTT + tt,))
+        tag_assert(tag(g1).token == tag(first).token and tag(first).choice == 0)
+        tag_assert(tag(g2).token == tag(second).token and tag(second).choice == 1)
+        store(first, g1)
+        store(second, g2)
+        x1, x2 = cast(e1, int32), cast(e2, int32)
+        first_e, second_e = tile(experts, (BT,), (tt,)), tile(experts, (BT,), (NTT + tt,))
+        tag_assert(tag(x1).token == tag(first_e).token and tag(first_e).choice == 0)
+        tag_assert(tag(x2).token == tag(second_e).token and tag(second_e).choice == 1)
+        store(first_e, x1)
+        store(second_e, x2)
         for e in range(E):
             chosen = select(e1 == e, 1.0, 0.0) + select(e2 == e, 1.0, 0.0)
             before = prefix_sum(chosen)
@@ -80,9 +101,8 @@ def moe_route(L: Tensor["T", E, fp32], counts: Tensor[E, int32], experts: Tensor
         slot2 = cast(s2, int32)
         store(tile(slots, (BT,), (tt,)), slot1)
         store(tile(slots, (BT,), (NTT + tt,)), slot2)
-        token = cast(row_of(s1) + tt * BT, int32)
-        scatter(ids, to_indices(slot1), 0, token)
-        scatter(ids, to_indices(slot2), 0, token)
+        scatter(ids, to_indices(slot1), 0, cast(row_of(s1) + tt * BT, int32))   # token ids
+        scatter(ids, to_indices(slot2), 0, cast(row_of(s2) + tt * BT, int32))
 
 
 def reference(L):

@@ -2,14 +2,16 @@
 
 Inside the predicate, `tag(x).field` is the tag field of each element of x, `coord(x)[i]`
 each element's coordinate i, an index or predicate fragment (`row_of(s)`, a mask) stands for
-its value at each element, and other names are uniform scalars (loop variables, ids)."""
+its value at each element, `ids[...]` an entry of a 1-D int32 routing array, and other
+names are uniform scalars (loop variables, ids). The same translation serves
+`assume(tag(x).field == ...)`, a tag assumption."""
 
 from __future__ import annotations
 
 import ast
 
 from argus.ir.nodes import Value
-from argus.ir.types import DType, FragmentType, ScalarType
+from argus.ir.types import DType, FragmentType, GlobalTensorType, ScalarType
 from argus.ir import tagexpr as T
 
 OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
@@ -38,6 +40,19 @@ class PredicateTranslator:
     def _call_name(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             return node.func.id
+        return None
+
+    def _routing_array(self, node: ast.AST):
+        """A kernel tensor of int32 indices named in a predicate (`ids` of `ids[p]`)."""
+        if not isinstance(node, ast.Name):
+            return None
+        value = self.fx.expr(node)
+        if isinstance(value, Value) and isinstance(value.type, GlobalTensorType):
+            if len(value.type.shape) != 1 or value.type.dtype != DType.int32:
+                raise self.fx.error(node, f"{node.id}[...] in a tag predicate reads a 1-D int32 "
+                                    f"routing array; {node.id} is {value.type}",
+                                    "index a routing array such as ids: Tensor[\"P\", int32]")
+            return value
         return None
 
     def predicate(self, node: ast.AST) -> T.TagExpr:
@@ -78,6 +93,9 @@ class PredicateTranslator:
                 raise self.fx.error(node.slice, f"coord axis must be a constant in "
                                     f"0..{len(storage.type.shape) - 1}")
             return T.CoordOf(self._operand(storage), axis)
+        if isinstance(node, ast.Subscript) and self._routing_array(node.value) is not None:
+            return T.Lookup(self._operand(self._routing_array(node.value)),
+                            self.translate(node.slice))
         if self._call_name(node) in ("tag", "coord"):
             raise self.fx.error(node, f"use {self._call_name(node)}(x) with a field or index",
                                 "tag(x).row, coord(x)[0]")

@@ -545,6 +545,8 @@ class KernelVisitor:
                              "kernels cannot call kernels; write the loop explicitly")
         if name == "tag_assert":
             return self._tag_assert(node)
+        if name == "assume" and _names_tags(node):
+            return self._tag_assume(node)
         if name not in RULES:
             if isinstance(node.func, ast.Attribute):
                 self.expr_Attribute(node.func)
@@ -555,6 +557,17 @@ class KernelVisitor:
             raise self.error(node, f"unknown function {ast.unparse(node.func)!r}", hint)
         return RULES[name](self, Args(self, node, name, self.bind_call(node, name)))
 
+    def _tag_assume(self, node: ast.Call):
+        """assume(tag(x).f == expr): a fact about the tags of x's elements (e.g. the expert
+        a router sorted each row by), taken as given by the verifier."""
+        if len(node.args) != 1 or node.keywords:
+            raise self.error(node, "assume takes one condition",
+                             "assume(tag(segment(X, start, rows)).expert == e)")
+        tr = PredicateTranslator(self)
+        pred = tr.predicate(node.args[0])
+        return self.emit("tag.assume", tuple(tr.operands), node,
+                         attrs={"pred": pred, "text": ast.unparse(node.args[0])})
+
     def _tag_assert(self, node: ast.Call):
         if len(node.args) != 1 or node.keywords:
             raise self.error(node, "tag_assert takes one predicate",
@@ -563,3 +576,9 @@ class KernelVisitor:
         pred = tr.predicate(node.args[0])
         return self.emit("tag.assert", tuple(tr.operands), node,
                          attrs={"pred": pred, "text": ast.unparse(node.args[0])})
+
+
+def _names_tags(call: ast.Call) -> bool:
+    """Does the call's argument use tag(...) or coord(...) (a tag predicate)?"""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+               and n.func.id in ("tag", "coord") for a in call.args for n in ast.walk(a))

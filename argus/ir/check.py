@@ -9,7 +9,7 @@ Rules:
                   enclosing region (region arguments are visible inside their region)
   single-def      a value is defined once
   roles           roles are not nested, name disjoint warpgroups inside the block
-  tag-operands    a tag assertion's predicate refers only to its own operands
+  tag-operands    a tag assertion's (or assumption's) predicate refers only to its own operands
 """
 
 from __future__ import annotations
@@ -82,11 +82,11 @@ def _rule_op_shape(op: Op) -> Iterator[Problem]:
 
 
 def _rule_tag_operands(op: Op) -> Iterator[Problem]:
-    if op.opcode != "tag.assert":
+    if op.opcode not in ("tag.assert", "tag.assume"):
         return
     pred = op.attrs.get("pred")
     if pred is None:
-        yield Problem("tag-operands", op, "tag.assert without a pred attribute")
+        yield Problem("tag-operands", op, f"{op.opcode} without a pred attribute")
         return
     bad = sorted(i for i in operands_of(pred) if not 0 <= i < len(op.operands))
     if bad:

@@ -106,6 +106,8 @@ def parse_tag_expr(text: str) -> T.TagExpr:
             return T.BinExpr(ops[type(n.op)], conv(n.left), conv(n.right))
         if isinstance(n, ast.Attribute):
             return T.TagField(int(n.value.args[0].id[1:]), n.attr)
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
+            return T.Lookup(int(n.value.id[1:]), conv(n.slice))
         if isinstance(n, ast.Subscript):
             return T.CoordOf(int(n.value.args[0].id[1:]), n.slice.value)
         if isinstance(n, ast.Call) and n.func.id == "value":

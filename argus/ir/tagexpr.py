@@ -46,6 +46,17 @@ class ValueOf:
 
 
 @dataclass(frozen=True)
+class Lookup:
+    """Entry `index` of the 1-D int32 tensor operand `operand` (a routing array such as the
+    token ids: `ids[coord(dst)[0]]`), an uninterpreted function to the verifier."""
+    operand: int
+    index: "TagExpr"
+
+    def __str__(self) -> str:
+        return f"${self.operand}[{self.index}]"
+
+
+@dataclass(frozen=True)
 class Const:
     value: int
 
@@ -63,12 +74,14 @@ class BinExpr:
         return f"({self.lhs} {self.op} {self.rhs})"
 
 
-TagExpr = Union[TagField, CoordOf, ScalarRef, ValueOf, Const, BinExpr]
+TagExpr = Union[TagField, CoordOf, ScalarRef, ValueOf, Lookup, Const, BinExpr]
 
 
 def operands_of(expr: TagExpr) -> set[int]:
     if isinstance(expr, (TagField, CoordOf, ScalarRef, ValueOf)):
         return {expr.operand}
+    if isinstance(expr, Lookup):
+        return {expr.operand} | operands_of(expr.index)
     if isinstance(expr, BinExpr):
         return operands_of(expr.lhs) | operands_of(expr.rhs)
     return set()

@@ -48,7 +48,10 @@ def pipeline(n, stages, start=0):
 @surface
 def assume(cond):
     """A precondition of the launch (e.g. K % BK == 0); checked on the host, used by the
-    verifier."""
+    verifier. A condition on tags, `assume(tag(x).field == expr)`, states a fact about every
+    element of tensor, segment or tile x that the verifier takes as given: e.g. what a
+    router guarantees, `assume(tag(segment(X, first, rows)).expert == e)` (the rows of
+    expert e), or a layout convention, `assume(tag(W).expert == coord(W)[0] // N)`."""
 
 
 @surface

@@ -38,6 +38,7 @@ class Counterexample:
     barrier: Optional[str] = None             # "full[1]" when a barrier is named
     layout: Optional[str] = None              # the TV atom of the fragment `thread` holds
     cell: Optional[tuple[int, int]] = None    # (row, col) of that register in the atom's tile
+    routing: dict[str, dict[int, int]] = field(default_factory=dict)  # array -> {index: value}
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -50,6 +51,8 @@ class Counterexample:
             out["iteration"] = dict(self.iteration)
         if self.sizes:
             out["sizes"] = dict(self.sizes)
+        if self.routing:
+            out["routing"] = {k: {str(i): v for i, v in d.items()} for k, d in self.routing.items()}
         if self.elements:
             out["elements"] = [{"tensor": e.tensor, "index": list(e.index),
                                 "actual": e.actual, "expected": e.expected}

@@ -69,7 +69,10 @@ class Context:
     facts: list = field(default_factory=list)            # z3 Bool, always assumed
     atoms: dict[tuple[int, int], tuple] = field(default_factory=dict)  # (id a, id b) -> (atom, a, b)
     var_facts: dict[str, list] = field(default_factory=dict)          # var -> its bounds
+    small: dict[str, int] = field(default_factory=dict)  # var sexpr -> constant bound (exact x)
+    abstraction: object = None    # a sound first attempt for holds() (tags/abstraction.py)
     _fresh: int = 0
+    _small_products: dict = field(default_factory=dict)  # (x id, y id) -> (x, y, x * y)
     _copied: dict = field(default_factory=dict)
 
     # -- variables -----------------------------------------------------------------------
@@ -155,6 +158,16 @@ class Context:
                 return self.mul(a.as_long(), b)
             if z3.is_bv_value(b):
                 return self.mul(a, b.as_long())
+            for x, y in ((a, b), (b, a)):     # a counter of a short constant loop: exact
+                bound = self.small.get(x.sexpr()) if z3.is_const(x) else None
+                if bound is not None:
+                    got = self._small_products.get((x.get_id(), y.get_id()))
+                    if got is None:
+                        out = z3.BitVecVal(0, WIDTH)
+                        for c in range(bound - 1, 0, -1):
+                            out = z3.If(bv(x) == c, sym.mul(bv(y), c), out)
+                        got = self._small_products[(x.get_id(), y.get_id())] = (x, y, out)
+                    return got[2]
             key = tuple(sorted((a.sexpr(), b.sexpr())))
             if key not in self.atoms:
                 self._fresh += 1
@@ -333,6 +346,8 @@ def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:
     Only the facts connected to the claim (sharing a variable with it, transitively) are
     given to the solver: fewer assumptions can only make a proof harder, never wrong, and
     a claim about layouts (positions, kk) then does not drag in every size's bounds."""
+    if ctx.abstraction is not None and ctx.abstraction.proves(claim, list(extra)):
+        return True
     asked = [*extra, z3.Not(claim)]
     return solve([*relevant(ctx.facts, asked), *asked])[0] == z3.unsat
 

@@ -102,14 +102,23 @@ def test_random_shapes_and_routings(kernel, seed):
 
 
 def test_rows_left_unrouted_stay_nan_and_fail(kernel):
-    """Counts adding up to fewer rows than X has: the rows after them are never written,
-    stay NaN, and the comparison fails on them (and only on them)."""
+    """Counts adding up to fewer rows than X has break the routing guarantee the kernel
+    assumes (`assume(... == T)`, which the verifier relies on): the interpreter refuses the
+    launch at that line. Without the assumption the rows after the counts are never
+    written, stay NaN, and the comparison fails on them (and only on them)."""
     t, k, n, counts = ROUTINGS["tails_and_empty"]
     short = list(counts)
     short[-1] -= 7
     rng = np.random.default_rng(5)
     args = _inputs(rng, t, k, n, short)
-    result = interpret(kernel, args, seed=0)
+    src = MOE.read_text()
+    line = src.splitlines().index("    assume(element(offs, E - 1) + element(cnt, E - 1) == T)")
+    with pytest.raises(Exception, match=f"moe.py:{line + 1}.*assumption does not hold"):
+        result = interpret(kernel, args, seed=0)
+        assert result.ok, result.failures()
+    unassumed = parse_source(src.replace(src.splitlines()[line] + "\n", ""),
+                             str(MOE))["moe_grouped"]
+    result = interpret(unassumed, args, seed=0)
     assert result.ok, result.failures()
     out = result.outputs["Y"]
     assert np.isnan(out[-7:]).all() and not np.isnan(out[:-7]).any()
@@ -121,8 +130,9 @@ def test_rows_left_unrouted_stay_nan_and_fail(kernel):
 def test_wrong_expert_weights_fail(kernel):
     """The same kernel reading expert e+1's weights for expert e is far off."""
     src = MOE.read_text()
-    assert src.count("segment(W, e * N, N)") == 1
-    wrong = parse_source(src.replace("segment(W, e * N, N)", "segment(W, ((e + 1) % E) * N, N)"),
+    assert src.count("w_e = segment(W, e * N, N)") == 1
+    wrong = parse_source(src.replace("w_e = segment(W, e * N, N)",
+                                     "w_e = segment(W, ((e + 1) % E) * N, N)"),
                          str(MOE))["moe_grouped"]
     t, k, n, counts = ROUTINGS["tails_and_empty"]
     args = _inputs(np.random.default_rng(6), t, k, n, counts)

@@ -102,22 +102,26 @@ def test_moe_layer_three_kernels_match_numpy(seed, mode):
 
 
 def test_gate_up_tail_slots_are_not_stored():
-    """Slots past the last expert's count (the counts add up to fewer slots than H has)
-    keep their poison: a tail tile's gathered rows never reach H."""
+    """The padding rows of each expert's last tile (expert 0: 3 slots, 125 padding rows that
+    gather token 0) never reach H: they would overwrite expert 3's rows. The counts add up
+    to the slots of H, as the kernel assumes (a launch where they do not is refused)."""
     t, k, f = 40, 64, 128
     rng = np.random.default_rng(3)
     x = _bf16(rng, t, k)
     w1, w3 = _bf16(rng, E * f, k), _bf16(rng, E * f, k)
-    counts = np.array([3, 0, 0, 70, 0, 0, 0, 10], np.int32)     # 83 routed slots of 90
-    ids = rng.integers(0, t, 90).astype(np.int32)
-    r = interpret(_kernel("moe_gate_up", "moe_gate_up"),
-                  {"X": x, "W1": w1, "W3": w3, "ids": ids, "counts": counts,
-                   "H": np.full((90, f), np.nan, np.float32)}, seed=4)
+    counts = np.array([3, 0, 0, 70, 0, 0, 0, 10], np.int32)     # 83 routed slots
+    ids = rng.integers(0, t, 83).astype(np.int32)
+    kernel = _kernel("moe_gate_up", "moe_gate_up")
+    r = interpret(kernel, {"X": x, "W1": w1, "W3": w3, "ids": ids, "counts": counts,
+                           "H": np.full((83, f), np.nan, np.float32)}, seed=4)
     assert r.ok, r.failures()
     h = r.outputs["H"]
-    assert np.isnan(h[83:]).all() and not np.isnan(h[:83]).any()
-    ref = GATE_UP.reference(x, w1, w3, ids[:83], counts)
-    assert _close(h[:83], ref)
+    assert not np.isnan(h).any()
+    assert _close(h, GATE_UP.reference(x, w1, w3, ids, counts))
+    with pytest.raises(Exception, match="assumption does not hold"):
+        interpret(kernel, {"X": x, "W1": w1, "W3": w3, "ids": np.resize(ids, 90),
+                           "counts": counts, "H": np.full((90, f), np.nan, np.float32)},
+                  seed=4)
 
 
 def test_argus_run_route_gate_up_and_combine(capsys):

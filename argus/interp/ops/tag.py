@@ -1,5 +1,6 @@
 """Tags in the value interpreter: data passes through unchanged. Tag assertions are the
-verifier's job; this evaluator does not track tags (so it does not check them)."""
+verifier's job; this evaluator does not track tags (so it does not check them, nor the
+tag assumptions of `assume(tag(x).f == ...)`)."""
 
 from __future__ import annotations
 
@@ -16,4 +17,4 @@ def _assert(agent, op, args):
     return None
 
 
-RULES = {"tag.add": _add, "tag.assert": _assert}
+RULES = {"tag.add": _add, "tag.assert": _assert, "tag.assume": _assert}

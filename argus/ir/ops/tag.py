@@ -2,7 +2,8 @@
 
 from .spec import arg, op
 
-ANY = ("FragmentType", "SmemTileType", "GlobalTileType", "ScalarType", "imm")
+ANY = ("FragmentType", "SmemTileType", "GlobalTileType", "GlobalTensorType", "ScalarType",
+       "imm")
 
 SPECS = [
     op("tag.add", "tag", arg("x", "FragmentType", "SmemTileType"),
@@ -10,4 +11,7 @@ SPECS = [
        doc="attrs: names; the result holds x's data with extra tag fields"),
     op("tag.assert", "tag", arg("values", *ANY, variadic=True),
        doc="attrs: pred (a TagExpr over values), text"),
+    op("tag.assume", "tag", arg("values", *ANY, variadic=True),
+       doc="attrs: pred (tag(x).field == expr conjunctions), text; the verifier takes it as "
+       "given for every element of x (e.g. the experts a router sorted rows by)"),
 ]

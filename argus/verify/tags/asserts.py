@@ -15,7 +15,8 @@ from argus.ir.nodes import Op
 from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
 
-from . import report, scalars
+from . import assumptions, report, routing, scalars
+from .meet import LIVE
 from .values import Fragment, GlobalTile, SmemView
 
 
@@ -50,9 +51,14 @@ def tag_assert(w, op: Op) -> None:
         pairs, t, v, bounds = sub
         inst = lambda x: z3.substitute(x, *pairs)
     else:
-        bounds = [z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1])] if len(shape) == 2 else []
+        bounds = [z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1])] if len(shape) == 2 else \
+            [z3.ULT(pr, shape[0])] if len(shape) == 1 else []
         inst = lambda x: x
-    claim = inst(scalars.as_bool(claim))
+    claim = scalars.as_bool(claim)
+    live = next((f.tag.fields[LIVE] for f in frags if LIVE in f.tag.fields), None)
+    if live is not None:      # padding rows are data of no one (padding.py checks them)
+        claim = z3.Implies(bv(live) == 1, claim)
+    claim = inst(claim)
     if holds(w.ctx, claim, [*w.path, *bounds]):
         return
     scope = w.scope_vars()
@@ -105,6 +111,11 @@ def _render(w, e, vals, leaves):
             x = bv(v.origin[axis]) + (pr if axis == 0 else pc)
             leaves[f"tag.{e.field}"] = x
             return x
+        if isinstance(v, GlobalTile) and e.field in assumptions.fields(w, v.tensor):
+            x = assumptions.field(w, v.tensor, e.field,
+                                  [bv(o) + p for o, p in zip(v.origin, (pr, pc))])
+            leaves[f"tag.{e.field}"] = x
+            return x
         raise Undischarged(f"tag() of this operand is not modelled")
     if isinstance(e, T.ValueOf):
         from .meaning import IndexVal, PredVal
@@ -128,6 +139,14 @@ def _render(w, e, vals, leaves):
         else:
             raise Undischarged("coord() of this operand is not modelled")
         leaves[f"coord[{e.axis}]"] = x
+        return x
+    if isinstance(e, T.Lookup):
+        v = vals[e.operand]
+        if not (isinstance(v, tuple) and v[0] == "tensor"):
+            raise Undischarged("a routing array that is not a kernel tensor")
+        index = _render(w, e.index, vals, leaves)
+        x = routing.values_of(w, v[1])(bv(index))
+        leaves[f"{v[1]}[{e.index}]"] = x
         return x
     if isinstance(e, T.BinExpr):
         a, b = _render(w, e.lhs, vals, leaves), _render(w, e.rhs, vals, leaves)

@@ -12,6 +12,7 @@ from argus.verify.smt import TIMEOUT_MS, bv, holds, relevant, solve, value
 
 from . import report
 from .witness import split_proof
+from .abstraction import refuted
 
 
 def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=None,
@@ -117,6 +118,8 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor) -> N
         return
     goal = z3.And(below, z3.Not(z3.Or(*hit_witness)))
     asked = [*w.path, *bounds, goal]
+    if refuted(w.ctx, asked):          # routing sums (MoE): abstracted or in integers
+        return
     if solve([*relevant(w.ctx.facts, asked), *asked])[0] == z3.unsat:
         return
     model = report.find(w, goal, scope, bounds, minimise_first=(kappa,))

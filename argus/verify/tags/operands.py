@@ -21,7 +21,7 @@ a descriptor of that mode reads: 8 x 16-byte core matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import z3
 
@@ -30,7 +30,7 @@ from argus.layout.hopper import (DescriptorError, SmemLayoutError, descriptor_fo
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, concrete, holds, narrow, value
 
-from . import report
+from . import meet, report, segments
 from .tma import stage_layout
 from .values import SmemView, Writer
 
@@ -44,6 +44,7 @@ class OperandTags:
     inside: list          # the element lies inside the tensor (else TMA filled a zero)
     k_extent: object
     kinstr: int
+    fields: list = field(default_factory=list)   # per j: routing fields (meet.py) and live
 
 
 def read(w, op, view: SmemView, major: str, mn_extent: int, k_total: int, name: str,
@@ -78,6 +79,8 @@ def _writer(w, op, view, name) -> Writer | None:
 def _stage_ok(w, op, view, writer, name) -> bool:
     buf = view.buffer.name
     scope = w.scope_vars()
+    if not meet.same_filter(w, op, writer, name):
+        return False
     # the writer: the stage it fills is the one its barrier stands for
     model = None
     if not holds(w.ctx, bv(writer.view.stage) == bv(writer.barrier.index), w.path):
@@ -156,7 +159,7 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
     kinstr = instruction_k(eb)
     kk = w.pos["kk"]
     src = writer.src
-    mn_terms, k_terms, inb_terms = [], [], []
+    mn_terms, k_terms, inb_terms, fields = [], [], [], []
     proved = w.__dict__.setdefault("_descriptor_proofs", set())
     _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_total, kinstr,
                      eb, mn_var, proved)
@@ -166,7 +169,7 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
         model = None
         # a layout fact: proved once per walker for every read of the same band
         key = (buf.name, buf.shape, buf.swizzle, row0, rows, major, mn_extent, j,
-               str(mn_var), tuple(str(p) for p in w.path))
+               str(mn_var), tuple(p.sexpr() for p in w.path))
         if key not in proved:
             try:
                 read_at = read_layout(descriptor_for(operand, k0), eb, major, mn_extent)
@@ -203,13 +206,14 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
                 f"k-step {j}): the TMA box and the descriptor disagree on the layout{detail}",
                 op.loc, "wgmma", _hint(buf, major, name), cex))
             return None
-        t0 = bv(src.origin[0]) + bv(want_r)
+        t0 = segments.row_at(src, want_r)
         t1 = bv(src.origin[1]) + bv(want_c)
         mn_terms.append(t0 if major == "K" else t1)
         k_terms.append(t1 if major == "K" else t0)
-        inb_terms.append(z3.And(z3.ULT(t0, bv(src.extents[0])), z3.ULT(t1, bv(src.extents[1]))))
+        inb_terms.append(segments.inside(src, (t0, t1)))
+        fields.append(meet.operand_fields(w, src, want_r, t0, t1))
     k_extent = src.extents[1] if major == "K" else src.extents[0]
-    return OperandTags(src.tensor, mn_terms, k_terms, inb_terms, k_extent, kinstr)
+    return OperandTags(src.tensor, mn_terms, k_terms, inb_terms, k_extent, kinstr, fields)
 
 
 def _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_total, kinstr,

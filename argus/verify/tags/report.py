@@ -68,7 +68,14 @@ def find(w, goal, scope, extra=(), minimise_first=()):
     block visits at its step. If neither keeps the violation, the model stays as it is."""
     extra = [*w.path, *extra]
     order = order_of(w, scope, minimise_first)
-    model = first_model(w.ctx, goal, order, extra, exact_only=True)
+    model = None
+    if w.ctx.abstraction is not None:          # routing sums: integers find it faster
+        from .abstraction import IMPOSSIBLE, integer_model
+        model = integer_model(w.ctx, goal, order, extra)
+        if model is IMPOSSIBLE:
+            return None
+    if model is None:
+        model = first_model(w.ctx, goal, order, extra, exact_only=True)
     if model is None:
         # the violation exists only for product atoms no real product takes (proved
         # away: None, the check holds), or the solver gave up
@@ -157,10 +164,12 @@ def counterexample(w, model, scope, *, layout=None, warpgroup=None, thread_base=
         thread = thread_base + t
         warp, lane = thread // 32, thread % 32
         cell = tuple(int(x) for x in tv.coord(t, register))
+    from .routing import routing_values
     return Counterexample(block=block, warpgroup=warpgroup, warp=warp, lane=lane,
                           thread=thread, register=register, smem_byte=smem_byte,
                           iteration=iteration, sizes=sizes, elements=tuple(elements),
-                          barrier=barrier, layout=layout if cell else None, cell=cell)
+                          barrier=barrier, layout=layout if cell else None, cell=cell,
+                          routing=routing_values(w, model))
 
 
 def element(model, tensor, index_terms, actual, expected) -> ElementTag:

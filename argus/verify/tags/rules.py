@@ -1,6 +1,6 @@
 """Which transfer rule handles which opcode (structure and scalars are in walker.py)."""
 
-from . import asserts, attention, memory, reduction, store, tma, tma_store, wgmma
+from . import asserts, attention, memory, reduction, routing_rules, store, tma, tma_store, wgmma
 
 RULES = {
     "tile": memory.tile,
@@ -23,3 +23,4 @@ for _name in ("add", "sub", "mul", "div", "max", "min", "exp2", "neg", "select")
     RULES[f"math.{_name}"] = memory.elementwise
 RULES.update(attention.RULES)                  # flash attention (attention.py)
 RULES["store"] = attention.guard_store(RULES["store"])
+routing_rules.register(RULES)     # MoE (last: it wraps some of the rules above)

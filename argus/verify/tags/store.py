@@ -17,9 +17,14 @@ from argus.ir.nodes import Op
 from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
 
-from . import cluster, report, smem_store
+from . import cluster, report, segments, smem_store, storechecks
 from .kcoverage import k_coverage
 from .values import Fragment, GlobalTile, SmemView, StoreRecord
+
+
+# the unknown tags memory.py makes without a finding of their own (elementwise joins of
+# different tags, casts that change the layout); others were reported where they arose
+SILENT = ("math.", "a cast that changes the layout")
 
 
 def _instance(w, layout, shape):
@@ -48,13 +53,14 @@ def record(w, op: Op, dst: GlobalTile, layout: str, shape, extra_identity=()) ->
     wg = w.role.warpgroup if w.role else None
     base = wg * 128 if wg is not None else 0
     return StoreRecord(dst.tensor, coords, dst.extents, identity(w, extra_identity), layout,
-                       tuple(shape), wg, base, tuple(w.path), op.loc)
+                       tuple(shape), wg, base, tuple(w.path), op.loc, dst.window)
 
 
 def inside(inst, rec: StoreRecord):
-    """The element lies inside the tensor (the store drops the others)."""
+    """The element lies inside the tensor and its segment (the store drops the others)."""
     return z3.And(z3.ULT(inst(rec.dst[0]), bv(rec.extents[0])),
-                  z3.ULT(inst(rec.dst[1]), bv(rec.extents[1])))
+                  z3.ULT(inst(rec.dst[1]), bv(rec.extents[1])),
+                  segments.in_window(rec, inst(rec.dst[0])))
 
 
 def store(w, op: Op) -> None:
@@ -73,9 +79,15 @@ def store(w, op: Op) -> None:
     w.stores.append(rec)
     inst, bounds, _ = _instance(w, src.layout, src.shape)
     tag = src.tag
+    if tag.state == "unknown" and tag.why_unknown.startswith(SILENT):
+        # what it holds was lost on the way by a rule that reports nothing: say so here
+        w.not_modelled(op, tag.why_unknown)
     if tag.state != "data":
         return
     scope = w.scope_vars()
+    if not storechecks.check(w, op, dst, src, inst, bounds, inside(inst, rec), scope,
+                             rec.warpgroup, rec.thread_base):
+        return                                            # MoE: padding, combine (reported)
     k_coverage(w, op, tag, inst, [*bounds, inside(inst, rec)], scope, src, rec.warpgroup,
                rec.thread_base, (dst.tensor, rec.dst))
     if id(op.operands[1]) in w.asserted:

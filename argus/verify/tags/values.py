@@ -22,6 +22,10 @@ class GlobalTile:
     origin: tuple                 # terms: coords[i] * box[i]
     extents: tuple                # the tensor's shape as terms
     loc: Loc
+    window: Any = None            # the rows of a segment (segments.Window): rows outside
+                                  # read zeros and are not written
+    rows: Any = None              # an index vector (routing.IndexVector): box row r is the
+                                  # tensor's row rows.entry(r) (a gather)
 
 
 @dataclass(frozen=True)
@@ -86,11 +90,12 @@ class FragTag:
     init: Any = 0.0               # the constant an "empty" fragment holds (None: unknown)
     init_loc: Optional[Loc] = None
     meaning: Any = None           # which number it is, for the online softmax (meaning.py)
+    summed: list = field(default_factory=list)  # terms of an elementwise sum (combine.py)
 
     def copy(self) -> "FragTag":
         return FragTag(self.state, dict(self.fields), self.source, list(self.contributions),
                        self.reset_scope, self.why_unknown, self.init, self.init_loc,
-                       self.meaning)
+                       self.meaning, list(self.summed))
 
 
 @dataclass
@@ -125,6 +130,7 @@ class StoreRecord:
     thread_base: int              # first thread of that warpgroup in the block
     path: tuple                   # path conditions (z3 Bools)
     loc: Loc
+    window: Any = None            # the rows of a segment destination (segments.Window)
 
 
 @dataclass(eq=False)

@@ -28,6 +28,7 @@ from .schedule import prove_bijection
 from .values import Barrier, FragTag, Fragment, Writer
 
 WARPGROUP = 128
+SMALL_TRIP = 16          # loops this short multiply exactly (no product atom)
 
 
 @dataclass
@@ -259,6 +260,8 @@ class Walker:
                 self.ctx.fact(bv(scalars.binary(self.ctx, "mod", scalars.binary(
                     self.ctx, "sub", var, start), step)) == 0, name)
             self.loop_vars[key] = (name,)
+            if start == 0 and step == 1 and isinstance(stop, int) and stop <= SMALL_TRIP:
+                self.ctx.small[var.sexpr()] = stop      # e * N becomes exact (smt.Context.mul)
             trip = scalars.binary(self.ctx, "sub", stop, start)
             if not (isinstance(step, int) and step == 1):
                 trip = scalars.binary(self.ctx, "floordiv", scalars.binary(

@@ -18,7 +18,7 @@ from argus.ir.nodes import Op
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, holds, value
 
-from . import operands, report
+from . import meet, operands, report
 from .values import Contribution, FragTag, Fragment, SmemView
 
 
@@ -120,11 +120,17 @@ def mma(w, op: Op) -> None:
                              op.loc, "wgmma", hint, cex))
             acc.tag = FragTag("unknown", why_unknown=f"{check} failed at line {op.loc.line}")
             return
+    routed = meet.wgmma(w, op, A, B, inst, tb, scope, acc, wg, base)
+    if routed is None:               # a routing field differs (reported)
+        acc.tag = FragTag("unknown", why_unknown=f"tag.routing failed at line {op.loc.line}")
+        return
     new = acc.tag.contributions + [
         Contribution(tuple(A.k), tuple(z3.And(a, b) for a, b in zip(A.inside, B.inside)),
                      A.k_extent, accumulated, A.kinstr, op.loc)]
     acc.tag = FragTag("data", {"row": row0 if acc.tag.state != "data" else row,
-                               "col": col0 if acc.tag.state != "data" else col},
+                               "col": col0 if acc.tag.state != "data" else col,
+                               **(routed if acc.tag.state != "data" else
+                                  meet.kept(acc.tag.fields))},
                       f"{A.tensor} x {B.tensor}", new, acc.tag.reset_scope)
 
 

@@ -8,7 +8,8 @@ import z3
 from argus.verify.finding import Counterexample, ElementTag, Finding
 from argus.verify.smt import TIMEOUT_MS, bv, holds, least, mentions, solve, value
 
-from . import cluster, report
+from . import cluster, report, segments, segstores
+from .report import Undecided
 from .store import _instance
 from .values import StoreRecord
 from .witness import with_products
@@ -42,12 +43,23 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
         differ = z3.BoolVal(True)     # two store ops (or warpgroups): any overlap
     extra = [*r.path, *[cp(p) for p in q.path], *b_r, *[cp(b) for b in b_q]]
     inside = z3.And(z3.ULT(inst_r(r.dst[0]), bv(r.extents[0])),   # the store drops the rest
-                    z3.ULT(inst_r(r.dst[1]), bv(r.extents[1])))
+                    z3.ULT(inst_r(r.dst[1]), bv(r.extents[1])),
+                    segments.in_window(r, inst_r(r.dst[0])),       # and rows past a segment
+                    cp(segments.in_window(q, inst_q(q.dst[0]))))
     if q is r and _injective(w, r, inst_r, cp, differ, [*b_r, *[cp(b) for b in b_q]]):
         return False
     goal = z3.And(same, differ, inside, *([when] if when is not None else []))
-    if solve([*w.ctx.facts, *extra, goal])[0] != z3.sat:
-        return False
+    if r.window is not None and q.window is not None and when is None:   # segment stores
+        pos = [w.ctx.vars[n].term for n in _pos_names(w, r.layout)]
+        goal = segstores.race_goal(w, r, q, same, inside, extra, copies, pos)
+        if goal is None:
+            return False
+    else:
+        verdict = solve([*w.ctx.facts, *extra, goal])[0]
+        if verdict == z3.unknown:
+            raise Undecided(f"whether two stores to {r.tensor} can write one element")
+        if verdict != z3.sat:
+            return False
     scope = tuple(n for n in w.ctx.vars if w.ctx.vars[n].kind in ("tile", "iteration")
                   and n in (*r.identity, *_scope_of(w, r)))
     model = report.find(w, goal, scope, extra)
@@ -123,7 +135,10 @@ def coverage(w) -> None:
     for r in [*w.stores, *(a.store for a in w.reductions)]:
         by_tensor.setdefault(r.tensor, []).append(r)
     for tensor, recs in by_tensor.items():
-        _cover(w, tensor, recs)
+        if all(r.window is not None for r in recs):
+            segstores.coverage(w, tensor, recs)
+        else:
+            _cover(w, tensor, recs)
 
 
 def _cover(w, tensor, recs) -> None:
@@ -147,7 +162,8 @@ def _cover(w, tensor, recs) -> None:
     witnessed, exact = [], []
     for r in recs:
         own = z3.And(*inside, *r.path, z3.ULT(w.pos["pr"], r.shape[0]),
-                     z3.ULT(w.pos["pc"], r.shape[1]), r.dst[0] == e[0], r.dst[1] == e[1])
+                     z3.ULT(w.pos["pc"], r.shape[1]), r.dst[0] == e[0], r.dst[1] == e[1],
+                     segments.in_window(r, r.dst[0]))
         exact.append(own)
         for ranked in cluster.witness_choices(w, r):    # the cluster rank: enumerated
             pairs = _witness(w, cluster.fixed(r, ranked), e)
@@ -194,8 +210,10 @@ def _cover(w, tensor, recs) -> None:
 def _witness(w, r: StoreRecord, e):
     """Substitution pairs (variable, witness term) making r write element e, or None."""
     pairs, used = [], set()
+    solvable = {w.ctx.vars[n].term.sexpr() for n in (*r.identity, "pr", "pc")
+                if n in w.ctx.vars}
     for axis in (0, 1):
-        terms = _affine(z3.simplify(r.dst[axis]))
+        terms = _affine(z3.simplify(r.dst[axis]), solvable)
         if terms is None:
             return None
         const = terms.pop(None, 0)
@@ -209,17 +227,20 @@ def _witness(w, r: StoreRecord, e):
     return pairs
 
 
-def _affine(t):
+def _affine(t, solvable=None):
     """{var sexpr: (coeff, var)} plus {None: const} for a sum of constant multiples of
-    variables, else None."""
+    variables, else None. With `solvable` (the sexprs of the writer's own variables), a
+    subterm that uses none of them is part of the constant (a term: T // 64 * 64)."""
     if z3.is_bv_value(t):
         return {None: t.as_long()}
-    if z3.is_const(t):
+    if z3.is_const(t) and (solvable is None or t.sexpr() in solvable):
         return {t.sexpr(): (1, t)}
+    if solvable is not None and not _uses(t, solvable):
+        return {None: t}
     if z3.is_app_of(t, z3.Z3_OP_BADD):
         out = {}
         for c in t.children():
-            part = _affine(c)
+            part = _affine(c, solvable)
             if part is None:
                 return None
             for k, v in part.items():
@@ -235,7 +256,7 @@ def _affine(t):
         if z3.is_bv_value(b):
             a, b = b, a
         if z3.is_bv_value(a):
-            part = _affine(b)
+            part = _affine(b, solvable)
             if part is None:
                 return None
             k = a.as_long()
@@ -266,3 +287,14 @@ def _atoms(w, known: set[str]) -> set[str]:
     """Product atoms of known terms (they stand for a product of writer variables)."""
     return {str(atom) for atom, a, b in w.ctx.atoms.values()
             if _constants(a) <= known and _constants(b) <= known}
+
+
+def _uses(t, names: set, seen=None) -> bool:
+    """Does t mention a variable whose sexpr is in `names`?"""
+    seen = set() if seen is None else seen
+    if t.get_id() in seen:
+        return False
+    seen.add(t.get_id())
+    if z3.is_const(t):
+        return t.sexpr() in names
+    return any(_uses(c, names, seen) for c in t.children())

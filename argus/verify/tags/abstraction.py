@@ -1,0 +1,323 @@
+"""A fast first attempt at every tag query of a kernel with routing data: abstract the
+routing sums.
+
+The start and row count of an expert's segment are sums of uninterpreted routing values
+(`counts(0) + counts(1) + ...`, selected by the expert counter through an if-then-else
+chain). Most checks do not depend on what these sums are: the same sum appears on both
+sides (the accumulator row and the destination row are both `start(e) + ...`). Bit-blasted,
+each sum is still a 64-bit adder chain, and z3 needs seconds per query.
+
+So before the real query, every maximal subterm built from routing values, sizes and the
+counters of short constant loops (the expert counter) is replaced by one fresh variable,
+the same subterm by the same variable, in the claim and in every fact. That forgets what
+the subterms are, which only adds models: when the abstracted query proves the claim, the
+claim holds (sound); when it does not, the real query decides (smt.holds). Checks whose
+truth depends on the routing arithmetic itself (the routed expert, segments that cover
+the tensor) reason in integers instead (integers.py).
+"""
+
+from __future__ import annotations
+
+import z3
+
+from argus.verify.smt import TIMEOUT_MS
+
+from . import integers
+from .integers import key
+
+
+class Abstraction:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self._info: dict[int, tuple] = {}      # ast id -> (has routing value, free consts)
+        self._fresh: dict[int, object] = {}    # ast id -> its fresh variable
+        self._facts: dict[int, object] = {}    # fact id -> abstracted fact
+        self._allowed = frozenset()
+        self._translator = integers.Translator()
+        self._translated = -1
+        self._proved: dict[tuple, tuple] = {}     # (claim, extra, #facts) -> result
+        self.path = lambda: ()                     # the walker's current if conditions
+        self._fact_index = None
+        self._int_facts: dict[int, object] = {}
+
+    def allowed(self) -> set:
+        names = {key(v.term) for v in self.ctx.vars.values()
+                 if v.kind == "size" or v.term.sexpr() in self.ctx.small}
+        return frozenset(names)
+
+    def _scan(self, t):
+        ident = t.get_id()
+        got = self._info.get(ident)
+        if got is not None:
+            return got[1]
+        if z3.is_const(t):
+            info = (False, frozenset() if z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t)
+                    else frozenset([key(t)]))
+        else:
+            routed = z3.is_app(t) and t.num_args() > 0 and \
+                t.decl().kind() == z3.Z3_OP_UNINTERPRETED
+            consts = set()
+            for c in t.children():
+                r, cs = self._scan(c)
+                routed = routed or r
+                consts |= cs
+            info = (routed, frozenset(consts))
+        self._info[ident] = (t, info)        # keeps t alive: z3 reuses the ids of freed terms
+        return info
+
+    def consts(self, t) -> frozenset:
+        """The names of the free constants (variables, atoms) of t (memoised)."""
+        return self._scan(t)[1]
+
+    def mentions(self, t, var) -> bool:
+        return key(var) in self._scan(t)[1]
+
+    def rewrite(self, t, allowed):
+        """t with its maximal routing subterms replaced by fresh variables."""
+        pairs = []
+        seen = set()
+
+        def visit(x):
+            if x.get_id() in seen:
+                return
+            seen.add(x.get_id())
+            routed, consts = self._scan(x)
+            if not routed:
+                return
+            if z3.is_bv(x) and consts <= allowed:
+                got = self._fresh.get(x.get_id())
+                fresh = got[1] if got is not None else None
+                if fresh is None:
+                    fresh = z3.BitVec(f"routing#{len(self._fresh)}", x.size())
+                    self._fresh[x.get_id()] = (x, fresh)
+                pairs.append((x, fresh))
+                return
+            for c in x.children():
+                visit(c)
+        visit(t)
+        return z3.substitute(t, *pairs) if pairs else t
+
+    def relevant(self, facts, terms) -> list:
+        """The facts connected to `terms` through shared constants (the cone of influence):
+        the others constrain only variables the query does not mention, so leaving them
+        out changes nothing. A product atom's facts come in only when the query names the
+        atom (they would connect every query to the loops of the persistent schedule)."""
+        index = self._index(facts)
+        wanted = set()
+        for t in terms:
+            wanted |= self.consts(t)
+        chosen = set(index["free"])                 # facts about no variable at all
+        frontier = list(wanted)
+        while frontier:
+            name = frontier.pop()
+            for i in index["by_const"].get(name, ()):
+                if i in chosen:
+                    continue
+                cs = index["consts"][i]
+                if not (cs & index["atoms"]) <= wanted:
+                    continue
+                chosen.add(i)
+                for c in cs - wanted:
+                    wanted.add(c)
+                    frontier.append(c)
+        # an atom wanted later admits the facts that waited for it
+        grown = True
+        while grown:
+            grown = False
+            for i, cs in enumerate(index["consts"]):
+                if i not in chosen and cs & wanted and (cs & index["atoms"]) <= wanted:
+                    chosen.add(i)
+                    new = cs - wanted
+                    wanted |= new
+                    grown = grown or bool(new)
+        return [facts[i] for i in sorted(chosen)]
+
+    def _index(self, facts) -> dict:
+        """Per fact its constants, and per constant its facts (renewed as facts grow)."""
+        got = self._fact_index
+        if got is not None and got["n"] == len(facts) and got["facts"] is facts:
+            return got
+        atoms = {key(a) for a, _, _ in self.ctx.atoms.values()}
+        consts = [self.consts(f) for f in facts]
+        by_const: dict = {}
+        for i, cs in enumerate(consts):
+            for c in cs:
+                by_const.setdefault(c, []).append(i)
+        self._fact_index = {"n": len(facts), "facts": facts, "consts": consts,
+                            "by_const": by_const, "atoms": atoms,
+                            "free": [i for i, cs in enumerate(consts) if not cs]}
+        return self._fact_index
+
+    def proves(self, claim, extra) -> bool:
+        extra = list(extra)
+        ident = (claim.get_id(), *[x.get_id() for x in extra], len(self.ctx.facts))
+        got = self._proved.get(ident)
+        if got is None:
+            got = (claim, extra, self.refutes([*extra, z3.Not(claim)]))
+            self._proved[ident] = got
+        return got[2]
+
+    def refutes(self, constraints, abstract: bool = True) -> bool:
+        """Is the conjunction of `constraints` (with the facts) impossible? Tried with the
+        routing sums abstracted (bit-vectors), then exactly in integers; False when
+        neither shows it (the caller then asks the real query). `abstract=False` skips
+        the first attempt (for claims about the routing arithmetic itself)."""
+        if not abstract:
+            return self._in_integers(constraints)
+        # most queries do not need the filter of the ifs around them (the persistent
+        # loop's `w % BLOCKS == bid`, a remainder of a product: costly to bit-blast), and
+        # what is impossible without a constraint is impossible with it
+        path = {p.get_id() for p in self.path()}
+        unfiltered = [x for x in constraints if x.get_id() not in path]
+        if len(unfiltered) < len(constraints) and self._abstracted(unfiltered):
+            return True
+        return self._abstracted(constraints) or self._in_integers(constraints)
+
+    def _abstracted(self, constraints) -> bool:
+        allowed = self.allowed()
+        if allowed != self._allowed:
+            self._allowed, self._facts = allowed, {}
+        facts = []
+        for f in self.relevant(self.ctx.facts, constraints):
+            ident = f.get_id()
+            if ident not in self._facts:
+                self._facts[ident] = (f, self.rewrite(f, allowed))
+            facts.append(self._facts[ident][1])
+        s = z3.Solver()
+        s.set("timeout", TIMEOUT_MS)
+        s.add(*facts, *[self.rewrite(x, allowed) for x in constraints])
+        return s.check() == z3.unsat
+
+    def translator(self) -> integers.Translator:
+        """The integer translator of this context, renewed when new facts bring new bounds
+        of variables (translations are kept while the bounds stay the same)."""
+        if self._translated != len(self.ctx.facts):
+            bounds = integers.bounds_of(self.ctx)
+            if bounds != self._translator.bounds:
+                self._translator = integers.Translator(bounds)
+                self._int_facts = {}
+            self._translated = len(self.ctx.facts)
+        return self._translator
+
+    def _in_integers(self, constraints) -> bool:
+        """The real query (nothing abstracted), in integer arithmetic when it translates."""
+        tr = self.translator()
+        own = _bounded(constraints, tr.bounds)
+        if own:            # the query bounds fresh variables of its own: translate afresh
+            tr = integers.Translator({**tr.bounds, **own})
+        try:
+            goal = z3.And(*[tr.term(x) for x in constraints])
+        except integers.Untranslatable:
+            return False
+        facts = []
+        for f in self.relevant(self.ctx.facts, constraints):
+            ident = f.get_id()
+            if ident not in self._int_facts:
+                try:
+                    self._int_facts[ident] = (f, tr.term(f))
+                except integers.Untranslatable:
+                    self._int_facts[ident] = (f, None)
+            if own:
+                try:
+                    facts.append(tr.term(f))
+                except integers.Untranslatable:
+                    pass
+            elif self._int_facts[ident][1] is not None:
+                facts.append(self._int_facts[ident][1])
+        s = z3.Solver()
+        s.set("timeout", TIMEOUT_MS)
+        s.add(*tr.ranges, *facts, goal)
+        return s.check() == z3.unsat
+
+
+def install(ctx) -> "Abstraction":
+    """Make smt.holds try the abstraction first for this context (idempotent)."""
+    if getattr(ctx, "abstraction", None) is None:
+        ctx.abstraction = Abstraction(ctx)
+    return ctx.abstraction
+
+
+def refuted(ctx, constraints) -> bool:
+    """Shown impossible by the fast attempts (only for contexts with routing data)."""
+    return ctx.abstraction is not None and ctx.abstraction.refutes(list(constraints))
+
+
+def upper_bound(ctx, term) -> int:
+    """An upper bound of `term`'s value from the bounds of its variables (intervals)."""
+    try:
+        return install(ctx).translator()._get(term)[1]
+    except integers.Untranslatable:
+        return 2 ** term.size() - 1
+
+
+def _bounded(constraints, known) -> dict:
+    """Bounds `x < c` that the query itself puts on variables the facts do not bound."""
+    out = {}
+    for c in constraints:
+        if z3.is_app_of(c, z3.Z3_OP_ULT):
+            x, limit = c.children()
+            if z3.is_const(x) and not z3.is_bv_value(x) and z3.is_bv_value(limit) \
+                    and key(x) not in known and limit.as_long() > 0:
+                out[key(x)] = limit.as_long() - 1
+    return out
+
+
+IMPOSSIBLE = "impossible"
+
+
+def integer_model(ctx, goal, order, extra):
+    """A minimised model of facts & extra & goal found in integers and carried back to the
+    bit-vectors (every variable and routing value pinned, the products given their
+    meaning), for counterexamples of routing terms the bit-vector solver is slow on.
+    IMPOSSIBLE when the (exact) integer query is unsat; None when it cannot be used (a
+    fact or the goal does not translate, or the pinned bit-vector query fails)."""
+    tr = integers.Translator(integers.bounds_of(ctx))
+    try:
+        facts = [tr.term(f) for f in ctx.facts]
+        rest = [tr.term(x) for x in extra] + [tr.term(goal)]
+    except integers.Untranslatable:
+        return None
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*tr.ranges, *facts, *rest)
+    verdict = s.check()
+    if verdict == z3.unsat:
+        return IMPOSSIBLE
+    if verdict != z3.sat:
+        return None
+    atoms = {key(a) for a, _, _ in ctx.atoms.values()}
+    targets = []
+    for t in order:
+        try:
+            targets.append(tr.term(t))
+        except integers.Untranslatable:
+            continue
+    # then the routing values (counts, ids), smallest first: a small routing to replay
+    targets += [i for b, i in tr.leaves if not z3.is_const(b) and key(b) not in atoms]
+    _least_int(s, targets)
+    m = s.model()
+    pins = [bv_leaf == m.eval(int_leaf, model_completion=True).as_long()
+            for bv_leaf, int_leaf in tr.leaves if key(bv_leaf) not in atoms]
+    b = z3.Solver()
+    b.set("timeout", TIMEOUT_MS)
+    b.add(*ctx.facts, *extra, goal, *ctx.product_facts(), *pins)
+    return b.model() if b.check() == z3.sat else None
+
+
+def _least_int(s, terms) -> None:
+    """Pin each integer term in turn to its least value (s is sat and stays sat)."""
+    for t in terms:
+        best = s.model().eval(t, model_completion=True).as_long()
+        lo = 0
+        while lo < best:
+            mid = (lo + best) // 2
+            s.push()
+            s.add(t <= mid)
+            if s.check() == z3.sat:
+                best = s.model().eval(t, model_completion=True).as_long()
+                s.pop()
+            else:
+                s.pop()
+                lo = mid + 1
+        s.add(t == best)
+        s.check()

@@ -1,0 +1,155 @@
+"""Row segments of a global tensor (`segment(X, start, rows)`: the rows one expert owns)
+and what a tile of one means, plus the element helpers every rule uses for tiles that
+are segments or gathers.
+
+A tile of a segment is a GlobalTile of the base tensor whose origin counts rows from
+`start` and whose `window` is [start, start + rows): rows of the box past the window read
+zeros (TMA, loads) and are not written (stores), so they are the *padding* rows of a
+group whose size is not a multiple of the tile. A gathered tile (gather.py) has an index
+vector instead of a row origin: box row r is the tensor's row `rows.entry(r)`, a padding
+row when that entry is not a real routing entry (`rows.live(r)`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from argus.ir.nodes import Op
+from argus.verify.smt import bv
+
+from . import memory, scalars
+from .values import GlobalTile
+
+
+@dataclass(frozen=True)
+class Window:
+    """The rows [start, end) of a segment, end = start + rows (terms)."""
+    start: Any
+    rows: Any
+    end: Any
+    memo: dict = field(default_factory=dict, compare=False, repr=False)  # row id -> test
+
+
+@dataclass(frozen=True)
+class Segment:
+    """segment(X, start, rows): rows [start, start + rows) of tensor X."""
+    tensor: str
+    start: Any
+    rows: Any
+    extents: tuple            # X's shape as terms
+    end: Any                  # start + rows
+
+    @property
+    def window(self) -> Window:
+        return Window(self.start, self.rows, self.end)
+
+
+def segment(w, op: Op) -> None:
+    base, start, rows = (w.value(o) for o in op.operands)
+    if not (isinstance(base, tuple) and base[0] == "tensor") or start is None or rows is None:
+        w.not_modelled(op, "a segment of anything but a kernel tensor, or bounds the pass "
+                           "cannot express")
+        w.env[op.result] = None
+        return
+    w.env[op.result] = Segment(base[1], start, rows, w.tensors[base[1]],
+                               scalars.binary(w.ctx, "add", start, rows))
+
+
+def tile(w, op: Op) -> None:
+    base = w.value(op.operands[0])
+    if not isinstance(base, Segment):
+        memory.tile(w, op)
+        return
+    coords = [w.value(c) for c in op.operands[1:]]
+    box = tuple(op.attrs["box"])
+    if any(c is None for c in coords):
+        w.env[op.result] = None
+        return
+    origin = [scalars.binary(w.ctx, "mul", c, b) for c, b in zip(coords, box)]
+    origin[0] = scalars.binary(w.ctx, "add", base.start, origin[0])
+    w.env[op.result] = GlobalTile(base.tensor, box, tuple(origin), base.extents, op.loc,
+                                  window=base.window)
+
+
+# -- elements of tiles (plain, segment, gather) ---------------------------------------------
+
+def row_at(t: GlobalTile, r):
+    """The tensor row of box row r."""
+    if t.rows is not None:
+        return bv(t.rows.entry(r))
+    return bv(t.origin[0]) + bv(r)
+
+
+def in_window(t, row):
+    """Row `row` (a tensor row) is inside the segment of tile t (or of the segments.Window
+    t itself); True without one."""
+    window = t if isinstance(t, Window) else getattr(t, "window", None)
+    if window is None:
+        return z3.BoolVal(True)
+    # a row written start + x is inside when x < rows: the start cancels and the solver
+    # never sees the routing sum (the same meaning: nothing here reaches 2^63)
+    row = bv(row)
+    got = window.memo.get(row.get_id())
+    if got is not None:
+        return got[1]
+    if "leaves" not in window.memo:
+        start = z3.simplify(bv(window.start))
+        window.memo["leaves"] = (start, None if z3.is_bv_value(start) else _leaves(start))
+    start, leaves = window.memo["leaves"]
+    local = z3.simplify(row - start)
+    if leaves is not None and not _occurs(leaves, local):
+        test = z3.ULT(local, bv(window.rows))
+    else:
+        test = z3.And(z3.UGE(row, bv(window.start)), z3.ULT(row, bv(window.end)))
+    window.memo[row.get_id()] = (row, test)        # keeps row alive: its id stays its own
+    return test
+
+
+def _leaves(t, out=None, seen=None) -> set:
+    """The ids of the variables and uninterpreted values a term is built from."""
+    out = set() if out is None else out
+    seen = set() if seen is None else seen
+    if t.get_id() in seen:
+        return out
+    seen.add(t.get_id())
+    if z3.is_const(t) and not z3.is_bv_value(t) or \
+            z3.is_app(t) and t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        out.add(t.get_id())
+        return out
+    for c in t.children():
+        _leaves(c, out, seen)
+    return out
+
+
+def _occurs(ids: set, t, seen=None) -> bool:
+    """Does t use any of the variables or values `ids` (the start did not cancel)?"""
+    seen = set() if seen is None else seen
+    if t.get_id() in seen:
+        return False
+    seen.add(t.get_id())
+    if t.get_id() in ids:
+        return True
+    return any(_occurs(ids, c, seen) for c in t.children())
+
+
+def inside(t, coords):
+    """The element at tensor coordinates `coords` is inside the tensor and the segment:
+    it reads as data (else a TMA/load zero) and a store writes it (else it is dropped)."""
+    return z3.And(*[z3.ULT(bv(c), bv(e)) for c, e in zip(coords, t.extents)],
+                  in_window(t, coords[0]))
+
+
+def live(t: GlobalTile, r, row):
+    """Box row r (tensor row `row`) is a real routed row, not padding: inside the segment,
+    or for a gather, its index entry is a real routing entry."""
+    if t.rows is not None:
+        return t.rows.live(r)
+    return in_window(t, row)
+
+
+def padded(t) -> bool:
+    """Does this tile have padding rows at all (a segment or a gather)?"""
+    return getattr(t, "window", None) is not None or getattr(t, "rows", None) is not None

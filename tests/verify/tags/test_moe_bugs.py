@@ -1,0 +1,218 @@
+"""The MoE bug corpus (examples/bugs/moe/): each bug is reported by the tag pass at the
+line its docstring names, with a counterexample (sizes, the routing counts and ids it
+needs, the element), and the CPU interpreter, run on that routing, gives a wrong answer at
+the element the finding names (or, for the padded offsets, refuses the launch because the
+kernel writes rows H does not have, at the row the finding names)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from argus.frontend.parse import parse_kernel
+from argus.interp.evaluator import interpret
+from argus.interp.machine import round_to_bf16
+from argus.verify.tags import check
+
+ROOT = Path(__file__).resolve().parents[3]
+BUGS = ROOT / "examples" / "bugs" / "moe"
+NAMES = sorted(p.stem for p in BUGS.glob("*.py"))
+KERNEL = {"weight_of_next_expert": "moe_grouped", "padding_rows_stored": "moe_grouped",
+          "tail_rows_unmasked": "moe_grouped", "gather_by_slot": "moe_gate_up",
+          "padded_offsets_as_rows": "moe_gate_up", "combine_other_choice_gate": "moe_combine",
+          "combine_choices_not_atomic": "moe_combine"}
+E = 8
+
+
+def _example(name):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def expected(name: str) -> tuple[str, int]:
+    doc = (BUGS / f"{name}.py").read_text()
+    m = re.search(r"Expected: (\S+) at line (\d+)\.", doc)
+    assert m, f"{name}.py: the docstring must say 'Expected: <check> at line <n>.'"
+    return m.group(1), int(m.group(2))
+
+
+@lru_cache(maxsize=None)
+def analysed(name: str):
+    kernel = parse_kernel(BUGS / f"{name}.py", KERNEL[name])
+    return kernel, check(kernel)
+
+
+def finding(name: str):
+    want, line = expected(name)
+    _, findings = analysed(name)
+    hits = [f for f in findings if f.check == want and f.loc.line == line]
+    assert hits, f"{name}: no {want} at line {line}; got " + "; ".join(
+        f"{f.check}@{f.loc.line}" for f in findings)
+    return hits[0]
+
+
+def test_the_corpus_has_the_seven_moe_bugs():
+    assert NAMES == sorted(KERNEL)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bug_is_reported_at_its_line_with_a_counterexample(name):
+    f = finding(name)
+    assert f.severity == "error"
+    assert f.loc.file.endswith(f"{name}.py")
+    cex = f.counterexample
+    assert cex is not None and cex.sizes and cex.elements
+    assert f.hint and "Traceback" not in f.message
+    if KERNEL[name] != "moe_combine":        # the routing the violation needs is part of it
+        assert set(cex.routing["counts"]) == set(range(E))
+
+
+def _bf16(rng, *shape):
+    return round_to_bf16(rng.standard_normal(shape).astype(np.float32))
+
+
+def _wrong(out, ref, idx) -> bool:
+    """Off by more than bf16 rounding (2^-7 of the element) could explain: the whole row of
+    the element is checked too, so that a reference value near 0 cannot hide the bug."""
+    row = idx[0]
+    tol = 2 ** -7 * (np.abs(ref[row]) + 2 ** -7)
+    bad = np.isnan(out[row]) | (np.abs(out[row] - ref[row]) > tol)
+    return bool(bad[idx[1]] and bad.mean() > 0.5)
+
+
+def _counts(cex):
+    return np.array([cex.routing["counts"][e] for e in range(E)], np.int32)
+
+
+def _grouped(name, counts, blocks, seed=0):
+    """Run a grouped-GEMM bug on `counts` (Y first filled with the right answer, so a block
+    that overwrites other rows shows); the output and the reference."""
+    kernel, _ = analysed(name)
+    rng = np.random.default_rng(seed)
+    t, k, n = int(counts.sum()), 64, 128
+    x, w = _bf16(rng, t, k), _bf16(rng, E * n, k)
+    ref = _example("moe").reference(x, w, counts)
+    result = interpret(kernel, {"X": x, "W": w, "counts": counts, "Y": ref.copy()},
+                       seed=seed, blocks=blocks)
+    assert result.ok, result.failures()
+    return result.outputs["Y"], ref
+
+
+def test_interpreter_confirms_the_weights_of_the_next_expert():
+    cex = finding("weight_of_next_expert").counterexample
+    acc = cex.elements[0]
+    assert acc.actual["a.expert"] == 0 and acc.actual["b.expert"] == 1
+    counts = _counts(cex)
+    out, ref = _grouped("weight_of_next_expert", counts, list(cex.block))
+    row = cex.iteration["mt"] * 128 + (cex.warpgroup - 1) * 64 + cex.cell[0]  # expert 0's first row
+    assert _wrong(out, ref, (row, cex.iteration["tn"] * 128 + cex.cell[1]))
+
+
+def test_interpreter_confirms_tail_rows_land_on_the_next_expert():
+    cex = finding("tail_rows_unmasked").counterexample
+    (e,) = cex.elements
+    expert = cex.iteration["e"]
+    assert e.actual["live"] == 0 and e.actual["expert"] == expert     # a padding row
+    counts = _counts(cex)
+    out, ref = _grouped("tail_rows_unmasked", counts, list(cex.block))
+    assert _wrong(out, ref, tuple(e.index))
+    assert out[tuple(e.index)] == 0                            # the padding row read zeros
+    real = slice(int(counts[:expert].sum()), int(counts[:expert + 1].sum()))
+    np.testing.assert_allclose(out[real], ref[real], rtol=2 ** -7, atol=2 ** -7)
+
+
+def test_interpreter_confirms_padding_rows_overwrite_the_next_expert():
+    """The counterexample's routing (an expert with fewer rows than the element's row, a
+    later one holding that row) pads the later expert's segment past Y too; with the last
+    expert holding a whole tile instead every padded segment lies inside Y, and the element
+    the finding names is overwritten the same way."""
+    cex = finding("padding_rows_stored").counterexample
+    (e,) = cex.elements
+    counts = _counts(cex)
+    first = cex.iteration["e"]
+    assert counts[:first].sum() + counts[first] <= e.index[0] and e.actual["live"] == 0
+    last = int(np.nonzero(counts)[0][-1])
+    assert last > first
+    counts[last] = 128
+    out, ref = _grouped("padding_rows_stored", counts, list(cex.block))
+    assert _wrong(out, ref, tuple(e.index))
+    assert out[tuple(e.index)] == 0
+
+
+def _gate_up(name, cex, seed=0):
+    kernel, _ = analysed(name)
+    rng = np.random.default_rng(seed)
+    counts = _counts(cex)
+    t, p, k, f = cex.sizes["T"], cex.sizes["P"], 64, 128
+    ids = rng.integers(0, t, p).astype(np.int32)
+    for i, v in cex.routing.get("ids", {}).items():
+        if i < p:                      # the model may name entries past the array
+            ids[i] = v
+    x, w1, w3 = _bf16(rng, t, k), _bf16(rng, E * f, k), _bf16(rng, E * f, k)
+    args = {"X": x, "W1": w1, "W3": w3, "ids": ids, "counts": counts,
+            "H": np.full((p, f), np.nan, np.float32)}
+    return kernel, args, _example("moe_gate_up").reference(x, w1, w3, ids, counts)
+
+
+def test_interpreter_confirms_gathering_by_slot():
+    cex = finding("gather_by_slot").counterexample
+    (e,) = cex.elements
+    slot = e.expected["coord[0]"]
+    assert e.actual["tag.row"] == slot != e.expected["ids[coord($2)[0]]"]   # X[p], not X[ids[p]]
+    kernel, args, ref = _gate_up("gather_by_slot", cex)
+    result = interpret(kernel, args, seed=0)
+    assert result.ok, result.failures()
+    out = result.outputs["H"]
+    assert _wrong(out, ref, (slot, e.expected["coord[1]"]))
+
+
+def test_interpreter_refuses_the_padded_offsets_at_the_row_named():
+    """Storing at the padded offsets sends the last experts' slots past the end of H: the
+    interpreter refuses the segment that starts at the row the finding names."""
+    cex = finding("padded_offsets_as_rows").counterexample
+    (e,) = cex.elements
+    row = e.expected["coord[0]"]
+    counts = _counts(cex)
+    assert row == 128 * int(np.ceil(counts[0] / 128)) and row != counts[0]
+    kernel, args, _ = _gate_up("padded_offsets_as_rows", cex)
+    with pytest.raises(Exception, match=rf"segment rows \[{row}, \d+\) of H"):
+        result = interpret(kernel, args, seed=0)
+        assert result.ok, result.failures()
+
+
+def _combine(name, t, seed=0):
+    kernel, _ = analysed(name)
+    rng = np.random.default_rng(seed)
+    module = _example("moe_combine")
+    p, n = 2 * t, 64
+    yd = _bf16(rng, p, n)
+    routing = module.inputs(rng, {"P": p, "T": t})
+    result = interpret(kernel, {"Yd": yd, **routing, "O": np.full((t, n), np.nan, np.float32)},
+                       seed=seed)
+    assert result.ok, result.failures()
+    return result.outputs["O"], module.reference(yd, routing["slots"], routing["gates"])
+
+
+def test_interpreter_confirms_the_gate_of_the_other_choice():
+    cex = finding("combine_other_choice_gate").counterexample
+    (e,) = cex.elements
+    assert e.actual["choice of Yd"] == 1 and e.actual["choice of gates"] == 0
+    out, ref = _combine("combine_other_choice_gate", cex.sizes["T"])
+    bt, bn = cex.block
+    assert _wrong(out, ref, (bt * 64 + e.index[0], bn * 64 + e.index[1]))
+
+
+def test_interpreter_confirms_choices_stored_without_atomics_lose_one():
+    cex = finding("combine_choices_not_atomic").counterexample
+    (e,) = cex.elements
+    out, ref = _combine("combine_choices_not_atomic", cex.sizes["T"])
+    assert _wrong(out, ref, tuple(e.index))
+    kinds = {f.check for f in analysed("combine_choices_not_atomic")[1]}
+    assert "tag.store-race" in kinds            # and the two blocks race for the element

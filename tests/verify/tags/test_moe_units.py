@@ -1,0 +1,129 @@
+"""Units of the MoE modelling: the exact integer translation, the routing abstraction (it
+only ever proves what is true), tag assumptions as field definitions, routing values in
+index vectors and prefix sums, segments' windows."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import z3
+
+from argus.verify.smt import Context
+from argus.verify.tags import abstraction, integers
+from argus.verify.tags.segments import Window, in_window
+
+W = 64
+
+
+def _eval_int(expr, env):
+    return z3.simplify(z3.substitute(expr, *[(z3.Int(f"{n}#int"), z3.IntVal(v))
+                                            for n, v in env.items()]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_integer_translation_keeps_the_modular_meaning(seed):
+    """Random terms over 64-bit unsigned arithmetic (wraps included) evaluate to the same
+    number as bit-vectors and as integers."""
+    rng = random.Random(seed)
+    x, y = z3.BitVecs("x y", W)
+    terms = [x + y, x - y, -x, x * 7, z3.UDiv(x, 3), z3.URem(x, 5), z3.LShR(x, 4), x << 3,
+             z3.Extract(15, 4, x), z3.Concat(z3.Extract(7, 0, x), z3.Extract(7, 0, y)),
+             z3.ZeroExt(8, z3.Extract(31, 0, y)), x & 255, z3.If(z3.ULT(x, y), x, y + 1)]
+    tr = integers.Translator()
+    for _ in range(20):
+        env = {"x": rng.choice([0, 1, rng.randrange(2 ** 20), rng.randrange(2 ** 64), 2 ** 64 - 1]),
+               "y": rng.choice([0, rng.randrange(2 ** 64), 2 ** 64 - 3])}
+        for t in terms:
+            want = z3.simplify(z3.substitute(t, (x, z3.BitVecVal(env["x"], W)),
+                                             (y, z3.BitVecVal(env["y"], W)))).as_long()
+            got = _eval_int(tr.term(t), env).as_long()
+            assert got == want, (t, env)
+
+
+def test_bounds_drop_the_modulo_only_where_nothing_wraps():
+    x, y = z3.BitVecs("x y", W)
+    tr = integers.Translator({"x": 100, "y": 5})
+    assert "%" not in str(tr.term(x + y)) and "%" in str(integers.Translator().term(x + y))
+
+
+def test_products_of_variables_and_xor_are_not_translated():
+    x, y = z3.BitVecs("x y", W)
+    for t in (x * y, x ^ y, z3.UDiv(x, y)):
+        with pytest.raises(integers.Untranslatable):
+            integers.Translator().term(t)
+
+
+def _ctx_with_routing():
+    ctx = Context()
+    e = ctx.var("e", "iteration", upper=4)        # four experts
+    ctx.small[e.sexpr()] = 4
+    n = ctx.var("N", "size", lower=1)
+    counts = z3.Function("counts", z3.BitVecSort(W), z3.BitVecSort(W))
+    for i in range(8):
+        ctx.facts.append(z3.ULT(counts(z3.BitVecVal(i, W)), 1 << 24))
+    entries = [counts(z3.BitVecVal(i, W)) for i in range(8)]
+    offs = [sum(entries[:i], z3.BitVecVal(0, W)) for i in range(8)]
+    pick = lambda v: z3.If(e == 0, v[0], z3.If(e == 1, v[1], z3.If(e == 2, v[2], v[3])))
+    return ctx, e, n, counts, pick(offs), pick(entries)
+
+
+def test_the_abstraction_proves_claims_with_equal_routing_sums_and_never_a_false_one():
+    ctx, e, n, counts, start, rows = _ctx_with_routing()
+    a = abstraction.install(ctx)
+    x = z3.BitVec("x", W)
+    ctx.facts.append(z3.ULT(x, 1 << 20))
+    assert a.proves(start + x - start == x, [])                   # the sum cancels
+    assert a.proves(z3.ULT(start + x, start + x + 1), [])
+    assert not a.proves(start == rows, [])                         # false: never proved
+    assert not a.proves(z3.ULT(start, 5), [])                      # false: never proved
+
+
+def test_segment_windows_of_a_prefix_sum_never_overlap_in_integers():
+    ctx, e, n, counts, start, rows = _ctx_with_routing()
+    a = abstraction.install(ctx)
+    e2 = z3.BitVec("e2", W)
+    ctx.facts.append(z3.ULT(e2, 4))
+    start2, rows2 = (z3.substitute(t, (e, e2)) for t in (start, rows))
+    row = z3.BitVec("row", W)
+    w1, w2 = Window(start, rows, start + rows), Window(start2, rows2, start2 + rows2)
+    overlap = z3.And(z3.ULT(row, 1 << 30), e != e2, in_window(w1, row), in_window(w2, row))
+    assert a.refutes([overlap], abstract=False)
+    # one expert's window overlaps itself shifted by a row: found, not refuted
+    shifted = Window(start + 1, rows, start + 1 + rows)
+    assert not a.refutes([z3.ULT(row, 1 << 30), in_window(w1, row), in_window(shifted, row)],
+                         abstract=False)
+
+
+def test_an_integer_model_is_a_real_bit_vector_model():
+    ctx, e, n, counts, start, rows = _ctx_with_routing()
+    abstraction.install(ctx)
+    goal = z3.And(rows == 3, start == 5, e == 2)
+    m = abstraction.integer_model(ctx, goal, [e], [])
+    assert m is not None and m is not abstraction.IMPOSSIBLE
+    assert z3.is_true(m.eval(goal, model_completion=True))
+    assert abstraction.integer_model(ctx, z3.And(e == 0, start == 1), [e], []) \
+        is abstraction.IMPOSSIBLE                                  # offs[0] is 0
+
+
+def test_small_loop_counters_multiply_exactly():
+    ctx = Context()
+    e = ctx.var("e", "iteration", upper=8)
+    n = ctx.var("N", "size", lower=1)
+    ctx.small[e.sexpr()] = 8
+    prod = ctx.mul(e, n)
+    for v in range(8):
+        assert z3.simplify(z3.substitute(prod, (e, z3.BitVecVal(v, W)),
+                                         (n, z3.BitVecVal(1000, W)))).as_long() == 1000 * v
+    assert not ctx.atoms                                           # no product atom
+
+
+def test_copies_of_variables_copy_their_product_atoms():
+    ctx = Context()
+    i = ctx.var("i", "iteration")
+    k = ctx.var("KT", "size", lower=1)
+    atom = ctx.mul(i, k)
+    pairs = ctx.copy_vars(["i"], "~")
+    copied = dict((str(a), b) for a, b in pairs)
+    assert str(atom) in copied                                     # i*KT of the copy is its own
+    assert len(ctx.product_facts()) == 2
