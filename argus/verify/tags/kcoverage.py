@@ -114,11 +114,11 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor) -> N
                 return
             hit_witness.append(z3.substitute(here, *pairs))
     below = z3.ULT(kappa, extent)
-    if split_proof(w.ctx.facts, [*w.path, *bounds], hit_witness, kappa, below):
-        return
     goal = z3.And(below, z3.Not(z3.Or(*hit_witness)))
     asked = [*w.path, *bounds, goal]
     if refuted(w.ctx, asked):          # routing sums (MoE): abstracted or in integers
+        return
+    if split_proof(w.ctx.facts, [*w.path, *bounds], hit_witness, kappa, below):
         return
     if solve([*relevant(w.ctx.facts, asked), *asked])[0] == z3.unsat:
         return

@@ -46,8 +46,9 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
                     z3.ULT(inst_r(r.dst[1]), bv(r.extents[1])),
                     segments.in_window(r, inst_r(r.dst[0])),       # and rows past a segment
                     cp(segments.in_window(q, inst_q(q.dst[0]))))
-    if q is r and _injective(w, r, inst_r, cp, differ, [*b_r, *[cp(b) for b in b_q]]):
-        return False
+    if q is r and r.window is None and \
+            _injective(w, r, inst_r, cp, differ, [*b_r, *[cp(b) for b in b_q]]):
+        return False                     # (segment stores: segstores.race_goal below)
     goal = z3.And(same, differ, inside, *([when] if when is not None else []))
     if r.window is not None and q.window is not None and when is None:   # segment stores
         pos = [w.ctx.vars[n].term for n in _pos_names(w, r.layout)]
