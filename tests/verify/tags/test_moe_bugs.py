@@ -174,15 +174,21 @@ def test_interpreter_confirms_gathering_by_slot():
 
 
 def test_interpreter_refuses_the_padded_offsets_at_the_row_named():
-    """Storing at the padded offsets sends the last experts' slots past the end of H: the
-    interpreter refuses the segment that starts at the row the finding names."""
+    """Storing at the padded offsets sends an expert's slots past where they belong, and
+    the last experts' past the end of H: the finding names a padded offset that is not
+    the expert's first slot, and the interpreter refuses the first segment of H that
+    starts at a padded offset past the end."""
     cex = finding("padded_offsets_as_rows").counterexample
     (e,) = cex.elements
-    row = e.expected["coord[0]"]
-    counts = _counts(cex)
-    assert row == 128 * int(np.ceil(counts[0] / 128)) and row != counts[0]
+    row, expert = e.expected["coord[0]"], cex.iteration["e"]
+    counts = _counts(cex).astype(int)
+    padded = np.concatenate([[0], np.cumsum(-(-counts // 128) * 128)])
+    real = np.concatenate([[0], np.cumsum(counts)])
+    local = (cex.iteration["mt"] * 2 + cex.warpgroup - 1) * 64 + e.index[0]  # in the segment
+    assert row == padded[expert] + local and padded[expert] != real[expert], cex
     kernel, args, _ = _gate_up("padded_offsets_as_rows", cex)
-    with pytest.raises(Exception, match=rf"segment rows \[{row}, \d+\) of H"):
+    first_out = next(x for x in range(E) if padded[x] + counts[x] > counts.sum())
+    with pytest.raises(Exception, match=rf"segment rows \[{padded[first_out]}, \d+\) of H"):
         result = interpret(kernel, args, seed=0)
         assert result.ok, result.failures()
 
