@@ -168,8 +168,7 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
         want_r, want_c = ((row0 + mn_var, k0 + kk) if major == "K" else (row0 + k0 + kk, mn_var))
         model = None
         # a layout fact: proved once per walker for every read of the same band
-        key = (buf.name, buf.shape, buf.swizzle, row0, rows, major, mn_extent, j,
-               str(mn_var), tuple(p.sexpr() for p in w.path))
+        key = _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var)
         if key not in proved:
             try:
                 read_at = read_layout(descriptor_for(operand, k0), eb, major, mn_extent)
@@ -216,6 +215,13 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
     return OperandTags(src.tensor, mn_terms, k_terms, inb_terms, k_extent, kinstr, fields)
 
 
+def _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var) -> tuple:
+    """What a proved layout claim of k-step j depends on (the path by its s-expressions:
+    z3's pretty printer, str(), is slow on the MoE's routing terms)."""
+    return (buf.name, buf.shape, buf.swizzle, row0, rows, major, mn_extent, j,
+            str(mn_var), tuple(p.sexpr() for p in w.path))
+
+
 def _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_total, kinstr,
                      eb, mn_var, proved) -> None:
     """The layout claims of every k-step of the wgmma in one query (adding their keys to
@@ -224,8 +230,7 @@ def _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_tot
     kk = w.pos["kk"]
     keys, claims = [], []
     for j in range(k_total // kinstr):
-        key = (buf.name, buf.shape, buf.swizzle, row0, rows, major, mn_extent, j,
-               str(mn_var), tuple(str(p) for p in w.path))
+        key = _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var)
         if key in proved:
             continue
         k0 = j * kinstr
