@@ -111,7 +111,11 @@ def wgmma(w, op, A, B, inst, bounds, scope, acc, wg, base):
 
 
 def same_filter(w, op, writer, name) -> bool:
-    """The reader runs at exactly the iterations the writer fills (else reported)."""
+    """The reader runs at exactly the iterations the writer fills (else reported). A
+    multicast load's `if` says which block issues it, not which blocks it fills (the
+    cluster rules, bands.py, relate those), so it is not compared."""
+    if getattr(writer, "multicast", None) is not None:
+        return True
     wpath, rpath = tuple(writer.path), tuple(w.path)
     if not wpath and not rpath:
         return True
