@@ -273,7 +273,11 @@ def _tag_assert(ctx, op):
     ctx.em.line(f"// tag_assert {op.attrs.get('text', '')}: proved by `argus check`, no code")
 
 
+def _tag_assume(ctx, op):
+    ctx.em.line(f"// tag assumption {op.attrs.get('text', '')}: used by `argus check`, no code")
+
+
 RULES = {"tile": _tile, "smem.alloc": _smem_alloc, "smem.stage": _smem_stage,
          "smem.tile": _smem_tile, "frag.alloc": _frag_alloc, "frag.assign": _frag_assign,
          "store": _store, "atomic.add": _atomic_add, "math.cast": _cast,
-         "tag.assert": _tag_assert}
+         "tag.assert": _tag_assert, "tag.assume": _tag_assume}
