@@ -8,6 +8,8 @@
 #                                           epilogue and the skinny variants against cuBLAS (issue 6)
 #   bash scripts/device_session.sh tune     sweep of the variants per shape (benchmarks/gemm_sweep.py),
 #                                           then `argus bench gemm` with the fastest per shape
+#   bash scripts/device_session.sh final    sanitize, then `argus bench gemm` bf16 x@W and x@W.T with
+#                                           the tuned table (issues 5 and 6)
 #   bash scripts/device_session.sh all      check, perf, then racecheck
 # Run it from the repo root through the device tool with carry [".whl"] (z3 wheel, see
 # docs/perf-log.md); everything it writes lands in $OUT (default: out/device).
@@ -68,6 +70,10 @@ print('compiler:', e.compiler); print('log:', e.log[:600])" 2>&1 | tail -12
   cfg '{"SPLIT": 2, "BN": 128, "S": 6}' 25 --layouts kn --shapes 256x8192x8192
   cfg '{"CM": 2, "EPILOGUE": "smem_tma", "S": 3}' 80 --layouts nk --shapes $LARGE
 }
+final() {  # issue 5's sanitizer runs, then the tuned table in the full harness, both B layouts
+  sanitize
+  bench 330 --layouts kn,nk
+}
 tune() {    # v3b: sweep the variants per shape, then the full harness with the winners
   run 100 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py
   run 230 python3 benchmarks/gemm_sweep.py --out "$OUT/gemm_tuned.json"
@@ -80,6 +86,7 @@ tune() {    # v3b: sweep the variants per shape, then the full harness with the 
     perf) perf ;;
     perf2) perf2 ;;
     tune) tune ;;
+    final) final ;;
     *) check; perf; sanitize ;;
   esac
 } 2>&1 | tee "$OUT/device_session-$PHASE.log"
