@@ -95,8 +95,23 @@ def run_case(layout, shape, knobs, clock, flusher, dtype):
     cand, peer = report["candidate"]["median_ms"], report["peer"]["median_ms"]
     flops = 2.0 * m * n * k
     row.update({"ms": cand, "cublas_ms": peer, "ratio": peer / cand, "mode": report["mode"],
+                "spread_ms": [report["candidate"]["p10_ms"], report["candidate"]["p90_ms"]],
+                "cublas_spread_ms": [report["peer"]["p10_ms"], report["peer"]["p90_ms"]],
                 "tflops": flops / cand / 1e9, "cublas_tflops": flops / peer / 1e9})
     return row
+
+
+def _ratios_by_case(rows):
+    """(layout, shape, knobs) -> the ratios measured for it, correct runs only; a case
+    wrong in any repeat is dropped."""
+    cases, wrong = {}, set()
+    for r in rows:
+        case = (r["layout"], f"{r['m']}x{r['n']}x{r['k']}", json.dumps(r["knobs"], sort_keys=True))
+        if "ratio" in r:
+            cases.setdefault(case, []).append(r["ratio"])
+        else:
+            wrong.add(case)
+    return {c: v for c, v in cases.items() if c not in wrong}
 
 
 def main() -> int:
@@ -109,33 +124,42 @@ def main() -> int:
                    "[layout, [m, n, k], knobs] cases")
     p.add_argument("--out", default="", help="write the fastest knobs per shape here")
     p.add_argument("--dtype", default="bf16", choices=("bf16", "fp16"))
+    p.add_argument("--repeat", type=int, default=1, help="time the whole plan this many "
+                   "times over (interleaved), to see how much a case moves between "
+                   "measurements; the table takes each case's median ratio")
     args = p.parse_args()
+    if args.repeat < 1:
+        p.error("--repeat must be at least 1")
     plan = default_plan() if args.plan == "default" else \
         [(c[0], tuple(c[1]), c[2]) for c in json.load(open(args.plan))]
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     clock, flusher = EventClock(), L2Flusher()
     rows = []
-    for layout, shape, knobs in plan:
+    for rep, (layout, shape, knobs) in [(r, c) for r in range(args.repeat) for c in plan]:
         try:
             row = run_case(layout, shape, knobs, clock, flusher, dtype)
         except Exception as exc:     # a refused or failing variant is a result, not a stop
             row = {"layout": layout, "m": shape[0], "n": shape[1], "k": shape[2],
                    "knobs": knobs, "correct": False, "error": f"{type(exc).__name__}: {exc}"}
+        row["repeat"] = rep
         rows.append(row)
         shown = (f"ratio {row['ratio']:.3f} ({row['tflops']:.0f} vs {row['cublas_tflops']:.0f} "
-                 "TFLOP/s)" if "ratio" in row else f"NOT OK {row.get('error', row.get('max_error'))}")
+                 f"TFLOP/s; p10-p90 {row['spread_ms'][0] * 1e3:.1f}-{row['spread_ms'][1] * 1e3:.1f}"
+                 f" vs {row['cublas_spread_ms'][0] * 1e3:.1f}-{row['cublas_spread_ms'][1] * 1e3:.1f}"
+                 " us)" if "ratio" in row else f"NOT OK {row.get('error', row.get('max_error'))}")
         print(f"{layout} {'x'.join(map(str, shape))} {json.dumps(knobs)}: {shown}", flush=True)
     best = {}
-    for r in rows:
-        if "ratio" in r:
-            key = f"{r['m']}x{r['n']}x{r['k']}"
-            cur = best.setdefault(r["layout"], {}).get(key)
-            if cur is None or r["ratio"] > cur["ratio"]:
-                best[r["layout"]][key] = {"knobs": r["knobs"], "ratio": r["ratio"]}
+    for (layout, key, knobs_key), ratios in _ratios_by_case(rows).items():
+        ratio = sorted(ratios)[len(ratios) // 2]
+        cur = best.setdefault(layout, {}).get(key)
+        if cur is None or ratio > cur["ratio"]:
+            best[layout][key] = {"knobs": json.loads(knobs_key), "ratio": ratio,
+                                 "ratios": ratios}
     print("best per shape:")
     for layout, shapes in best.items():
         for key, v in shapes.items():
-            print(f"  {layout} {key}: {v['ratio']:.3f} {json.dumps(v['knobs'])}")
+            print(f"  {layout} {key}: {v['ratio']:.3f} {json.dumps(v['knobs'])} "
+                  f"(runs: {', '.join(f'{x:.3f}' for x in v['ratios'])})")
     now = dt.datetime.now(dt.timezone.utc)
     from argus.bench.results import RESULTS_DIR, environment, git_state
     os.makedirs(RESULTS_DIR, exist_ok=True)

@@ -10,6 +10,7 @@
 #                                           then `argus bench gemm` with the fastest per shape
 #   bash scripts/device_session.sh final    sanitize, then `argus bench gemm` bf16 x@W and x@W.T with
 #                                           the tuned table (issues 5 and 6)
+#   bash scripts/device_session.sh probe    skinny-shape variance, raster/BN=192 knobs, fp16 (issue 6)
 #   bash scripts/device_session.sh all      check, perf, then racecheck
 # Run it from the repo root through the device tool with carry [".whl"] (z3 wheel, see
 # docs/perf-log.md); everything it writes lands in $OUT (default: out/device).
@@ -74,6 +75,13 @@ final() {  # issue 5's sanitizer runs, then the tuned table in the full harness,
   sanitize
   bench 330 --layouts kn,nk
 }
+probe() {  # how much the skinny shapes move between measurements; raster and BN=192 on the
+            # 4096-class shapes; fp16 in the full harness; memcheck without host API errors
+  run 60 compute-sanitizer --tool memcheck --report-api-errors no python3 benchmarks/gemm_sanitize.py
+  run 130 python3 benchmarks/gemm_sweep.py --plan benchmarks/plans/skinny-variance.json --repeat 3
+  run 230 python3 benchmarks/gemm_sweep.py --plan benchmarks/plans/large-knobs.json --repeat 2
+  run 130 $A bench gemm --timing --dtypes fp16 --layouts kn,nk
+}
 tune() {    # v3b: sweep the variants per shape, then the full harness with the winners
   run 100 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py
   run 230 python3 benchmarks/gemm_sweep.py --out "$OUT/gemm_tuned.json"
@@ -87,6 +95,7 @@ tune() {    # v3b: sweep the variants per shape, then the full harness with the 
     perf2) perf2 ;;
     tune) tune ;;
     final) final ;;
+    probe) probe ;;
     *) check; perf; sanitize ;;
   esac
 } 2>&1 | tee "$OUT/device_session-$PHASE.log"

@@ -23,7 +23,7 @@ class Rule:
     why: str
 
 
-LIBRARY = ("gemm_nt", "gemm_nn")
+LIBRARY = ("gemm_nt", "gemm_nn", "gemm_nn_cluster")
 UNMODELLED = ("tag.not-modelled", "protocol.unmodelled", "tag.assert-undischarged",
               "protocol.stages")
 
@@ -58,6 +58,14 @@ def _library_release(row: dict) -> bool:
 
 RULES: list[Rule] = [
     # ---- missed bugs (verifier clean, interpreter wrong)
+    Rule("warned: not modelled (documented)", lambda r: _missed(r) and _library_release(r)
+         and _new_warning(r, "protocol.unmodelled"),
+         "A release of `empty` whose stage is no longer the pipelined release's X % S (e.g. "
+         "the tail release of step KT - 1 taken modulo S - 1): docs/design/"
+         "verifier-protocol.md, 'What is not checked': split releases other than the "
+         "pipelined one are reported as protocol.unmodelled (the new warnings here), their "
+         "arrival counts not checked. Gap to close: relate any affine stage index of a "
+         "split release to the steps (or make an index not of the form X % S an error)."),
     Rule("not modelled (documented)", lambda r: _missed(r) and _library_release(r),
          "The library GEMM releases each stage in two places (one step late under `if k > "
          "0`, so one wgmma stays in flight, and once after the k loop), so the protocol "
@@ -180,6 +188,61 @@ RULES: list[Rule] = [
          "be refilled before its release or read before its fill. The three interpreter "
          "schedules did not interleave the roles so that the early refill lands before the "
          "read; the verifier's counterexample names the step where it can."),
+    Rule("not exercised (real bug)", lambda r: _flagged(r)
+         and _errors(r, "protocol.arrival-count") and "arrive(empty" in _text(r),
+         "A release of `empty` frees the stage of another step: one phase of the barrier "
+         "gets its arrivals twice and another never, so the producer may refill a stage a "
+         "wgmma is still reading (or wait forever at other trip counts). The interpreter's "
+         "schedules did not interleave the roles so that the early refill lands before the "
+         "read; the verifier's counterexample names the step."),
+    Rule("not exercised (real bug)", lambda r: _flagged(r) and r["operator"] == "drop_stmt"
+         and r["before"].startswith("with elect_one") and "tma_store(" in r["after"]
+         and _errors(r, "tag.store-race"),
+         "Without elect_one() every thread of the warpgroup issues the TMA store of the "
+         "tile: 128 bulk stores write the same elements (the invariant 'no two threads "
+         "write one element', tag.store-race), and the elected tma_store_wait retires only "
+         "one thread's, so the others may still read the epilogue buffer when the next "
+         "tile overwrites it. The interpreter's runs wrote identical data each time."),
+    Rule("not exercised (assertion only)", lambda r: _flagged(r)
+         and r["target"] == "gemm_nn_cluster" and r["after"].startswith("dst = tile(C")
+         and _errors(r, "tag.assert") and len(r["verifier_errors"]) == 1,
+         "In the TMA-store epilogue `dst` feeds only the tag_assert (the tile goes to C "
+         "through c_s and one TMA store of the whole block tile), so the mutated `dst` "
+         "changes no write: the output stays right, and the user's assertion about `dst` "
+         "is false, which is what the verifier reports."),
+    Rule("not exercised (hardware ordering)", lambda r: _flagged(r)
+         and _errors(r, "protocol.cluster-exit-sync"),
+         "Without the final cluster_sync() a block may exit while its peer still "
+         "multicasts into its shared memory or arrives on its barriers: undefined on the "
+         "GPU (the peer's shared memory may already belong to another block), but the "
+         "interpreter keeps every block's shared memory alive until the kernel ends, so "
+         "its runs cannot show it."),
+    Rule("not exercised (other inputs)", lambda r: _flagged(r) and r["target"] == "flash_fwd"
+         and _errors(r, "tag.softmax-exp"),
+         "The running max is taken over the unmasked scores (masked keys included), so p "
+         "stays at most 1 but is no longer relative to the max of the values it "
+         "exponentiates: a row whose masked-out keys score far above its visible ones "
+         "underflows to an all-zero p and 0 / 0. Random normal inputs never do that; the "
+         "verifier's tag.softmax-exp states the invariant."),
+    Rule("not exercised (wasted work)", lambda r: _flagged(r) and r["target"] == "flash_fwd"
+         and _errors(r, "tag.mask-block"),
+         "The key loop visits one block past the diagonal, whose keys are all masked for "
+         "every row (and, for the last query block, lie past T: TMA reads zeros): the "
+         "output is unchanged, the work wasted. tag.mask-block requires the causal loop to "
+         "skip exactly the fully masked blocks, so this is reported by design."),
+    Rule("not exercised (other sizes)", lambda r: _flagged(r) and r["target"] == "moe_grouped"
+         and r["operator"] == "coord_name" and "bid" in r["after"],
+         "The n-tile coordinate became the block id. At the interpreter's sizes N / BN == "
+         "BLOCKS == 2 and the grouped loop gives block b exactly the tiles with tn == b, "
+         "so the two agree; at other sizes (N = 384, or another block count) the wrong "
+         "columns are read or written, which the verifier shows symbolically."),
+    Rule("not exercised (verification statement)", lambda r: _flagged(r)
+         and r["target"] == "moe_grouped" and r["operator"] == "loop_bound"
+         and _errors(r, "tag.routing"),
+         "The loop that states the routing's guarantees (`assume(tag(...).expert == e)`, "
+         "no generated code) now skips the last expert: the kernel is unchanged, so every "
+         "run is correct, but the verifier is told less and can no longer prove that each "
+         "expert's rows meet only its own weights (tag.routing)."),
     Rule("false alarm", lambda r: _flagged(r) and r["operator"] == "stage_count"
          and "mbarrier((S + 1))" in r["after"] and _errors(r, "protocol.stage"),
          "The barrier array has one unused extra barrier; every op still uses g % S with "

@@ -38,6 +38,13 @@ _LIB_SHAPES = {"M": 200, "N": 200, "K": 264}
 TARGETS = {
     "gemm_nt": Target("gemm_nt", "argus/kernels/gemm.py", "gemm_nt", _LIB_SHAPES, _LIB),
     "gemm_nn": Target("gemm_nn", "argus/kernels/gemm.py", "gemm_nn", _LIB_SHAPES, _LIB),
+    # the library GEMM's cluster branch: 2 clusters of 2 blocks (B multicast, remote
+    # arrives) with the TMA-store epilogue walk 6 cluster tiles; M = 392 leaves the last
+    # cluster row's second block 8 rows deep; KT = 4 > S = 3
+    "gemm_nn_cluster": Target("gemm_nn_cluster", "argus/kernels/gemm.py", "gemm_nn",
+                              {"M": 392, "N": 136, "K": 200},
+                              {"BLOCKS": 4, "CM": 2, "BN": 64, "ACC": "wgmma_acc_m64n64",
+                               "S": 3, "EPILOGUE": "smem_tma"}),
     # the example GEMM needs whole tiles: 2 blocks x 2 tiles each, KT = 5 > S = 4
     "gemm": Target("gemm", "examples/gemm.py", "gemm", {"M": 256, "N": 512, "K": 320},
                    {"BLOCKS": 2}),

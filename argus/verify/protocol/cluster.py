@@ -13,12 +13,19 @@ where both blocks visit the same steps; `by="block"` gives each block its own sh
 the tiles, and the last blocks get one tile fewer), and a `for` loop's bounds must not
 depend on the block id or the cluster rank (checked on the terms: a bound that mentions
 either is reported). This is `protocol.cluster-steps`.
+
+A remote arrive must also name a block of the cluster: `arrive(bar, cta=t)` with t
+outside 0 .. cluster size - 1 (e.g. a fan-out loop `for r in range(CM + 1)`) signals no
+block the kernel launched (the hardware's behaviour is undefined; the interpreter faults).
+Checked for every issuing block and fan-out counter value, under the arrive's branch
+conditions: `protocol.cluster-rank`.
 """
 
 from __future__ import annotations
 
 import z3
 
+from . import fanout, smt
 from .model import Model
 from .report import counterexample, finding
 
@@ -59,8 +66,9 @@ def _term(m: Model, operand):
 
 
 def check(m: Model) -> list:
-    if m.cluster_size == 1:
-        return []
+    out = _ranks(m)
+    if m.cluster_size == 1 or out:
+        return out
     ids = _block_vars(m)
     for e in m.events:
         if not signals_peers(e):
@@ -87,4 +95,42 @@ def check(m: Model) -> list:
                     "every step: the blocks may run different numbers of steps",
                     "give every block of the cluster the same loop bounds",
                     counterexample(m, None, e.where, block=(0,)))]
+    return []
+
+
+def _ranks(m: Model) -> list:
+    """protocol.cluster-rank: every remote arrive targets a block of the cluster."""
+    n = m.cluster_size
+    for e in m.opcode("mbarrier.arrive"):
+        if len(e.op.operands) < 2:
+            continue
+        target = _term(m, e.op.operands[1])
+        if target is None:
+            continue
+        for b in range(n):
+            for counters in fanout.iterations(e.where):
+                pairs = fanout.issued_by(m, b, counters)
+                t = fanout.at(target, pairs)
+                conds = [fanout.at(smt.bool_of(c), pairs) for c in e.where.conds]
+                outside = z3.Not(smt.lt(t, n)) if z3.is_expr(t) else not (0 <= t < n)
+                if outside is False:
+                    continue
+                model = smt.find([*m.constraints, *conds], outside if z3.is_expr(outside)
+                                 else z3.BoolVal(True), prefer=m.first_iteration(e.where))
+                if model is None:
+                    continue
+                value = smt.value(model, t) if z3.is_expr(t) else t
+                shown = value if value < 2 ** 31 else value - 2 ** 32
+                at_counter = ", ".join(f"{loop.name} = {v}" for loop, (_, v)
+                                       in zip(e.where.fanout, counters))
+                return [finding(
+                    "protocol.cluster-rank", e.op,
+                    f"this arrive signals block {shown} of the cluster"
+                    f"{f' (at {at_counter})' if at_counter else ''}, but the cluster has "
+                    f"{n} block{'s' if n > 1 else ''} (ranks 0..{n - 1}): no such block "
+                    "exists to receive it",
+                    f"keep the cta= rank in 0..{n - 1} (a fan-out loop over the cluster is "
+                    "`for r in range(CM)`)" if n > 1 else
+                    "drop cta= (this kernel runs without clusters), or launch with a cluster",
+                    counterexample(m, model, e.where, block=(b,)))]
     return []

@@ -5,6 +5,11 @@ epilogue buffers against their bulk stores, per role in program order:
   - a buffer read by an in-flight TMA store is not written again before
     tma_store_wait (protocol.store-reuse); a wait by some threads of the role (one elected
     thread) counts for all once a barrier of the role (named or block) follows it;
+  - bulk-store groups belong to the thread that committed them: tma_store_wait retires
+    only the stores of the threads that execute it (its branch conditions hold wherever
+    the store's do, and its election covers the store's), and every TMA store is retired
+    by its issuing thread before the role ends (protocol.store-unretired: a block that
+    exits with a store still reading its shared memory);
   - a buffer written with ordinary stores by one role and read by another needs a
     barrier (sync_block, named barrier, or an arrive the reader waits on) between them
     (protocol.smem-race).
@@ -12,9 +17,12 @@ epilogue buffers against their bulk stores, per role in program order:
 
 from __future__ import annotations
 
+import z3
+
 from argus.ir.types import SmemTileType
 
-from .report import finding, first_run, surface
+from . import smt
+from .report import counterexample, finding, first_run, surface
 from .walk import role_blocks, walk
 
 GENERIC_WRITES = {"store": 0, "stmatrix": 0}
@@ -51,8 +59,32 @@ class _State:
         self.waited_by_some |= other.waited_by_some
 
 
+# which elections a wait's threads cover: a wait by every thread of the branch (None) or
+# by one thread per warp covers a store by one thread per warpgroup (warp 0's leader)
+_COVERS = {None: {None, "warp", "warpgroup", "block"}, "warp": {"warp", "warpgroup"},
+           "warpgroup": {"warpgroup"}, "block": {"block"}}
+
+
+def _retires(m, wait_where, store_where) -> bool:
+    """Does a tma_store_wait here run in the thread that issued the store? Its election
+    covers the store's, and wherever the store's branch conditions hold so do its own."""
+    if wait_where is None or store_where is None:
+        return True        # no model of one of them: keep the old, per-role reading
+    if store_where.elect not in _COVERS.get(wait_where.elect, ()):
+        return False
+    if not wait_where.conds:
+        return True
+    holds = [smt.bool_of(c) for c in store_where.conds]
+    wait = [smt.bool_of(c) for c in wait_where.conds]
+    try:
+        return smt.find([*m.constraints, *holds], z3.Not(z3.And(*wait))) is None
+    except smt.SolverUnknown:
+        return True
+
+
 def check(m) -> list:
     out, seen = [], set()
+    where_of = {id(e.op): e.where for e in m.events}
 
     def report(key, f):
         if key not in seen:
@@ -65,8 +97,11 @@ def check(m) -> list:
             s.dirty.clear()
         elif code == "tma.store_wait":
             if int(op.attrs.get("pending", 0)) == 0:
-                s.waited_by_some |= set(s.storing)
-                s.storing.clear()
+                mine = [buf for buf, st in s.storing.items()
+                        if _retires(m, where_of.get(id(op)), where_of.get(id(st)))]
+                s.waited_by_some |= set(mine)
+                for buf in mine:
+                    del s.storing[buf]
         elif code in ("barrier.named", "barrier.block"):
             # the waiting thread reaches the barrier only after its wait returned
             for buf in s.waited_by_some:
@@ -94,11 +129,24 @@ def check(m) -> list:
                         "protocol.store-reuse", op,
                         f"this overwrites {buf} while the TMA store at line {st.loc.line} "
                         "may still be reading it", "call tma_store_commit() and "
-                        "tma_store_wait(0) before writing the buffer again", first_run(m, op)))
+                        "tma_store_wait(0) (in the thread that issued the store) before writing the "
+                        "buffer again", first_run(m, op)))
                 s.dirty[buf] = op
 
     for role_op, body in role_blocks(m.kernel):
-        walk(body, _State(), visit)
+        end = _State()
+        walk(body, end, visit)
+        for buf, st in end.storing.items():
+            if buf in end.waited_by_some:
+                continue       # its issuing thread waited; the others need not
+            report(("unretired", id(st)), finding(
+                "protocol.store-unretired", st,
+                f"this TMA store from {buf} may still be in flight when the block exits: no "
+                "tma_store_wait(0) run by the thread that issued it follows (bulk-store "
+                "groups belong to the committing thread; a wait in another warpgroup or "
+                "branch does not retire them)",
+                "after the last store, call tma_store_wait(0) under the same condition and "
+                "elect_one() as the tma_store", counterexample(m, None, where_of.get(id(st)))))
     out += _cross_role(m)
     return out
 

@@ -41,6 +41,7 @@ def atomic_add(w, op: Op) -> None:
         w.not_modelled(op, "an atomic_add whose tile or value is not known")
         return
     if z3.is_false(z3.simplify(z3.And(*w.path))):
+        w.dead_stores.setdefault(dst.tensor, op)    # writers.coverage: if none runs at all
         return
     rec = stores.record(w, op, dst, src.layout, src.shape)
     w.reductions.append(AddRecord(rec, src.tag.copy()))

@@ -57,6 +57,7 @@ def tma_store(w, op: Op) -> None:
         w.not_modelled(op, f"a TMA store of a {tuple(src.shape)} tile into a box {dst.box}")
         return
     if z3.is_false(z3.simplify(z3.And(*w.path))):
+        w.dead_stores.setdefault(dst.tensor, op)    # writers.coverage: if none runs at all
         return                         # a branch this warpgroup never takes
     extra = ()
     n = issuers(w, op)

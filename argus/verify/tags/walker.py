@@ -77,6 +77,7 @@ class Walker:
         self.smem_writes: list = []                  # register -> shared-memory stores
         self.tma_reads: list = []                    # TMA stores (read after the walk)
         self.reductions: list = []                   # atomic adds
+        self.dead_stores: dict = {}                  # tensor -> a store no warpgroup runs
         self.findings: list[Finding] = []
         self.unmodelled: dict[str, object] = {}      # opcode -> first loc
         self.loop_vars: dict[tuple, object] = {}     # loop key -> tuple of var names

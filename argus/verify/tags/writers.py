@@ -135,6 +135,14 @@ def coverage(w) -> None:
     by_tensor: dict[str, list[StoreRecord]] = {}
     for r in [*w.stores, *(a.store for a in w.reductions)]:
         by_tensor.setdefault(r.tensor, []).append(r)
+    for tensor, op in w.dead_stores.items():
+        if tensor not in by_tensor:       # stored to in the source, but by no warpgroup
+            w.report(Finding(
+                "tag.store-coverage", "error",
+                f"{tensor} is never written: its store at line {op.loc.line} sits under a "
+                "condition that no warpgroup of any block satisfies", op.loc,
+                op.opcode.replace(".", "_"), "check the condition around the store (e.g. "
+                "`if wg == 0:` for the warpgroup that issues it)"))
     for tensor, recs in by_tensor.items():
         if all(r.window is not None for r in recs):
             segstores.coverage(w, tensor, recs)
