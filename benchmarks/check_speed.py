@@ -140,7 +140,7 @@ def attention_runs(runs: int) -> dict:
 # -- the library GEMM's variants, a separate list ---------------------------------------
 
 VARIANTS = [(name, cm, wg, bn, ep) for name in ("gemm_nt", "gemm_nn") for cm in (1, 2)
-            for wg in (1, 2) for bn in (64, 128, 256) for ep in ("direct", "smem_tma")]
+            for wg in (1, 2) for bn in (64, 128, 192, 256) for ep in ("direct", "smem_tma")]
 VARIANT_CHILD = """
 import json, sys, time
 start = time.perf_counter()

@@ -45,6 +45,7 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
             BM: const = 64 * WG, BN: const = 256, BK: const = 64, S: const = 4, GROUP: const = 8):
     assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
     assume(N % 8 == 0)
+    assume(N <= 2147483392)   # 2^31 - 256: the last BN-wide tile's columns fit int32 (BN = 192)
     KT = (K + BK - 1) // BK
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
     b_s = smem(DT, (BN, BK), stages=S, swizzle="128B")
@@ -143,6 +144,7 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
             BM: const = 64 * WG, BN: const = 256, BK: const = 64, S: const = 4, GROUP: const = 8):
     assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
     assume(N % 8 == 0)
+    assume(N <= 2147483392)   # 2^31 - 256: the last BN-wide tile's columns fit int32 (BN = 192)
     KT = (K + BK - 1) // BK
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
     b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")
