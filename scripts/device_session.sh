@@ -82,6 +82,15 @@ probe() {  # how much the skinny shapes move between measurements; raster and BN
   run 230 python3 benchmarks/gemm_sweep.py --plan benchmarks/plans/large-knobs.json --repeat 2
   run 130 $A bench gemm --timing --dtypes fp16 --layouts kn,nk
 }
+probe2() { # BN=192 on the other large shapes and x @ W.T's own choices; 256x8192x8192 launch by
+            # launch under ncu (does a slow launch read B twice from DRAM?); the full harness
+  run 200 python3 benchmarks/gemm_sweep.py --plan benchmarks/plans/bn192-and-nk.json --repeat 2
+  run 120 ncu --cache-control none --clock-control none --kernel-name regex:'gemm|nvjet|sm90' \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct \
+    python3 benchmarks/gemm_profile.py 256x8192x8192 nk '{"BN": 128}' 8 > "$OUT/ncu-256-launches.txt" 2>&1
+  echo "ncu rc=$?"; grep -E "gemm_n|nvjet|sm90|duration|dram__bytes|hit_rate" "$OUT/ncu-256-launches.txt" | head -80
+  bench 150 --layouts kn,nk
+}
 tune() {    # v3b: sweep the variants per shape, then the full harness with the winners
   run 100 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py
   run 230 python3 benchmarks/gemm_sweep.py --out "$OUT/gemm_tuned.json"
@@ -96,6 +105,7 @@ tune() {    # v3b: sweep the variants per shape, then the full harness with the 
     tune) tune ;;
     final) final ;;
     probe) probe ;;
+    probe2) probe2 ;;
     *) check; perf; sanitize ;;
   esac
 } 2>&1 | tee "$OUT/device_session-$PHASE.log"
