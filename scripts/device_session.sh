@@ -91,6 +91,18 @@ probe2() { # BN=192 on the other large shapes and x @ W.T's own choices; 256x819
   echo "ncu rc=$?"; grep -E "gemm_n|nvjet|sm90|duration|dram__bytes|hit_rate" "$OUT/ncu-256-launches.txt" | head -80
   bench 150 --layouts kn,nk
 }
+clusters() {  # 2-block clusters on the 4096-class shapes, judged by the full harness itself
+  local big=4096x4096x4096,4096x12288x4096,4096x28672x4096,4096x4096x14336,16384x8192x2048
+  for layout in kn nk; do
+    cfg '{}' 60 --layouts $layout --shapes $big
+    cfg '{"CM": 2}' 60 --layouts $layout --shapes $big,256x8192x8192
+    cfg '{"CM": 2, "EPILOGUE": "direct", "S": 4}' 60 --layouts $layout --shapes $big
+  done
+  run 60 ncu --cache-control none --clock-control none --kernel-name regex:'gemm|nvjet|sm90' \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct \
+    python3 benchmarks/gemm_profile.py 256x8192x8192 nk '{"BN": 128, "cluster_m": 2}' 4 > "$OUT/ncu-256-cm2.txt" 2>&1
+  grep -E "^  [a-z]|duration|dram__bytes" "$OUT/ncu-256-cm2.txt" | head -30
+}
 tune() {    # v3b: sweep the variants per shape, then the full harness with the winners
   run 100 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py
   run 230 python3 benchmarks/gemm_sweep.py --out "$OUT/gemm_tuned.json"
@@ -106,6 +118,7 @@ tune() {    # v3b: sweep the variants per shape, then the full harness with the 
     final) final ;;
     probe) probe ;;
     probe2) probe2 ;;
+    clusters) clusters ;;
     *) check; perf; sanitize ;;
   esac
 } 2>&1 | tee "$OUT/device_session-$PHASE.log"
