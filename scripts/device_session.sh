@@ -103,6 +103,9 @@ clusters() {  # 2-block clusters on the 4096-class shapes, judged by the full ha
     python3 benchmarks/gemm_profile.py 256x8192x8192 nk '{"BN": 128, "cluster_m": 2}' 4 > "$OUT/ncu-256-cm2.txt" 2>&1
   grep -E "^  [a-z]|duration|dram__bytes" "$OUT/ncu-256-cm2.txt" | head -30
 }
+report() {  # the numbers to report: the tuned table in the full harness, bf16 and fp16, both layouts
+  run 330 $A bench gemm --timing --dtypes bf16,fp16 --layouts kn,nk
+}
 tune() {    # v3b: sweep the variants per shape, then the full harness with the winners
   run 100 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py
   run 230 python3 benchmarks/gemm_sweep.py --out "$OUT/gemm_tuned.json"
@@ -119,6 +122,7 @@ tune() {    # v3b: sweep the variants per shape, then the full harness with the 
     probe) probe ;;
     probe2) probe2 ;;
     clusters) clusters ;;
+    report) report ;;
     *) check; perf; sanitize ;;
   esac
 } 2>&1 | tee "$OUT/device_session-$PHASE.log"
