@@ -21,7 +21,8 @@ from tests.agent.landscape import landscape
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "optimize_gemm.py"
-H200_RUN = ROOT / "benchmarks" / "results" / "optimize_gemm.json"
+# the first H200 run (2026-12-02 20:50 UTC, the older procedure), kept as it was committed
+H200_RUN = ROOT / "tests" / "agent" / "data" / "optimize_gemm-h200-20261202.json"
 
 
 @pytest.fixture
@@ -257,7 +258,12 @@ def test_combine_writes_per_shape_files_into_one(script, monkeypatch, tmp_path, 
 def test_estimate_prints_each_shape_and_runs_nothing(script, monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(script.gpu_eval, "default_benchmark",
                         lambda **kw: pytest.fail("--estimate must not measure"))
-    assert script.main(["--estimate"]) == 0
+    assert script.main(["--estimate"]) == 0          # calibrated on the committed results
+    text = capsys.readouterr().out
+    for shape in script.SHAPES:
+        assert shape in text
+    assert "total" in text
+    assert script.main(["--estimate", "--calibration", str(H200_RUN)]) == 0
     text = capsys.readouterr().out
     for shape in script.SHAPES:
         assert shape in text
