@@ -65,9 +65,10 @@ _COVERS = {None: {None, "warp", "warpgroup", "block"}, "warp": {"warp", "warpgro
            "warpgroup": {"warpgroup"}, "block": {"block"}}
 
 
-def _retires(m, wait_where, store_where) -> bool:
+def _retires(m, wait_where, store_where):
     """Does a tma_store_wait here run in the thread that issued the store? Its election
-    covers the store's, and wherever the store's branch conditions hold so do its own."""
+    covers the store's, and wherever the store's branch conditions hold so do its own.
+    None when z3 cannot decide it."""
     if wait_where is None or store_where is None:
         return True        # no model of one of them: keep the old, per-role reading
     if store_where.elect not in _COVERS.get(wait_where.elect, ()):
@@ -79,7 +80,7 @@ def _retires(m, wait_where, store_where) -> bool:
     try:
         return smt.find([*m.constraints, *holds], z3.Not(z3.And(*wait))) is None
     except smt.SolverUnknown:
-        return True
+        return None
 
 
 def check(m) -> list:
@@ -97,8 +98,18 @@ def check(m) -> list:
             s.dirty.clear()
         elif code == "tma.store_wait":
             if int(op.attrs.get("pending", 0)) == 0:
-                mine = [buf for buf, st in s.storing.items()
-                        if _retires(m, where_of.get(id(op)), where_of.get(id(st)))]
+                mine = []
+                for buf, st in s.storing.items():
+                    retires = _retires(m, where_of.get(id(op)), where_of.get(id(st)))
+                    if retires is None:      # taken as retired, and said so
+                        report(("undecided", id(op), id(st)), finding(
+                            "protocol.unmodelled", op,
+                            f"z3 could not decide whether this wait runs in the thread that "
+                            f"issued the TMA store at line {st.loc.line}; it is taken to "
+                            "retire it, unchecked", "write the wait under the same condition "
+                            "and elect_one() as the store", severity="warning"))
+                    if retires is not False:
+                        mine.append(buf)
                 s.waited_by_some |= set(mine)
                 for buf in mine:
                     del s.storing[buf]
