@@ -1,7 +1,7 @@
 """A short run of the DSL GEMM for compute-sanitizer (memcheck, racecheck, synccheck):
 small shapes with tails in M, N and K, both B layouts, every kernel variant the library
-ships (plain, TMA-store epilogue, 2-block clusters with B multicast, BM=64 on clusters,
-split-K); exits 1 on a wrong result.
+ships (plain, TMA-store epilogue whole or in 64-column blocks, 2-block clusters with B
+multicast, BM=64 on clusters, split-K); exits 1 on a wrong result.
 
     compute-sanitizer --tool racecheck python benchmarks/gemm_sanitize.py [VARIANT ...]
 """
@@ -17,6 +17,8 @@ VARIANTS = {
     "cluster2_smem_tma": {"cluster_m": 2, "epilogue": "smem_tma", "BN": 128},
     "bm64_cluster2": {"BM": 64, "BN": 64, "cluster_m": 2},
     "split_k2": {"split_k": 2, "BN": 128},
+    "tma_chunks": {"epilogue": "tma_chunks", "BN": 256},
+    "cluster2_tma_chunks": {"cluster_m": 2, "epilogue": "tma_chunks", "BN": 128},
 }
 
 

@@ -11,6 +11,8 @@
 #   bash scripts/device_session.sh final    sanitize, then `argus bench gemm` bf16 x@W and x@W.T with
 #                                           the tuned table (issues 5 and 6)
 #   bash scripts/device_session.sh probe    skinny-shape variance, raster/BN=192 knobs, fp16 (issue 6)
+#   bash scripts/device_session.sh depth    ring depth vs epilogue on the 4096-class, ncu stall reasons
+#   bash scripts/device_session.sh chunks   the 64-column-block TMA epilogue (4 stages) vs the tuned table
 #   bash scripts/device_session.sh all      check, perf, then racecheck
 # Run it from the repo root through the device tool with carry [".whl"] (z3 wheel, see
 # docs/perf-log.md); everything it writes lands in $OUT (default: out/device).
@@ -103,6 +105,34 @@ clusters() {  # 2-block clusters on the 4096-class shapes, judged by the full ha
     python3 benchmarks/gemm_profile.py 256x8192x8192 nk '{"BN": 128, "cluster_m": 2}' 4 > "$OUT/ncu-256-cm2.txt" 2>&1
   grep -E "^  [a-z]|duration|dram__bytes" "$OUT/ncu-256-cm2.txt" | head -30
 }
+depth() {  # does the ring's depth bound the 4096-class mainloop? (the TMA-store epilogue's
+           # 64 KB tile leaves 3 stages); ncu stall reasons of ours and cuBLAS at long K
+  local s=4096x4096x4096,4096x4096x14336,4096x28672x4096
+  cfg '{}' 60 --layouts kn --shapes $s
+  cfg '{"S": 2}' 60 --layouts kn --shapes $s
+  cfg '{"EPILOGUE": "direct", "S": 4}' 60 --layouts kn --shapes $s
+  cfg '{"EPILOGUE": "direct", "S": 3}' 60 --layouts kn --shapes $s
+  run 150 ncu --clock-control none --kernel-name regex:'gemm|nvjet|sm90' --metrics \
+    gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_active.avg,smsp__inst_executed.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,dram__bytes_read.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio \
+    python3 benchmarks/gemm_profile.py 4096x4096x14336 kn '{}' 2 > "$OUT/ncu-14336-stalls.txt" 2>&1
+  echo "ncu rc=$?"; grep -vE "^==PROF==" "$OUT/ncu-14336-stalls.txt" | grep -E "^  [a-z]|[0-9]$" | head -120
+}
+chunks() {  # the epilogue in 64-column blocks (room for a 4th stage): GPU tests, racecheck,
+            # then the harness against the tuned table in the same call, both layouts
+  run 200 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py -k tma_chunks
+  run 100 compute-sanitizer --tool racecheck python3 benchmarks/gemm_sanitize.py tma_chunks cluster2_tma_chunks
+  for layout in kn nk; do
+    cfg '{}' 75 --layouts $layout --shapes $LARGE
+    cfg '{"EPILOGUE": "tma_chunks", "S": 4}' 75 --layouts $layout --shapes $LARGE
+  done
+  cfg '{}' 40 --layouts kn,nk --shapes 256x8192x8192
+  cfg '{"EPILOGUE": "tma_chunks", "BN": 128, "S": 6}' 40 --layouts kn,nk --shapes 256x8192x8192
+}
+skinny() {  # the chunked epilogue's GPU tests again (small shapes widen BN to 128), then where
+            # 256x8192x8192's slow calls come from: host cost per call, eager vs graph replay
+  run 200 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py -k tma_chunks
+  run 120 python3 benchmarks/gemm_launch_probe.py 256x8192x8192
+}
 report() {  # the numbers to report: the tuned table in the full harness, bf16 and fp16, both layouts
   run 330 $A bench gemm --timing --dtypes bf16,fp16 --layouts kn,nk
 }
@@ -123,6 +153,9 @@ tune() {    # v3b: sweep the variants per shape, then the full harness with the 
     probe2) probe2 ;;
     clusters) clusters ;;
     report) report ;;
+    depth) depth ;;
+    chunks) chunks ;;
+    skinny) skinny ;;
     *) check; perf; sanitize ;;
   esac
 } 2>&1 | tee "$OUT/device_session-$PHASE.log"

@@ -78,3 +78,9 @@ class Fragment:
     layout: str
     count: int
     cast: DType | None = None     # rounded to this dtype when stored (math.cast, deferred)
+    first: str = "0"              # index of its first value in the array `name` (a column
+                                  # block of an accumulator, frag.slice, is a window of it)
+
+    def reg(self, v: str) -> str:
+        """The C lvalue of this fragment's value number `v` (an expression)."""
+        return f"{self.name}[{v}]" if self.first == "0" else f"{self.name}[{self.first} + {v}]"

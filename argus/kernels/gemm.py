@@ -21,7 +21,9 @@ Two compile-time choices (module constants, specialised by argus.ops like DT and
 - EPILOGUE: "direct" stores each consumer's 64 x BN half straight from registers;
   "smem_tma" writes it into a swizzled shared-memory tile that one thread stores with TMA,
   so the global write runs under the next tile's mainloop (the tile is reused only after
-  the previous store has read it).
+  the previous store has read it); "tma_chunks" does the same through two 64-column
+  buffers in turn (32 KB instead of the tile's 64 KB at BN = 256, which leaves room for a
+  fourth stage of the ring), each written once the store before the newest has read it.
 """
 
 from argus.lang import (Tensor, arrive, assign, assume, cast, cluster_rank, cluster_sync, const,
@@ -37,7 +39,7 @@ ACC = "wgmma_acc_m64n256"   # the accumulator layout of BN (specialised with BN)
 CM = 1           # blocks per cluster along M (2: B tiles multicast to both)
 WG = 2           # consumer warpgroups, 64 rows of the tile each (BM = 64 * WG)
 CONSUMERS = (1, 2)          # their warpgroup indices (specialised with WG)
-EPILOGUE = "direct"         # or "smem_tma"
+EPILOGUE = "direct"         # or "smem_tma", "tma_chunks"
 
 
 @kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(CM, 1, 1))
@@ -51,6 +53,10 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
     b_s = smem(DT, (BN, BK), stages=S, swizzle="128B")
     if EPILOGUE == "smem_tma":
         c_s = smem(DT, (BM, BN), swizzle="128B")     # the epilogue tile, stored by TMA
+    if EPILOGUE == "tma_chunks":
+        # two 64-column blocks of the epilogue tile, stored by TMA in turn
+        c0 = smem(DT, (BM, 64), swizzle="128B")
+        c1 = smem(DT, (BM, 64), swizzle="128B")
     full = mbarrier(S)
     empty = mbarrier(S)
     with elect_one("block"):
@@ -129,9 +135,34 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
                     with elect_one():
                         tma_store(tile(C, (BM, BN), (tm, tn)), c_s[0])
                         tma_store_commit()
+            elif EPILOGUE == "tma_chunks":
+                for h in range(BN // 128):
+                    # column block 2h through c0, 2h + 1 through c1: each buffer is written
+                    # once the store before the newest (the last one from it) has read it
+                    if wg == 0:
+                        with elect_one():
+                            tma_store_wait(1)
+                    named_barrier(1, 128 * WG)
+                    store(tile(c0[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h)))
+                    fence_proxy_async()
+                    named_barrier(1, 128 * WG)
+                    if wg == 0:
+                        with elect_one():
+                            tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h)), c0[0])
+                            tma_store_commit()
+                            tma_store_wait(1)
+                    named_barrier(1, 128 * WG)
+                    store(tile(c1[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h + 1)))
+                    fence_proxy_async()
+                    named_barrier(1, 128 * WG)
+                    if wg == 0:
+                        with elect_one():
+                            tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h + 1)),
+                                      c1[0])
+                            tma_store_commit()
             else:
                 store(dst, out)
-        if EPILOGUE == "smem_tma":
+        if EPILOGUE != "direct":
             if wg == 0:
                 with elect_one():
                     tma_store_wait(0)
@@ -150,6 +181,10 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
     b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")
     if EPILOGUE == "smem_tma":
         c_s = smem(DT, (BM, BN), swizzle="128B")     # the epilogue tile, stored by TMA
+    if EPILOGUE == "tma_chunks":
+        # two 64-column blocks of the epilogue tile, stored by TMA in turn
+        c0 = smem(DT, (BM, 64), swizzle="128B")
+        c1 = smem(DT, (BM, 64), swizzle="128B")
     full = mbarrier(S)
     empty = mbarrier(S)
     with elect_one("block"):
@@ -228,9 +263,34 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
                     with elect_one():
                         tma_store(tile(C, (BM, BN), (tm, tn)), c_s[0])
                         tma_store_commit()
+            elif EPILOGUE == "tma_chunks":
+                for h in range(BN // 128):
+                    # column block 2h through c0, 2h + 1 through c1: each buffer is written
+                    # once the store before the newest (the last one from it) has read it
+                    if wg == 0:
+                        with elect_one():
+                            tma_store_wait(1)
+                    named_barrier(1, 128 * WG)
+                    store(tile(c0[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h)))
+                    fence_proxy_async()
+                    named_barrier(1, 128 * WG)
+                    if wg == 0:
+                        with elect_one():
+                            tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h)), c0[0])
+                            tma_store_commit()
+                            tma_store_wait(1)
+                    named_barrier(1, 128 * WG)
+                    store(tile(c1[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h + 1)))
+                    fence_proxy_async()
+                    named_barrier(1, 128 * WG)
+                    if wg == 0:
+                        with elect_one():
+                            tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h + 1)),
+                                      c1[0])
+                            tma_store_commit()
             else:
                 store(dst, out)
-        if EPILOGUE == "smem_tma":
+        if EPILOGUE != "direct":
             if wg == 0:
                 with elect_one():
                     tma_store_wait(0)

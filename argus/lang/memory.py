@@ -6,7 +6,9 @@ from ._stub import surface
 @surface
 def tile(x, box, coords):
     """The box of shape `box` of a global tensor or smem tile at tile coordinates
-    `coords` (element offset = coords * box)."""
+    `coords` (element offset = coords * box); of a wgmma accumulator fragment, the column
+    block tile(acc, (64, n), (0, j)) (itself an accumulator of width n, e.g. to store an
+    epilogue in pieces)."""
 
 
 @surface

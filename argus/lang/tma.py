@@ -21,4 +21,6 @@ def tma_store_commit():
 
 @surface
 def tma_store_wait(pending=0):
-    """Wait until at most `pending` store groups are in flight."""
+    """Wait until at most `pending` of this thread's committed store groups (the newest)
+    still read their shared memory: the buffers of the others may be written again. Their
+    global writes complete by the end of the kernel."""

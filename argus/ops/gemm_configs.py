@@ -25,7 +25,7 @@ SMEM_BUDGET = 227 * 1024
 FIXED_KNOBS = {"warp_specialized": True, "cluster_n": 1, "raster": "m", "persistent": True}
 BMS = (64, 128)                      # gemm.py's WG consumer warpgroups of 64 rows each
 SPLITS = (1, 2, 3, 4, 6, 8)          # split_k > 1: argus/kernels/gemm_splitk.py
-EPILOGUES = ("direct", "smem_tma")   # gemm.py's EPILOGUE
+EPILOGUES = ("direct", "smem_tma", "tma_chunks")   # gemm.py's EPILOGUE
 CLUSTERS_M = (1, 2)                  # gemm.py's CM: B tiles multicast to 2 blocks along M
 
 
@@ -41,12 +41,20 @@ def stages_for(bn: int, bk: int = 64, epilogue_bytes: int = 0, bm: int = 128) ->
     return max(2, min(12, (220 * 1024 - epilogue_bytes) // per_stage))
 
 
+def deepest_ring(per_stage: int, epilogue_bytes: int) -> int:
+    """The most stages the whole 227 KB holds next to the epilogue buffers, the barriers
+    (16 B a stage) and the 1 KB alignment of the dynamic allocation: 4 stages of 48 KB
+    beside the two 16 KB column buffers of the "tma_chunks" epilogue (BM = 128, BN = 256)."""
+    return max(2, min(12, (SMEM_BUDGET - 1024 - epilogue_bytes) // (per_stage + 16)))
+
+
 def heuristic_knobs(m: int, n: int, k: int, layout: str) -> dict:
-    """Knobs for a shape the tuned table does not hold (docs/perf-log.md, v2 and v3): the
+    """Knobs for a shape the tuned table does not hold (docs/perf-log.md, v2 to v4): the
     widest tile that still fills the SMs, the TMA-store epilogue when the tiles are wide."""
     # v2: narrower tiles paid off for x @ W.T at 256x8192x8192 but not for x @ W, while
     # 128x4096x4096 went from 0.30 to 0.74 with BN=64 (x @ W); v3: the TMA-store epilogue
-    # took the 4096-class shapes from 0.90 to 0.98-1.02 at BN=256.
+    # took the 4096-class shapes from 0.90 to 0.98-1.02 at BN=256; v4: the same in 64-column
+    # blocks, with a 4th ring stage, from ~0.95 to ~1.0 (2026-12-03).
     fill = 0.75 if layout == "nk" else 0.35
     bn = WIDTHS[0]
     for bn in WIDTHS:
@@ -54,7 +62,7 @@ def heuristic_knobs(m: int, n: int, k: int, layout: str) -> dict:
             break
     knobs = {"BN": bn}
     if bn == 256 and _cdiv(m, 128) * _cdiv(n, 256) >= SMS:
-        knobs["epilogue"] = "smem_tma"
+        knobs["epilogue"] = "tma_chunks"
     return knobs
 
 
@@ -94,6 +102,9 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
     # replace it, the ones they leave out coming from the heuristic
     merged = {**heuristic_knobs(m, n, k, layout), **knobs} if knobs else \
         shape_knobs(m, n, k, layout)
+    if merged.get("epilogue") == "tma_chunks" and "BN" not in knobs and \
+            merged.get("BN", 256) % 128:
+        merged["BN"] = 128     # the heuristic's narrow tile, widened to one pair of blocks
     cfg: dict = {"BLOCKS": SMS, "BN": 256}
     problems = []
     for name, value in merged.items():
@@ -126,8 +137,8 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
         elif name == "epilogue":
             if value not in EPILOGUES:
                 problems.append(f"epilogue={value!r} (one of {', '.join(EPILOGUES)})")
-            elif value == "smem_tma":
-                cfg["EPILOGUE"] = "smem_tma"
+            elif value != "direct":
+                cfg["EPILOGUE"] = value
         elif name == "cluster_m":
             if value not in CLUSTERS_M:
                 problems.append(f"cluster_m={value!r} (one of "
@@ -166,9 +177,15 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
     if problems:
         raise LaunchError("the DSL GEMM cannot run " + "; ".join(problems))
     bk = cfg.get("BK", 64)
-    epilogue_tile = bm * cfg["BN"] * 2 if cfg.get("EPILOGUE") == "smem_tma" else 0
+    epilogue = cfg.get("EPILOGUE", "direct")
+    if epilogue == "tma_chunks" and cfg["BN"] % 128:
+        raise LaunchError(f"epilogue='tma_chunks' stores the tile in pairs of 64-column "
+                          f"blocks: BN must be a multiple of 128, got {cfg['BN']}")
+    epilogue_tile = {"smem_tma": bm * cfg["BN"] * 2, "tma_chunks": 2 * bm * 64 * 2}.get(
+        epilogue, 0)
     if "S" not in cfg:        # the deepest ring that fits next to the epilogue tile
-        cfg["S"] = stages_for(cfg["BN"], bk, epilogue_tile, bm)
+        cfg["S"] = deepest_ring((bm + cfg["BN"]) * bk * 2, epilogue_tile) \
+            if epilogue == "tma_chunks" else stages_for(cfg["BN"], bk, epilogue_tile, bm)
     cfg["ACC"] = f"wgmma_acc_m64n{cfg['BN']}"
     if cfg.get("SPLIT"):
         cfg.pop("GROUP", None)          # the split-K schedule is row-major

@@ -34,12 +34,18 @@ def _layout_of_b(b):
 
 
 @lru_cache(maxsize=256)
-def _config(layout, m, n, k, knobs, override, tuned):
-    """The kernel constants for a call, worked out once per (shape, knobs, environment):
-    the tuned-table lookup and the knob checks stay off the per-call path."""
-    del override, tuned      # part of the key: they change what the functions below read
-    return knobs_to_config(dict(knobs), layout, m, n, k) if knobs else \
+def _plan(layout, m, n, k, dtype, knobs, override, tuned, debug):
+    """(launcher, split-K?) of a call, worked out once per (shape, dtype, knobs,
+    environment): the tuned-table lookup, the knob checks and the kernel lookup stay off the
+    per-call path."""
+    del override, tuned, debug   # part of the key: they change what the functions below read
+    cfg = knobs_to_config(dict(knobs), layout, m, n, k) if knobs else \
         config_for(m, n, k, layout)
+    name = "gemm_nn" if layout == "kn" else "gemm_nt"
+    if cfg.get("SPLIT"):
+        cfg.pop("GROUP", None)
+        return library_kernel("gemm_splitk", name + "_splitk", DT=dtype, **cfg), True
+    return library_kernel("gemm", name, DT=dtype, **cfg), False
 
 
 def matmul(a, b, out=None, **knobs):
@@ -52,7 +58,8 @@ def matmul(a, b, out=None, **knobs):
     if a.shape[1] != b.shape[0]:
         raise LaunchError(f"shapes do not chain: a is {tuple(a.shape)}, b is {tuple(b.shape)} "
                           "(a's columns must equal b's rows)")
-    if a.dtype != b.dtype or str(a.dtype) not in DTYPES:
+    dtype = DTYPES.get(str(a.dtype)) if a.dtype == b.dtype else None
+    if dtype is None:
         raise LaunchError(f"matmul takes bf16 or fp16 operands of one dtype, got {a.dtype} and "
                           f"{b.dtype}")
     if not a.is_contiguous():
@@ -67,18 +74,15 @@ def matmul(a, b, out=None, **knobs):
         out = torch.empty((m, n), dtype=a.dtype, device=a.device)
     elif out.shape != (m, n) or out.dtype != a.dtype or not out.is_contiguous():
         raise LaunchError(f"out must be a contiguous {m} x {n} {a.dtype} tensor")
-    cfg = dict(_config(layout, m, n, k, tuple(sorted(knobs.items())),
-                       os.environ.get("ARGUS_GEMM_CONFIG"), os.environ.get("ARGUS_GEMM_TUNED")))
-    name = "gemm_nn" if layout == "kn" else "gemm_nt"
-    if cfg.get("SPLIT"):
+    env = os.environ
+    launcher, split = _plan(layout, m, n, k, dtype, tuple(sorted(knobs.items())),
+                            env.get("ARGUS_GEMM_CONFIG"), env.get("ARGUS_GEMM_TUNED"),
+                            env.get("ARGUS_DEBUG"))
+    if split:
         # partial sums of the K ranges meet in an fp32 workspace, then round into `out`
-        cfg.pop("GROUP", None)
-        launcher = library_kernel("gemm_splitk", name + "_splitk", DT=DTYPES[str(a.dtype)],
-                                  **cfg)
         workspace = torch.zeros((m, n), dtype=torch.float32, device=a.device)
         launcher(a, b_stored, workspace)
         out.copy_(workspace)
         return out
-    launcher = library_kernel("gemm", name, DT=DTYPES[str(a.dtype)], **cfg)
     launcher(a, b_stored, out)
     return out

@@ -4,12 +4,16 @@
 parameters in order, reads the shape symbols off them (a symbol used twice must agree),
 checks dtype, device, layout and 16-byte alignment, checks the kernel's `assume`s, fetches
 cached tensor maps and launches with cuLaunchKernelEx (cluster dims and dynamic shared
-memory set). Everything that can be prepared once is prepared once.
+memory set). Everything that can be prepared once is prepared once: the checks, tensor maps
+and parameter array of a set of tensors are kept per (address, dtype, shape, strides) of
+each, so launching on the same tensors again costs a lookup and the driver call (the host
+time per call decides whether a ~50 us kernel keeps the GPU busy).
 """
 
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 
 from argus.ir.types import DType
 
@@ -57,6 +61,8 @@ class Launcher:
         self._assumptions = [(compile(text, where, "eval"), text, where)
                              for text, where in generated.assumptions]
         self._grid = [compile(g, "<grid>", "eval") for g in generated.grid]
+        self._prepared: dict[tuple, _Prepared] = {}     # oldest first
+        self._configs: dict[tuple, object] = {}          # (grid, stream) -> CUlaunchConfig
 
     # ---- once per process ---------------------------------------------------------------
     def _load(self):
@@ -73,6 +79,7 @@ class Launcher:
                 fn, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 self.gen.smem_bytes), "setting the dynamic shared memory size")
         self._module, self._function = module, fn
+        self._launch, self._success = driver.cuLaunchKernelEx, driver.CUresult.CUDA_SUCCESS
 
     # ---- per launch ---------------------------------------------------------------------
     def bind(self, tensors) -> tuple[dict, dict]:
@@ -121,10 +128,28 @@ class Launcher:
 
     def __call__(self, *tensors, grid: tuple[int, ...] | None = None):
         import torch
-        from cuda.bindings import driver
 
         if self._function is None:
             self._load()
+        key = _signature(tensors, grid)
+        prepared = self._prepared.get(key) if key is not None else None
+        if prepared is None:
+            prepared = self._prepare(tensors, grid)
+            if key is not None:
+                if len(self._prepared) >= PREPARED_LIMIT:
+                    self._prepared.pop(next(iter(self._prepared)))
+                self._prepared[key] = prepared
+        stream = torch.cuda.current_stream().cuda_stream
+        config = self._configs.get((prepared.grid, stream))
+        if config is None:
+            config = self._configs[(prepared.grid, stream)] = self._config(prepared.grid, stream)
+        err = self._launch(config, self._function, prepared.address, 0)[0]
+        if err != self._success:
+            raise DriverError(f"launching {self.gen.name} failed: {err.name}")
+
+    def _prepare(self, tensors, grid) -> "_Prepared":
+        """Checks, tensor maps and the parameter array of one set of tensors (kept: the
+        driver reads the parameters at launch, and the same tensors launch again)."""
         bound, sizes = self.bind(tensors)
         holders = []
         for p in self.gen.params:
@@ -135,9 +160,8 @@ class Launcher:
             else:
                 t = bound[p.tensormap.tensor]
                 rows, cols = t.shape
-                tmap = self._maps.get(p.tensormap, t.data_ptr(), rows, cols,
-                                      t.stride(0) * t.element_size())
-                holders.append(tmap)
+                holders.append(self._maps.get(p.tensormap, t.data_ptr(), rows, cols,
+                                              t.stride(0) * t.element_size()))
         addresses = (ctypes.c_void_p * len(holders))()
         for i, h in enumerate(holders):
             addresses[i] = h.getPtr() if hasattr(h, "getPtr") else ctypes.addressof(h)
@@ -145,11 +169,16 @@ class Launcher:
             env = dict(sizes, **(self.ir.constants if self.ir is not None else {}))
             grid = tuple(int(eval(g, {}, env)) for g in self._grid)
         grid = tuple(grid) + (1,) * (3 - len(grid))
+        return _Prepared(grid, ctypes.addressof(addresses), (holders, addresses))
+
+    def _config(self, grid, stream):
+        from cuda.bindings import driver
+
         config = driver.CUlaunchConfig()
         config.gridDimX, config.gridDimY, config.gridDimZ = grid
         config.blockDimX, config.blockDimY, config.blockDimZ = self.gen.block, 1, 1
         config.sharedMemBytes = self.gen.smem_bytes
-        config.hStream = torch.cuda.current_stream().cuda_stream
+        config.hStream = stream
         attrs = []
         if tuple(self.gen.cluster) != (1, 1, 1):
             attr = driver.CUlaunchAttribute()
@@ -159,6 +188,27 @@ class Launcher:
             attrs.append(attr)
         config.attrs = attrs
         config.numAttrs = len(attrs)
-        _ok(driver.cuLaunchKernelEx(config, self._function, ctypes.addressof(addresses), 0),
-            f"launching {self.gen.name}")
-        self._keep = holders   # the driver copies parameters at launch; keep until next
+        return config
+
+
+PREPARED_LIMIT = 64     # sets of tensors whose launch parameters a launcher keeps
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    grid: tuple[int, int, int]
+    address: int          # of the array of parameter addresses
+    keep: tuple           # what those addresses point into
+
+
+def _signature(tensors, grid):
+    """What the checks and the parameters of a launch depend on, for torch tensors: address,
+    dtype, shape, strides and device kind of each (None for other arrays: always checked)."""
+    import torch
+
+    key = [grid]
+    for t in tensors:
+        if type(t) is not torch.Tensor:
+            return None
+        key.append((t.data_ptr(), t.dtype, t.shape, t.stride(), t.is_cuda))
+    return tuple(key)

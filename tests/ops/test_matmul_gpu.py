@@ -1,8 +1,8 @@
 """argus.ops.matmul on an sm_90 GPU (skipped elsewhere): fresh random inputs, the output
 poisoned with NaN first, error against an fp64 reference no worse than a few times
 cuBLAS's own on the same inputs, for tails, both B layouts, both dtypes and every kernel
-variant (default, epilogue through shared memory, split-K, 2-block clusters with B
-multicast, alone and with the shared-memory epilogue). The timed sweep is
+variant (default, epilogue through shared memory whole or in 64-column blocks, split-K,
+2-block clusters with B multicast, alone and with the shared-memory epilogues). The timed sweep is
 `argus bench gemm`; this is the quick check a GPU session runs first."""
 
 import pytest
@@ -16,11 +16,13 @@ from argus.ops import matmul  # noqa: E402
 SHAPES = [(200, 264, 136), (1, 8, 8), (1000, 1032, 520), (128, 4096, 4096), (392, 136, 200)]
 VARIANTS = [{}, {"epilogue": "smem_tma"}, {"split_k": 4, "BN": 128}, {"cluster_m": 2},
             {"cluster_m": 2, "epilogue": "smem_tma", "BN": 128},
-            {"BM": 64, "BN": 64, "cluster_m": 2}]
+            {"BM": 64, "BN": 64, "cluster_m": 2}, {"epilogue": "tma_chunks"},
+            {"epilogue": "tma_chunks", "BN": 128, "cluster_m": 2}]
 
 
 @pytest.mark.parametrize("knobs", VARIANTS, ids=["default", "smem_tma", "split_k4", "cluster2",
-                                                 "cluster2_smem_tma_bn128", "bm64_cluster2"])
+                                                 "cluster2_smem_tma_bn128", "bm64_cluster2",
+                                                 "tma_chunks", "cluster2_tma_chunks_bn128"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("layout", ["kn", "nk"])
 @pytest.mark.parametrize("m,n,k", SHAPES)

@@ -114,7 +114,8 @@ def _frag_assign(ctx, op):
         _fill(ctx, dst, float(src))
         return
     s = ctx.get(src, op)
-    if not isinstance(s, Fragment) or s.count != dst.count or s.cast is not None:
+    if not isinstance(s, Fragment) or s.count != dst.count or s.cast is not None or \
+            s.first != "0":
         raise CodegenError("frag.assign from a fragment of another layout or type is not "
                            "generated yet", op.loc)
     ctx.em.line("#pragma unroll")
@@ -182,11 +183,11 @@ def _store(ctx, op):
                 "drop what falls outside the tensor")
         if paired:
             em.line(f"*reinterpret_cast<argus::u32*>(argus_out + {index}) = "
-                    f"{pack}({src.name}[argus_v], {src.name}[argus_v + 1]);")
+                    f"{pack}({src.reg('argus_v')}, {src.reg('argus_v + 1')});")
         elif one is not None:
-            em.line(f"argus_out[{index}] = {one}({src.name}[argus_v]);")
+            em.line(f"argus_out[{index}] = {one}({src.reg('argus_v')});")
         else:
-            em.line(f"argus_out[{index}] = {src.name}[argus_v];")
+            em.line(f"argus_out[{index}] = {src.reg('argus_v')};")
         em.close()
     em.close()
 
@@ -219,7 +220,7 @@ def _store_shared(ctx, op, dst, src):
         em.line(f"const argus::u32 argus_off = (argus::u32)((argus_c / {w}) * {g.chunk_stride}"
                 f" + (argus_r + {g.row0}) * {g.span} + (argus_c % {w}) * {eb});")
         em.line(f"argus::st_shared_u32({dst.address} + (argus_off ^ ((argus_off >> 3) & "
-                f"{mask}u)), {pack}({src.name}[argus_v], {src.name}[argus_v + 1]));")
+                f"{mask}u)), {pack}({src.reg('argus_v')}, {src.reg('argus_v + 1')}));")
     em.close()
 
 
@@ -243,10 +244,10 @@ def _atomic_add(ctx, op):
                 "drop what falls outside the tensor")
         address = f"{dst.tensor.pointer} + (long long)argus_r * {ld} + argus_c"
         if paired:
-            em.line(f"argus::red_add_f32x2({address}, {src.name}[argus_v], "
-                    f"{src.name}[argus_v + 1]);")
+            em.line(f"argus::red_add_f32x2({address}, {src.reg('argus_v')}, "
+                    f"{src.reg('argus_v + 1')});")
         else:
-            em.line(f"argus::red_add_f32({address}, {src.name}[argus_v]);")
+            em.line(f"argus::red_add_f32({address}, {src.reg('argus_v')});")
         em.close()
     em.close()
 
@@ -266,7 +267,22 @@ def _cast(ctx, op):
                                "use; store the cast value before updating the accumulator",
                                op.loc)
     ctx.bind(op.result, Fragment(src.name, src.dtype, src.shape, src.layout, src.count,
-                                 cast=dtype))
+                                 cast=dtype, first=src.first))
+
+
+def _frag_slice(ctx, op):
+    """A column block of an accumulator: registers [block * n/2, block * n/2 + n/2) of the
+    thread's array (wgmma's accumulator steps 8 columns per 4 registers), no copy."""
+    src = ctx.get(op.operands[0], op)
+    if not isinstance(src, Fragment) or not src.layout.startswith("wgmma_acc_m64n"):
+        raise CodegenError("a column block of a value that is not a wgmma accumulator", op.loc)
+    cols = int(op.attrs["box"][1])
+    block = ctx.expr(op.operands[1], op)
+    per = cols // 2
+    start = str(int(block) * per) if block.lstrip("-").isdigit() else f"({block}) * {per}"
+    first = start if src.first == "0" else f"{src.first} + {start}"
+    ctx.bind(op.result, Fragment(src.name, src.dtype, (64, cols), f"wgmma_acc_m64n{cols}",
+                                 per, cast=src.cast, first=first))
 
 
 def _tag_assert(ctx, op):
@@ -279,5 +295,5 @@ def _tag_assume(ctx, op):
 
 RULES = {"tile": _tile, "smem.alloc": _smem_alloc, "smem.stage": _smem_stage,
          "smem.tile": _smem_tile, "frag.alloc": _frag_alloc, "frag.assign": _frag_assign,
-         "store": _store, "atomic.add": _atomic_add, "math.cast": _cast,
+         "frag.slice": _frag_slice, "store": _store, "atomic.add": _atomic_add, "math.cast": _cast,
          "tag.assert": _tag_assert, "tag.assume": _tag_assume}

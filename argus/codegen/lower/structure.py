@@ -60,6 +60,11 @@ def _for(ctx, op):
     body = op.regions[0]
     var = ctx.em.name(body.args[0].name)
     ctx.bind(body.args[0], Scalar(var))
+    if all(x.lstrip("-").isdigit() for x in (start, stop, step)) and int(step) > 0 and \
+            len(range(int(start), int(stop), int(step))) <= 16:
+        # a short loop of constant bounds (an epilogue's column blocks): unrolled, so the
+        # register indices it computes are constants
+        ctx.em.line("#pragma unroll")
     ctx.em.open(f"for (int {var} = {start}; {var} < {stop}; {var} += {step})")
     lower_block(ctx, body)
     ctx.em.close()

@@ -56,7 +56,10 @@ def _store_commit(ctx, op):
 
 
 def _store_wait(ctx, op):
-    ctx.em.line(f"argus::tma_store_wait<{op.attrs.get('pending', 0)}>();")
+    # what the DSL's wait promises (and `argus check` relies on) is that the shared memory
+    # of the older stores may be written again: wait for their reads, not their global
+    # writes (which complete before the kernel does)
+    ctx.em.line(f"argus::tma_store_wait_read<{op.attrs.get('pending', 0)}>();")
 
 
 RULES = {"tma.load": _load, "tma.store": _store, "tma.store_commit": _store_commit,

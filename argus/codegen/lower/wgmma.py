@@ -28,7 +28,7 @@ def _mma(ctx, op):
                            "load A into shared memory (tma_load) and pass the smem tile")
     if a.dtype not in INPUT:
         raise CodegenError(f"wgmma on {a.dtype} is not generated yet (bf16, fp16)", op.loc)
-    if not isinstance(acc, Fragment) or acc.count != n // 2:
+    if not isinstance(acc, Fragment) or acc.count != n // 2 or acc.first != "0":
         raise CodegenError("the accumulator must be an m64n{N} fp32 fragment", op.loc)
     op_a = as_operand(a.geometry, "K")
     op_b = as_operand(b.geometry, "K" if major == "k" else "MN")

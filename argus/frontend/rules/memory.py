@@ -20,8 +20,11 @@ def tile(fx, a: Args):
     x = a.get("x")
     box = a.static_shape("box")
     coords = a.scalars("coords")
+    if hasattr(x, "type") and isinstance(x.type, FragmentType):
+        return _column_block(fx, a, x, box, coords)
     if not hasattr(x, "type") or not isinstance(x.type, (GlobalTensorType, SmemTileType)):
-        a.fail("x", f"can tile a global tensor or a shared-memory tile, not {describe(x)}")
+        a.fail("x", f"can tile a global tensor, a shared-memory tile or an accumulator "
+               f"fragment, not {describe(x)}")
     shape = x.type.shape
     if len(box) != len(shape) or len(coords) != len(shape):
         a.fail("box", f"{x.name} has rank {len(shape)}; box {_shape_text(box)} and "
@@ -41,6 +44,39 @@ def tile(fx, a: Args):
     t = x.type
     return fx.emit("smem.tile", (x, *coords), a.call,
                    SmemTileType(t.buffer, box, t.dtype, t.swizzle), {"box": box})
+
+
+ACC_PREFIX = "wgmma_acc_m64n"
+
+
+def _column_block(fx, a: Args, x, box, coords):
+    """tile(acc, (64, n), (0, j)): columns j*n .. j*n+n-1 of a wgmma accumulator, itself an
+    accumulator of width n (each thread's registers for those columns, no copy)."""
+    t = x.type
+    layout = t.layout
+    width = int(layout[len(ACC_PREFIX):]) if layout.startswith(ACC_PREFIX) and \
+        layout[len(ACC_PREFIX):].isdigit() else None
+    if width is None or tuple(t.shape) != (64, width):
+        a.fail("x", f"a register fragment can be tiled only when it is one wgmma accumulator "
+               f"(64 x N in wgmma_acc_m64n<N>); {x.name} is {_shape_text(t.shape)} in {layout}",
+               "tile the accumulator before converting it to another layout")
+    if len(box) != 2 or len(coords) != 2:
+        a.fail("box", f"a column block of {x.name} takes a 2-D box and 2 coordinates",
+               "tile(acc, (64, 64), (0, j))")
+    rows, cols = box
+    if rows != 64 or coords[0] != 0:
+        a.fail("box", f"a block of an accumulator spans all 64 rows: box (64, n) at (0, j), "
+               f"got box {_shape_text(box)} at ({', '.join(describe(c) for c in coords)})",
+               "tile(acc, (64, 64), (0, j))")
+    if cols % 8 or width % cols:
+        a.fail("box", f"the block width {cols} must be a multiple of 8 that divides the "
+               f"accumulator's {width} columns (whole 8-column groups of registers)",
+               f"use one of {', '.join(str(n) for n in range(8, width + 1, 8) if width % n == 0)}")
+    if isinstance(coords[1], int) and not 0 <= coords[1] < width // cols:
+        a.fail("coords", f"column block {coords[1]} of {x.name}: it has {width // cols} blocks "
+               f"of {cols} columns (0..{width // cols - 1})")
+    return fx.emit("frag.slice", (x, coords[1]), a.call,
+                   FragmentType(box, t.dtype, f"{ACC_PREFIX}{cols}"), {"box": box})
 
 
 @rule("smem")

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import InterpretError
 from ..machine import GlobalTensor, Region, RegisterFragment
 from ..ops.indexed import GatherLoad
-from ..ops.memory import GlobalLoad
+from ..ops.memory import GlobalLoad, column_block
 from ..ops._rule import pure
 from ..values import GlobalTile
 from .fraglayout import layout_of
@@ -40,6 +40,12 @@ def _frag_assign(agent, op, args):
     return None
 
 
+@pure
+def _frag_slice(agent, op, args):
+    layout = layout_of(op.result.type)
+    return Regs(layout, layout.from_logical(column_block(args[0], op, args[1])))
+
+
 def _load(agent, op, args):
     src = args[0]
     layout = layout_of(op.result.type)
@@ -61,5 +67,6 @@ def _gather_load(agent, op, args):
     return Regs(layout, layout.from_logical(tile))
 
 
-RULES = {"frag.alloc": _frag_alloc, "frag.assign": _frag_assign, "load": _load,
+RULES = {"frag.alloc": _frag_alloc, "frag.assign": _frag_assign, "frag.slice": _frag_slice,
+         "load": _load,
          "gather.load": _gather_load}

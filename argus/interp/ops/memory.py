@@ -106,6 +106,20 @@ def _frag_assign(agent, op, args):
                          f"fragment ({type(dst).__name__}); assign into a `fragment(...)`")
 
 
+def column_block(x, op, block):
+    cols = int(op.attrs["box"][1])
+    data = np.asarray(values(x), dtype=np.float32)
+    if not 0 <= int(block) < data.shape[1] // cols:
+        raise InterpretError(f"{op.loc}: column block {int(block)} of a fragment of "
+                             f"{data.shape[1]} columns in blocks of {cols}")
+    return np.array(data[:, int(block) * cols:(int(block) + 1) * cols])
+
+
+@pure
+def _frag_slice(agent, op, args):
+    return column_block(args[0], op, args[1])
+
+
 def _load(agent, op, args):
     src = args[0]
     if isinstance(src, GlobalTile):
@@ -135,4 +149,4 @@ def _dtype(operand):
 
 RULES = {"tile": _tile, "smem.alloc": _smem_alloc, "smem.stage": _smem_stage,
          "smem.tile": _smem_tile, "frag.alloc": _frag_alloc, "frag.assign": _frag_assign,
-         "load": _load, "store": _store}
+         "frag.slice": _frag_slice, "load": _load, "store": _store}

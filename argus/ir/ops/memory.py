@@ -11,6 +11,8 @@ SPECS = [
     op("smem.tile", "memory", arg("view", *STILE), arg("coords", *SCALAR, variadic=True),
        results=1),
     op("frag.alloc", "memory", results=1, doc="attrs: shape, dtype, layout, init"),
+    op("frag.slice", "memory", arg("x", *FRAG), arg("block", *SCALAR), results=1,
+       doc="columns block * attrs.box[1] .. of a wgmma accumulator, itself an accumulator"),
     op("frag.assign", "memory", arg("dst", *FRAG), arg("src", *FRAG, "imm"), writes=("dst",)),
     op("load", "memory", arg("src", *GTILE, *STILE), results=1, reads=("src",)),
     op("store", "memory", arg("dst", *GTILE, *STILE), arg("src", *FRAG), writes=("dst",),

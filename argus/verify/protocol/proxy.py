@@ -5,6 +5,8 @@ epilogue buffers against their bulk stores, per role in program order:
   - a buffer read by an in-flight TMA store is not written again before
     tma_store_wait (protocol.store-reuse); a wait by some threads of the role (one elected
     thread) counts for all once a barrier of the role (named or block) follows it;
+    tma_store_wait(N) leaves the thread's N newest committed groups in flight (a double
+    buffer: wait(1) frees the buffer of the store before the last);
   - bulk-store groups belong to the thread that committed them: tma_store_wait retires
     only the stores of the threads that execute it (its branch conditions hold wherever
     the store's do, and its election covers the store's), and every TMA store is retired
@@ -38,24 +40,35 @@ def _buffer(v):
 class _State:
     def __init__(self):
         self.dirty: dict[str, object] = {}     # buffer -> write op not yet fenced
-        self.storing: dict[str, object] = {}   # buffer -> tma.store op not yet waited
+        self.storing: dict[str, object] = {}   # buffer -> tma.store op not yet waited (oldest first)
+        self.group: dict[str, int | None] = {}  # buffer -> its store's bulk group (None: not
+                                                # committed yet); groups count up in commit order
+        self.groups = 0
         # buffers whose store some threads of the role have waited for (an elected thread
         # in a branch): a barrier of the role after that wait makes it hold for all
         self.waited_by_some: set[str] = set()
 
     def copy(self):
         s = _State()
-        s.dirty, s.storing = dict(self.dirty), dict(self.storing)
+        s.dirty, s.storing, s.group = dict(self.dirty), dict(self.storing), dict(self.group)
+        s.groups = self.groups
         s.waited_by_some = set(self.waited_by_some)
         return s
 
     def replace(self, other):
-        self.dirty, self.storing = other.dirty, other.storing
+        self.dirty, self.storing, self.group = other.dirty, other.storing, other.group
+        self.groups = other.groups
         self.waited_by_some = other.waited_by_some
 
     def join(self, other):
         self.dirty.update(other.dirty)
         self.storing.update(other.storing)
+        for buf, g in other.group.items():
+            # pending on both paths: take the newer group (None, not committed, is newest),
+            # so a wait(N) retires it only if it would on either path
+            mine = self.group.get(buf, g)
+            self.group[buf] = None if g is None or mine is None else max(g, mine)
+        self.groups = max(self.groups, other.groups)
         self.waited_by_some |= other.waited_by_some
 
 
@@ -97,26 +110,40 @@ def check(m) -> list:
         if code == "fence.proxy_async":
             s.dirty.clear()
         elif code == "tma.store_wait":
-            if int(op.attrs.get("pending", 0)) == 0:
-                mine = []
-                for buf, st in s.storing.items():
-                    retires = _retires(m, where_of.get(id(op)), where_of.get(id(st)))
-                    if retires is None:      # taken as retired, and said so
-                        report(("undecided", id(op), id(st)), finding(
-                            "protocol.unmodelled", op,
-                            f"z3 could not decide whether this wait runs in the thread that "
-                            f"issued the TMA store at line {st.loc.line}; it is taken to "
-                            "retire it, unchecked", "write the wait under the same condition "
-                            "and elect_one() as the store", severity="warning"))
-                    if retires is not False:
-                        mine.append(buf)
-                s.waited_by_some |= set(mine)
-                for buf in mine:
-                    del s.storing[buf]
+            mine = []
+            for buf, st in s.storing.items():
+                retires = _retires(m, where_of.get(id(op)), where_of.get(id(st)))
+                if retires is None:      # taken as retired, and said so
+                    report(("undecided", id(op), id(st)), finding(
+                        "protocol.unmodelled", op,
+                        f"z3 could not decide whether this wait runs in the thread that "
+                        f"issued the TMA store at line {st.loc.line}; it is taken to "
+                        "retire it, unchecked", "write the wait under the same condition "
+                        "and elect_one() as the store", severity="warning"))
+                if retires is not False:
+                    mine.append(buf)
+            pending = int(op.attrs.get("pending", 0))
+            if pending:
+                # the `pending` newest committed groups of the thread may still read; a
+                # store not committed yet is not waited for at all
+                newest = sorted({s.group[b] for b in mine if s.group.get(b) is not None})
+                keep = set(newest[-pending:])
+                mine = [b for b in mine if s.group.get(b) is not None and s.group[b] not in keep]
+            s.waited_by_some |= set(mine)
+            for buf in mine:
+                del s.storing[buf]
+                s.group.pop(buf, None)
+        elif code == "tma.store_commit":
+            if any(g is None for g in s.group.values()):
+                for buf, g in s.group.items():
+                    if g is None:
+                        s.group[buf] = s.groups
+                s.groups += 1
         elif code in ("barrier.named", "barrier.block"):
             # the waiting thread reaches the barrier only after its wait returned
             for buf in s.waited_by_some:
                 s.storing.pop(buf, None)
+                s.group.pop(buf, None)
             s.waited_by_some.clear()
         if code in ASYNC_READS:
             for i in ASYNC_READS[code]:
@@ -130,7 +157,10 @@ def check(m) -> list:
                         "no fence_proxy_async() came between", "call fence_proxy_async() "
                         f"after the {surface(w)} and before the {surface(op)}", first_run(m, op)))
             if code == "tma.store":
-                s.storing[_buffer(op.operands[1])] = op
+                buf = _buffer(op.operands[1])
+                s.storing.pop(buf, None)       # now the newest
+                s.storing[buf] = op
+                s.group[buf] = None
         if code in GENERIC_WRITES:
             buf = _buffer(op.operands[GENERIC_WRITES[code]])
             if buf is not None:

@@ -4,6 +4,8 @@ math and user tag fields."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import z3
 
 from argus.ir.nodes import Op
@@ -91,6 +93,38 @@ def frag_assign(w, op: Op) -> None:
     else:
         dst.tag = FragTag("empty", reset_scope=w.scope_vars(),
                           init=src if isinstance(src, (int, float)) else None, init_loc=op.loc)
+
+
+def frag_slice(w, op: Op) -> None:
+    """tile(acc, (64, n), (0, j)): element (pr, pc) of the block is element (pr, pc + j*n)
+    of the accumulator, so its tag is the accumulator's with pc shifted."""
+    x, block = w.value(op.operands[0]), w.value(op.operands[1])
+    t = op.result.type
+    if not isinstance(x, Fragment) or block is None or isinstance(block, float) or \
+            scalars.is_pred(block):
+        w.env[op.result] = Fragment(t.shape, t.layout, FragTag(
+            "unknown", why_unknown="a column block of a value that is not modelled"), op.loc)
+        return
+    if x.tag.meaning is not None or x.tag.summed:
+        w.not_modelled(op, "column blocks of softmax statistics or of summed fragments")
+        w.env[op.result] = Fragment(t.shape, t.layout, FragTag(
+            "unknown", why_unknown="a column block of softmax statistics or of a sum is not "
+            "modelled"), op.loc)
+        return
+    pc = bv(w.pos["pc"])
+    pair = (pc, pc + bv(scalars.binary(w.ctx, "mul", block, int(op.attrs["box"][1]))))
+
+    def shift(term):
+        if isinstance(term, z3.BoolRef):
+            return z3.substitute(term, pair)
+        return term if isinstance(term, (int, float)) else z3.substitute(bv(term), pair)
+
+    tag = x.tag.copy()
+    tag.fields = {k: shift(v) for k, v in tag.fields.items()}
+    tag.contributions = [replace(c, k=tuple(shift(k) for k in c.k),
+                                 valid=tuple(shift(v) for v in c.valid))
+                         for c in tag.contributions]
+    w.env[op.result] = Fragment(t.shape, t.layout, tag, op.loc)
 
 
 def load(w, op: Op) -> None:

@@ -9,6 +9,7 @@ RULES = {
     "smem.tile": memory.smem_tile,
     "frag.alloc": memory.frag_alloc,
     "frag.assign": memory.frag_assign,
+    "frag.slice": memory.frag_slice,
     "load": memory.load,
     "math.cast": memory.cast,
     "tag.add": memory.tag_add,

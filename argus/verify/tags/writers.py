@@ -221,13 +221,17 @@ def _witness(w, r: StoreRecord, e):
     pairs, used = [], set()
     solvable = {w.ctx.vars[n].term.sexpr() for n in (*r.identity, "pr", "pc")
                 if n in w.ctx.vars}
+    rank = {w.ctx.vars[n].term.sexpr(): i for i, n in enumerate(r.identity) if n in w.ctx.vars}
     for axis in (0, 1):
         terms = _affine(z3.simplify(r.dst[axis]), solvable)
         if terms is None:
             return None
         const = terms.pop(None, 0)
         rest = e[axis] - const
-        for var_id, (coeff, var) in sorted(terms.items(), key=lambda kv: -kv[1][0]):
+        # larger strides first; between equal ones the outer loop's variable first (a tile
+        # coordinate before the counter of a loop inside the tile, which may run once)
+        for var_id, (coeff, var) in sorted(terms.items(),
+                                           key=lambda kv: (-kv[1][0], rank.get(kv[0], 99))):
             if var_id in used:
                 return None
             used.add(var_id)

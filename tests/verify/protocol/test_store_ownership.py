@@ -42,7 +42,7 @@ def _errors(source: str) -> tuple:
 
 def _guard(which: int, new: str) -> str:
     """gemm_nn's `which`-th `if wg == 0:` (0: the wait before c_s is overwritten, 1: the
-    TMA store, 2: the wait after the tile loop) rewritten as `new`."""
+    TMA store, -1: the wait after the tile loop) rewritten as `new`."""
     line = _nn_lines(GEMM.read_text(), "if wg == 0:")[which]
     return _edit(line, "if wg == 0:", new)
 
@@ -66,7 +66,7 @@ def test_a_store_issued_by_the_other_warpgroup_is_never_retired():
 
 @pytest.mark.parametrize("guard", ["if wg == 1:", "if wg == -1:"])
 def test_the_last_store_must_be_waited_for_by_its_issuer(guard):
-    errors = _errors(_guard(2, guard))
+    errors = _errors(_guard(-1, guard))
     assert [f.check for f in errors] == ["protocol.store-unretired"]
     f = errors[0]
     store_line = _nn_lines(GEMM.read_text(), "tma_store(tile(C")[0]
