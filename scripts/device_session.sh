@@ -133,6 +133,13 @@ skinny() {  # the chunked epilogue's GPU tests again (small shapes widen BN to 1
   run 200 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py -k tma_chunks
   run 120 python3 benchmarks/gemm_launch_probe.py 256x8192x8192
 }
+report2() { # after the launcher's prepared parameters: every GPU test, the host cost per call
+            # again, the skinny shape's chunked variant, then the numbers to report
+  run 200 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py tests/runtime/test_wrappers_on_gpu.py
+  run 60 python3 benchmarks/gemm_launch_probe.py 256x8192x8192
+  cfg '{"EPILOGUE": "tma_chunks", "BN": 128, "S": 6}' 40 --layouts kn,nk --shapes 256x8192x8192
+  report
+}
 report() {  # the numbers to report: the tuned table in the full harness, bf16 and fp16, both layouts
   run 330 $A bench gemm --timing --dtypes bf16,fp16 --layouts kn,nk
 }
@@ -156,6 +163,7 @@ tune() {    # v3b: sweep the variants per shape, then the full harness with the 
     depth) depth ;;
     chunks) chunks ;;
     skinny) skinny ;;
+    report2) report2 ;;
     *) check; perf; sanitize ;;
   esac
 } 2>&1 | tee "$OUT/device_session-$PHASE.log"
