@@ -99,10 +99,10 @@ def predict(cfg: GemmConfig, task: GemmTask) -> dict[str, Any]:
     per_wave = R.SM_COUNT * occ
     waves = math.ceil(tiles / per_wave)
     t_tile = 2.0 * cfg.BM * cfg.BN * k_split / (sm_rate / occ) / efficiency
-    store_rate = HBM_BYTES_PER_S / R.SM_COUNT * (1.0 if cfg.epilogue == "smem_tma" else 0.5)
+    store_rate = HBM_BYTES_PER_S / R.SM_COUNT * (1.0 if cfg.epilogue != "direct" else 0.5)
     t_epilogue = cfg.BM * cfg.BN * (4 if cfg.split_k > 1 else 2) / (store_rate / occ)
     if cfg.persistent and cfg.warp_specialized:
-        exposed_epi = 0.15 if cfg.epilogue == "smem_tma" else 0.6
+        exposed_epi = 0.15 if cfg.epilogue != "direct" else 0.6
         exposed_prologue = 0.1
     else:
         exposed_epi = exposed_prologue = 1.0 / occ

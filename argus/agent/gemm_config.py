@@ -34,8 +34,9 @@ KNOBS = (
     Knob("group", int, (1, 2, 4, 8, 16), "grouped (swizzled) raster: tiles per group along the slow axis"),
     Knob("persistent", bool, (False, True), "one CTA per SM walks many tiles (no relaunch, epilogue overlap)"),
     Knob("split_k", int, (1, 2, 4, 8), "split the K loop across CTAs, reduced in fp32"),
-    Knob("epilogue", str, ("direct", "smem_tma"),
-         "store C from registers, or through shared memory (stmatrix) and a TMA store"),
+    Knob("epilogue", str, ("direct", "smem_tma", "tma_chunks"),
+         "store C from registers, through shared memory and one TMA store of the tile, or "
+         "the same in 64-column blocks through two buffers (leaves room for a deeper ring)"),
 )
 KNOB_BY_NAME = {k.name: k for k in KNOBS}
 

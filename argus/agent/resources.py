@@ -53,7 +53,7 @@ def smem_bytes(cfg: GemmConfig, task: GemmTask) -> int:
     epilogue tile), not the whole BM x BN tile."""
     e = task.element_bytes
     ring = cfg.stages * (cfg.BM * cfg.BK + cfg.BN * cfg.BK) * e
-    epilogue = 2 * cfg.BM * min(cfg.BN, 64) * 2 if cfg.epilogue == "smem_tma" else 0
+    epilogue = 2 * cfg.BM * min(cfg.BN, 64) * 2 if cfg.epilogue != "direct" else 0
     barriers = 2 * 8 * cfg.stages
     return ring + epilogue + barriers
 
@@ -99,7 +99,7 @@ def check_resources(cfg: GemmConfig, task: GemmTask) -> list[Violation]:
             "resource.smem", f"shared memory {smem} B > {SMEM_PER_BLOCK} B (227 KB): "
             f"{cfg.stages} stages x ({cfg.BM}x{cfg.BK} + {cfg.BN}x{cfg.BK}) x {e} B"
             + (f" + 2x{cfg.BM}x{min(cfg.BN, 64)}x2 B epilogue staging"
-               if cfg.epilogue == "smem_tma" else ""),
+               if cfg.epilogue != "direct" else ""),
             "fewer stages, a smaller BK, or a smaller tile",
             {"smem_bytes": smem, "limit_bytes": SMEM_PER_BLOCK, "stages": cfg.stages,
              "stage_bytes": (cfg.BM * cfg.BK + cfg.BN * cfg.BK) * e}))

@@ -45,6 +45,13 @@ TARGETS = {
                               {"M": 392, "N": 136, "K": 200},
                               {"BLOCKS": 4, "CM": 2, "BN": 64, "ACC": "wgmma_acc_m64n64",
                                "S": 3, "EPILOGUE": "smem_tma"}),
+    # the epilogue in 64-column blocks through two buffers (tma_store_wait(1)): 2 blocks
+    # over 2 x 3 tiles of 128 x 256 (each buffer reused within a tile and across tiles),
+    # tails in M, N and K; KT = 5 > S = 3
+    "gemm_nt_chunks": Target("gemm_nt_chunks", "argus/kernels/gemm.py", "gemm_nt",
+                             {"M": 200, "N": 520, "K": 264},
+                             {"BLOCKS": 2, "BN": 256, "ACC": "wgmma_acc_m64n256", "S": 3,
+                              "EPILOGUE": "tma_chunks"}),
     # the example GEMM needs whole tiles: 2 blocks x 2 tiles each, KT = 5 > S = 4
     "gemm": Target("gemm", "examples/gemm.py", "gemm", {"M": 256, "N": 512, "K": 320},
                    {"BLOCKS": 2}),
