@@ -41,11 +41,18 @@ def stages_for(bn: int, bk: int = 64, epilogue_bytes: int = 0, bm: int = 128) ->
     return max(2, min(12, (220 * 1024 - epilogue_bytes) // per_stage))
 
 
+def smem_bytes(stages: int, per_stage: int, epilogue_bytes: int) -> int:
+    """Shared memory of the kernel: the ring, its two barriers (8 B each) a stage, the
+    epilogue buffers and 1 KB for aligning the dynamic allocation."""
+    return stages * (per_stage + 16) + epilogue_bytes + 1024
+
+
 def deepest_ring(per_stage: int, epilogue_bytes: int) -> int:
-    """The most stages the whole 227 KB holds next to the epilogue buffers, the barriers
-    (16 B a stage) and the 1 KB alignment of the dynamic allocation: 4 stages of 48 KB
-    beside the two 16 KB column buffers of the "tma_chunks" epilogue (BM = 128, BN = 256)."""
-    return max(2, min(12, (SMEM_BUDGET - 1024 - epilogue_bytes) // (per_stage + 16)))
+    """The most stages (2 to 12) the whole 227 KB holds next to the epilogue buffers: 4
+    stages of 48 KB beside the two 16 KB column buffers of the "tma_chunks" epilogue
+    (BM = 128, BN = 256)."""
+    stages = (SMEM_BUDGET - smem_bytes(0, per_stage, epilogue_bytes)) // (per_stage + 16)
+    return max(2, min(12, stages))
 
 
 def heuristic_knobs(m: int, n: int, k: int, layout: str) -> dict:
@@ -190,7 +197,7 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
     if cfg.get("SPLIT"):
         cfg.pop("GROUP", None)          # the split-K schedule is row-major
     stage = (bm + cfg["BN"]) * bk * 2
-    if cfg["S"] * stage + epilogue_tile + 1024 + 16 * cfg["S"] > SMEM_BUDGET:
+    if smem_bytes(cfg["S"], stage, epilogue_tile) > SMEM_BUDGET:
         raise LaunchError(f"{cfg['S']} stages of {stage} B"
                           + (f" and a {epilogue_tile} B epilogue tile" if epilogue_tile else "")
                           + " exceed the 227 KB of shared memory a block can have; use fewer "

@@ -151,7 +151,7 @@ def test_binary_has_constant_register_indices(name):
         pytest.skip("no disassembler")
     entry = build_kernel(gen.source, BuildOptions())
     assert check_kernel_binary(entry, {
-        "kernel": gen.name, "max_registers": 168,
+        "kernel": gen.name, "max_registers": 168, "max_stack_bytes": 0,
         "role_registers": {"producer": 40, "consumer": 232},
         "instructions": ["HGMMA", "UTMALDG", "UTMASTG", "SYNCS"]}) == []
 

@@ -19,7 +19,8 @@ SMEM_LIMIT = 227 * 1024
 def smem_bytes(cfg):
     bk, bm = cfg.get("BK", 64), 64 * cfg.get("WG", 2)
     ring = cfg["S"] * (bm + cfg["BN"]) * bk * 2
-    tile = bm * cfg["BN"] * 2 if cfg.get("EPILOGUE") == "smem_tma" else 0
+    tile = {"smem_tma": bm * cfg["BN"] * 2, "tma_chunks": 2 * bm * 64 * 2}.get(
+        cfg.get("EPILOGUE"), 0)
     return ring + tile + 1024 + 16 * cfg["S"]
 
 

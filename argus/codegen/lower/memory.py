@@ -13,6 +13,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from argus.ir.types import DType, GlobalTileType, SmemTileType
+from argus.layout.hopper.wgmma import accumulator_name, accumulator_width
 
 from ..context import SMEM_ALIGN_PLAIN, SMEM_ALIGN_SWIZZLED
 from ..errors import CodegenError
@@ -274,14 +275,14 @@ def _frag_slice(ctx, op):
     """A column block of an accumulator: registers [block * n/2, block * n/2 + n/2) of the
     thread's array (wgmma's accumulator steps 8 columns per 4 registers), no copy."""
     src = ctx.get(op.operands[0], op)
-    if not isinstance(src, Fragment) or not src.layout.startswith("wgmma_acc_m64n"):
+    if not isinstance(src, Fragment) or accumulator_width(src.layout) is None:
         raise CodegenError("a column block of a value that is not a wgmma accumulator", op.loc)
     cols = int(op.attrs["box"][1])
     block = ctx.expr(op.operands[1], op)
     per = cols // 2
     start = str(int(block) * per) if block.lstrip("-").isdigit() else f"({block}) * {per}"
     first = start if src.first == "0" else f"{src.first} + {start}"
-    ctx.bind(op.result, Fragment(src.name, src.dtype, (64, cols), f"wgmma_acc_m64n{cols}",
+    ctx.bind(op.result, Fragment(src.name, src.dtype, (64, cols), accumulator_name(cols),
                                  per, cast=src.cast, first=first))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from argus.ir.types import (DType, FragmentType, GlobalTensorType, GlobalTileType,
                             IndexVectorType, SmemBufferType, SmemTileType)
+from argus.layout.hopper.wgmma import accumulator_name, accumulator_width
 
 from . import layouts
 from .base import Args, describe, rule
@@ -46,16 +47,12 @@ def tile(fx, a: Args):
                    SmemTileType(t.buffer, box, t.dtype, t.swizzle), {"box": box})
 
 
-ACC_PREFIX = "wgmma_acc_m64n"
-
-
 def _column_block(fx, a: Args, x, box, coords):
     """tile(acc, (64, n), (0, j)): columns j*n .. j*n+n-1 of a wgmma accumulator, itself an
     accumulator of width n (each thread's registers for those columns, no copy)."""
     t = x.type
     layout = t.layout
-    width = int(layout[len(ACC_PREFIX):]) if layout.startswith(ACC_PREFIX) and \
-        layout[len(ACC_PREFIX):].isdigit() else None
+    width = accumulator_width(layout)
     if width is None or tuple(t.shape) != (64, width):
         a.fail("x", f"a register fragment can be tiled only when it is one wgmma accumulator "
                f"(64 x N in wgmma_acc_m64n<N>); {x.name} is {_shape_text(t.shape)} in {layout}",
@@ -76,7 +73,7 @@ def _column_block(fx, a: Args, x, box, coords):
         a.fail("coords", f"column block {coords[1]} of {x.name}: it has {width // cols} blocks "
                f"of {cols} columns (0..{width // cols - 1})")
     return fx.emit("frag.slice", (x, coords[1]), a.call,
-                   FragmentType(box, t.dtype, f"{ACC_PREFIX}{cols}"), {"box": box})
+                   FragmentType(box, t.dtype, accumulator_name(cols)), {"box": box})
 
 
 @rule("smem")

@@ -11,14 +11,14 @@ from .ldmatrix import ldmatrix, matrix_fragment, row_address_lane, stmatrix
 from .smem import SmemLayoutError, SmemOperand, smem_operand
 from .tma import TmaBox, TmaError
 from .tv import TVLayout, TVLayoutError
-from .wgmma import (ACCUMULATOR_NS, accumulator_slice_is_register_a, wgmma_a_registers,
-                    wgmma_accumulator)
+from .wgmma import (ACCUMULATOR_NS, accumulator_name, accumulator_slice_is_register_a,
+                    wgmma_a_registers, wgmma_accumulator)
 
 
 def _registry() -> dict[str, Callable[[], TVLayout]]:
     atoms: dict[str, Callable[[], TVLayout]] = {}
     for n in ACCUMULATOR_NS:
-        atoms[f"wgmma_acc_m64n{n}"] = lambda n=n: wgmma_accumulator(n)
+        atoms[accumulator_name(n)] = lambda n=n: wgmma_accumulator(n)
     atoms["wgmma_a_rs_16bit"] = lambda: wgmma_a_registers(2)
     atoms["wgmma_a_rs_8bit"] = lambda: wgmma_a_registers(1)
     for op, build in (("ldmatrix", ldmatrix), ("stmatrix", stmatrix)):

@@ -24,6 +24,18 @@ def _thread_modes(bytes_per_lane_group: int, m: int):
     return (4, 8, 4), (bytes_per_lane_group * m, 1, 16)
 
 
+def accumulator_name(n: int) -> str:
+    """The atom name of the m64nN accumulator layout."""
+    return f"wgmma_acc_m64n{n}"
+
+
+def accumulator_width(name: str) -> int | None:
+    """N of an accumulator atom's name (wgmma_acc_m64n<N>), None for any other layout."""
+    prefix = accumulator_name(0)[:-1]
+    rest = name[len(prefix):] if name.startswith(prefix) else ""
+    return int(rest) if rest.isdigit() and int(rest) in ACCUMULATOR_NS else None
+
+
 def wgmma_accumulator(n: int) -> TVLayout:
     """The f32 accumulator of wgmma m64nNk16: 128 threads x N/2 registers over 64 x N."""
     if n not in ACCUMULATOR_NS:
@@ -33,7 +45,7 @@ def wgmma_accumulator(n: int) -> TVLayout:
     t_shape, t_stride = _thread_modes(2, m)
     # register v: v%2 -> next column, (v/2)%2 -> 8 rows down, v/4 -> next 8-column block
     layout = Layout((t_shape, (2, 2, n // 8)), (t_stride, (m, 8, 8 * m)))
-    return TVLayout(f"wgmma_acc_m64n{n}", layout, (m, n), WARPGROUP_THREADS, n // 2)
+    return TVLayout(accumulator_name(n), layout, (m, n), WARPGROUP_THREADS, n // 2)
 
 
 def wgmma_a_registers(element_bytes: int) -> TVLayout:
