@@ -12,9 +12,11 @@ from argus.ir.types import FragmentType
 from ..values import round_to
 from ._rule import pure, values
 
-_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-           "max": np.maximum, "min": np.minimum}
-_UNARY = {"exp2": np.exp2, "neg": np.negative}
+from argus.ir.ops.math import BINARY, UNARY
+
+# the op table's semantics, one definition for every stage
+_BINARY = {name: fn for name, (fn, _) in BINARY.items()}
+_UNARY = {name: fn for name, (fn, _) in UNARY.items()}
 _CMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
         "eq": operator.eq, "ne": operator.ne}
 

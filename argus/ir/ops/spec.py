@@ -7,6 +7,7 @@ code generator all read the same description instead of each keeping a private c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,22 @@ class OpSpec:
     asynchronous: bool = False   # completes later, through an mbarrier or a wait
     contracts: tuple[Contract, ...] = ()
     doc: str = ""
+    # Executable parts, for the elementwise families (one definition every stage reads):
+    # `semantics` computes the op on fp32 NumPy arrays (or Python scalars): the interpreter
+    # (both modes) and constant folding call it; `cuda` is the C expression of one element,
+    # a template over the operand names (`"argus::exp2f({x})"`, `"({lhs}) + ({rhs})"`) that
+    # the code generator fills per register, calling the tiny wrappers of
+    # argus/codegen/include/argus_math.cuh.
+    semantics: Callable[..., Any] | None = None
+    cuda: str | None = None
+
+    def operand_index(self, name: str) -> int:
+        """Position of the operand called `name` (variadic ones: the first position)."""
+        for i, o in enumerate(self.operands):
+            if o.name == name:
+                return i
+        raise KeyError(f"{self.opcode} has no operand {name!r}; it has "
+                       f"{[o.name for o in self.operands]}")
 
 
 SCALAR = ("ScalarType", "imm")
