@@ -21,7 +21,7 @@ from .errors import CodegenError
 from .lower.structure import lower_block
 from .values import C_ELEMENT, TensorParam
 
-HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_descriptor.cuh", "argus_fence.cuh",
+HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_descriptor.cuh", "argus_fence.cuh", "argus_math.cuh",
            "argus_mbarrier.cuh", "argus_reduce.cuh", "argus_regs.cuh", "argus_tma.cuh", "argus_wgmma.cuh")
 REGISTER_FILE = 65536
 SMEM_LIMIT = 227 * 1024
