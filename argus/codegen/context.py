@@ -10,7 +10,7 @@ from argus.ir.types import DType
 
 from .emitter import Emitter
 from .errors import CodegenError
-from .values import Fragment, Scalar, TensorParam
+from .values import Fragment, Scalar, TensorParam, c_float
 
 SMEM_ALIGN_SWIZZLED = 1024     # the 128B swizzle pattern repeats every 1024 B
 SMEM_ALIGN_PLAIN = 128
@@ -48,6 +48,8 @@ class Context:
     following: list[Op] = field(default_factory=list)   # ops after the current one, same block
     geometries: dict[str, object] = field(default_factory=dict)   # smem buffer -> geometry
     default_regs: int = 0          # registers per thread at entry (65536 / block threads)
+    exchange_bytes: int = 0        # per-warpgroup shared memory for cross-thread exchanges
+    accumulators: set = field(default_factory=set)   # ids of the values wgmma accumulates into
 
     # ---- values -------------------------------------------------------------------------
     def bind(self, value: Value, cvalue) -> None:
@@ -59,7 +61,7 @@ class Context:
         if isinstance(operand, int):
             return Scalar(str(operand))
         if isinstance(operand, float):
-            return Scalar(repr(operand) + "f")
+            return Scalar(c_float(operand))
         try:
             return self.values[id(operand)]
         except KeyError:

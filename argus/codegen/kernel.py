@@ -21,7 +21,7 @@ from .errors import CodegenError
 from .lower.structure import lower_block
 from .values import C_ELEMENT, TensorParam
 
-HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_descriptor.cuh", "argus_fence.cuh", "argus_math.cuh",
+HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_descriptor.cuh", "argus_exchange.cuh", "argus_fence.cuh", "argus_math.cuh",
            "argus_mbarrier.cuh", "argus_reduce.cuh", "argus_regs.cuh", "argus_tma.cuh", "argus_wgmma.cuh")
 REGISTER_FILE = 65536
 SMEM_LIMIT = 227 * 1024
@@ -54,6 +54,7 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
             source_lines = []
     em = Emitter(source_lines)
     ctx = Context(kernel, em)
+    ctx.accumulators = {id(op.operands[0]) for op in kernel.walk() if op.opcode == "wgmma.mma"}
     block = kernel.launch.block
     if block % 128 and kernel.launch.roles:
         raise CodegenError(f"a kernel with roles needs whole warpgroups (block={block})",
@@ -83,6 +84,10 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
     ctx.em = body
     body.level = 1
     lower_block(ctx, kernel.body)
+    exchange_offset = None
+    if ctx.exchange_bytes:       # one exchange buffer per warpgroup, after the kernel's own
+        per_warpgroup = -(-ctx.exchange_bytes // 16) * 16
+        exchange_offset = ctx.allocate_smem(per_warpgroup * max(1, block // 128), 16)
     smem_bytes = ctx.smem_bytes + (1024 if ctx.smem_bytes else 0)
     if ctx.smem_bytes > SMEM_LIMIT:
         raise CodegenError(f"the kernel needs {ctx.smem_bytes} B of shared memory, over the "
@@ -128,6 +133,9 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
     out.line("const int argus_warpgroup = (int)threadIdx.x / 128;")
     out.line("const int argus_lane = (int)threadIdx.x % 128;  // thread in its warpgroup")
     out.line("(void)argus_warpgroup; (void)argus_lane;")
+    if exchange_offset is not None:
+        out.line(f"const argus::u32 argus_exchange = argus_smem + {exchange_offset} + "
+                 f"argus_warpgroup * {per_warpgroup};  // this warpgroup's exchange buffer")
     out.lines.extend(body.lines)
     out.level = 0
     out.line("}")

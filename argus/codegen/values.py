@@ -14,6 +14,15 @@ C_ELEMENT = {DType.bf16: "argus::u16", DType.fp16: "argus::u16", DType.fp32: "fl
              DType.int32: "int", DType.fp8e4m3: "unsigned char"}
 
 
+def c_float(x: float) -> str:
+    """A C float literal (infinities and NaN by their bits)."""
+    if x != x:
+        return "__int_as_float(0x7fffffff)"
+    if x in (float("inf"), float("-inf")):
+        return "__int_as_float(0x7f800000)" if x > 0 else "__int_as_float(0xff800000)"
+    return repr(float(x)) + "f"
+
+
 @dataclass(frozen=True)
 class Scalar:
     expr: str
@@ -21,11 +30,41 @@ class Scalar:
 
 @dataclass(frozen=True)
 class TensorParam:
-    """A global tensor kernel parameter: its pointer name, dtype and (symbolic) shape."""
+    """A global tensor kernel parameter: its pointer name, dtype and (symbolic) shape; or a
+    segment of one (rows row0 .. row0 + shape[0] of `parent`, pointer moved to row0)."""
     name: str
     dtype: DType
-    shape: tuple            # ints or C names of the size parameters
+    shape: tuple            # ints or C expressions of the sizes
     pointer: str
+    parent: "TensorParam | None" = None
+    row0: str = "0"         # first row of the segment in `parent` (C expression)
+
+    @property
+    def root(self) -> "TensorParam":
+        """The kernel parameter a segment is part of (TMA maps describe it)."""
+        return self if self.parent is None else self.parent.root
+
+    @property
+    def root_row0(self) -> str:
+        """The segment's first row in the root tensor."""
+        if self.parent is None:
+            return "0"
+        up = self.parent.root_row0
+        return self.row0 if up == "0" else f"({up} + {self.row0})"
+
+
+class IndexVector:
+    """A uniform vector of int32 indices every thread of the warpgroup can read: a view of a
+    global tile (entries past the tensor read 0) or a register array."""
+
+    def __init__(self, length: int, element, array: str | None = None):
+        self.length = length
+        self._element = element
+        self.array = array
+
+    def element(self, i: str) -> str:
+        """C expression (int) of entry i."""
+        return self._element(i)
 
 
 @dataclass(frozen=True)
@@ -80,6 +119,7 @@ class Fragment:
     cast: DType | None = None     # rounded to this dtype when stored (math.cast, deferred)
     first: str = "0"              # index of its first value in the array `name` (a column
                                   # block of an accumulator, frag.slice, is a window of it)
+    accumulator: bool = False     # a wgmma accumulator (fenced around every wgmma group)
 
     def reg(self, v: str) -> str:
         """The C lvalue of this fragment's value number `v` (an expression)."""

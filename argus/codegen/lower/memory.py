@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+import numpy as np
+
 from argus.ir.types import DType, GlobalTileType, SmemTileType
 from argus.layout.hopper.wgmma import accumulator_name, accumulator_width
 
@@ -19,7 +21,11 @@ from ..context import SMEM_ALIGN_PLAIN, SMEM_ALIGN_SWIZZLED
 from ..errors import CodegenError
 from ..fragment_layout import split_layout
 from ..smem_tiles import stage_geometry
-from ..values import C_ELEMENT, Fragment, GlobalTile, SmemBuffer, SmemTile
+from argus.layout.hopper import atom_names, get_atom
+
+from ..values import C_ELEMENT, Fragment, GlobalTile, SmemBuffer, SmemTile, c_float
+from .elementwise import declare
+from .indexed import atomic_generic, store_generic
 
 
 def _bytes(dtype: DType) -> int:
@@ -85,43 +91,27 @@ def _smem_tile(ctx, op):
 
 def _frag_alloc(ctx, op):
     t = op.result.type
-    layout = op.attrs["layout"]
-    split = split_layout(layout)
-    if (split.rows, split.cols) != tuple(t.shape):
-        raise CodegenError(f"fragment shape {t.shape} does not match layout {layout} "
-                           f"({split.rows}x{split.cols})", op.loc)
-    if t.dtype != DType.fp32:
-        raise CodegenError(f"register fragments of {t.dtype} are not generated yet; "
-                           "accumulate in fp32 and cast at the store", op.loc)
-    name = ctx.em.name(op.result.name)
-    frag = Fragment(name, t.dtype, tuple(t.shape), layout, split.values)
-    ctx.em.line(f"float {name}[{split.values}];  // {layout}, this thread's registers")
+    frag = declare(ctx, op.result, op)
     init = op.attrs.get("init")
     if init is not None:
-        _fill(ctx, frag, float(init))
-    ctx.bind(op.result, frag)
-    ctx.fragments.append(frag)
+        ctx.em.line("#pragma unroll")
+        ctx.em.line(f"for (int argus_i = 0; argus_i < {frag.count}; ++argus_i) "
+                    f"{frag.name}[argus_i] = {c_float(round_value(t.dtype, float(init)))};")
 
 
-def _fill(ctx, frag, value):
-    ctx.em.line("#pragma unroll")
-    ctx.em.line(f"for (int argus_i = 0; argus_i < {frag.count}; ++argus_i) "
-                f"{frag.name}[argus_i] = {value!r}f;")
-
-
-def _frag_assign(ctx, op):
-    dst, src = ctx.get(op.operands[0], op), op.operands[1]
-    if isinstance(src, (int, float)):
-        _fill(ctx, dst, float(src))
-        return
-    s = ctx.get(src, op)
-    if not isinstance(s, Fragment) or s.count != dst.count or s.cast is not None or \
-            s.first != "0":
-        raise CodegenError("frag.assign from a fragment of another layout or type is not "
-                           "generated yet", op.loc)
-    ctx.em.line("#pragma unroll")
-    ctx.em.line(f"for (int argus_i = 0; argus_i < {dst.count}; ++argus_i) "
-                f"{dst.name}[argus_i] = {s.name}[argus_i];")
+def round_value(dtype: DType, x: float) -> float:
+    """A constant as a register of `dtype` holds it (the interpreter's rounding)."""
+    if x != x or abs(x) == float("inf"):
+        return x
+    if dtype == DType.int32:
+        return float(int(x))
+    if dtype == DType.fp16:
+        return float(np.float16(x))
+    if dtype == DType.bf16:
+        bits = int(np.float32(x).view(np.uint32))
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        return float(np.uint32(bits).view(np.float32))
+    return x
 
 
 @contextmanager
@@ -162,6 +152,9 @@ def _store(ctx, op):
                            "store a register fragment to a global or shared-memory tile")
     if not isinstance(src, Fragment):
         raise CodegenError("only register fragments can be stored", op.loc)
+    if not _atom_tile(src):
+        store_generic(ctx, op, dst, src)
+        return
     out_dtype = dst.tensor.dtype
     value_dtype = src.cast or src.dtype
     if value_dtype != out_dtype:
@@ -235,6 +228,9 @@ def _atomic_add(ctx, op):
                            "fp32 values into an fp32 tensor", op.loc)
     if len(dst.box) != 2 or tuple(dst.box) != tuple(src.shape):
         raise CodegenError(f"atomic_add of a {src.shape} fragment into a box {dst.box}", op.loc)
+    if not _atom_tile(src):
+        atomic_generic(ctx, op, dst, src)
+        return
     split = split_layout(src.layout)
     rows_total, ld = dst.tensor.shape
     em = ctx.em
@@ -253,22 +249,11 @@ def _atomic_add(ctx, op):
     em.close()
 
 
-def _cast(ctx, op):
-    src = ctx.get(op.operands[0], op)
-    dtype = op.attrs["dtype"]
-    dtype = dtype if isinstance(dtype, DType) else DType[str(dtype)]
-    if not isinstance(src, Fragment):
-        raise CodegenError("cast of a non-fragment value", op.loc)
-    # Rounding is deferred to the store (one cvt per register pair, no second array): valid
-    # only while the source registers are not written before the cast value's last use.
-    for later in ctx.following:
-        if later.opcode in ("frag.assign", "wgmma.mma") and later.operands and \
-                ctx.values.get(id(later.operands[0])) is src:
-            raise CodegenError("the accumulator is written again while its cast is still in "
-                               "use; store the cast value before updating the accumulator",
-                               op.loc)
-    ctx.bind(op.result, Fragment(src.name, src.dtype, src.shape, src.layout, src.count,
-                                 cast=dtype, first=src.first))
+def _atom_tile(frag) -> bool:
+    """Is the fragment exactly one Hopper atom's tile (addressed by its CuTe modes)?"""
+    if frag.layout not in atom_names():
+        return False
+    return tuple(get_atom(frag.layout).tile) == tuple(frag.shape)
 
 
 def _frag_slice(ctx, op):
@@ -290,11 +275,16 @@ def _tag_assert(ctx, op):
     ctx.em.line(f"// tag_assert {op.attrs.get('text', '')}: proved by `argus check`, no code")
 
 
+def _tag_add(ctx, op):
+    # extra tag fields are the verifier's: the data (and its registers) stay where they are
+    ctx.bind(op.result, ctx.get(op.operands[0], op))
+
+
 def _tag_assume(ctx, op):
     ctx.em.line(f"// tag assumption {op.attrs.get('text', '')}: used by `argus check`, no code")
 
 
 RULES = {"tile": _tile, "smem.alloc": _smem_alloc, "smem.stage": _smem_stage,
-         "smem.tile": _smem_tile, "frag.alloc": _frag_alloc, "frag.assign": _frag_assign,
-         "frag.slice": _frag_slice, "store": _store, "atomic.add": _atomic_add, "math.cast": _cast,
-         "tag.assert": _tag_assert, "tag.assume": _tag_assume}
+         "smem.tile": _smem_tile, "frag.alloc": _frag_alloc,
+         "frag.slice": _frag_slice, "store": _store, "atomic.add": _atomic_add,
+         "tag.assert": _tag_assert, "tag.add": _tag_add, "tag.assume": _tag_assume}

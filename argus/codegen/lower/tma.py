@@ -23,16 +23,21 @@ def _load(ctx, op):
     w = g.chunk_cols if g.swizzle != "none" else g.cols
     if g.swizzle == "none" and w > 256:
         raise CodegenError(f"a TMA box has at most 256 columns, this one {w}", op.loc)
-    tmap = ctx.tensor_map(src.tensor, (w, g.rows), g.swizzle)
+    # a segment's box is addressed in the tensor it is part of: rows past the segment's end
+    # are the tensor's next rows, not zeros (TMA clips at the tensor's bounds only); they
+    # reach only the M/N rows of a product whose store the segment masks
+    tmap = ctx.tensor_map(src.tensor.root, (w, g.rows), g.swizzle)
+    row = src.origin[0] if src.tensor.root_row0 == "0" else \
+        f"{src.tensor.root_row0} + {src.origin[0]}"
     for j in range(g.chunks):
         addr = dst.address if j == 0 else f"{dst.address} + {j * g.chunk_stride}"
         col = src.origin[1] if j == 0 else f"{src.origin[1]} + {j * w}"
         if mask is None:
             ctx.em.line(f"argus::tma_load<2>({addr}, &{tmap}, {bar.address}, "
-                        f"{{{col}, {src.origin[0]}}});")
+                        f"{{{col}, {row}}});")
         else:     # the box lands at this offset in every CTA of the mask, on each one's bar
             ctx.em.line(f"argus::tma_load_multicast<2>({addr}, &{tmap}, {bar.address}, "
-                        f"(argus::u16)({mask}), {{{col}, {src.origin[0]}}});")
+                        f"(argus::u16)({mask}), {{{col}, {row}}});")
 
 
 def _store(ctx, op):
@@ -43,6 +48,10 @@ def _store(ctx, op):
     if len(dst.box) != 2 or tuple(dst.box) != (g.rows, g.cols):
         raise CodegenError(f"TMA box {dst.box} does not match the source {g.rows}x{g.cols}",
                            op.loc)
+    if dst.tensor.parent is not None:
+        raise CodegenError("tma_store into a segment cannot drop the rows past the "
+                           "segment's end (TMA clips at the tensor's bounds only)", op.loc,
+                           "store() the fragment into the segment's tile instead")
     w = g.chunk_cols if g.swizzle != "none" else g.cols
     tmap = ctx.tensor_map(dst.tensor, (w, g.rows), g.swizzle)
     for j in range(g.chunks):

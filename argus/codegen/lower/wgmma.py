@@ -23,9 +23,9 @@ def _fields(desc) -> str:
 def _mma(ctx, op):
     acc, a, b = (ctx.get(x, op) for x in op.operands)
     m, n, k, major = (op.attrs[x] for x in ("m", "n", "k", "b_major"))
-    if not isinstance(a, SmemTile):
-        raise CodegenError("wgmma with A in registers is not generated yet", op.loc,
-                           "load A into shared memory (tma_load) and pass the smem tile")
+    if isinstance(a, Fragment):
+        _mma_rs(ctx, op, acc, a, b, m, n, k, major)
+        return
     if a.dtype not in INPUT:
         raise CodegenError(f"wgmma on {a.dtype} is not generated yet (bf16, fp16)", op.loc)
     if not isinstance(acc, Fragment) or acc.count != n // 2 or acc.first != "0":
@@ -43,11 +43,42 @@ def _mma(ctx, op):
                     f"argus::smem_descriptor({addr_b}, {_fields(db)}), true);")
 
 
+def _mma_rs(ctx, op, acc, a, b, m, n, k, major):
+    """A from registers: the wgmma_a_rs_16bit fragment holds 8 values per thread per k16
+    step (register v + 8 * step), packed in pairs into the instruction's four 32-bit
+    registers (the even value in the low half)."""
+    if a.layout != "wgmma_a_rs_16bit":
+        raise CodegenError(f"wgmma's register A operand must be in layout wgmma_a_rs_16bit, "
+                           f"not {a.layout}", op.loc,
+                           "convert_layout(cast(p, bf16), \"wgmma_a_rs_16bit\")")
+    dtype = a.cast or a.dtype
+    if dtype not in INPUT:
+        raise CodegenError(f"wgmma on {dtype} registers is not generated (bf16, fp16); cast "
+                           "the fragment first", op.loc)
+    if not isinstance(acc, Fragment) or acc.count != n // 2 or acc.first != "0":
+        raise CodegenError("the accumulator must be an m64n{N} fp32 fragment", op.loc)
+    if not isinstance(b, SmemTile):
+        raise CodegenError("wgmma's B operand is a shared-memory tile", op.loc)
+    pack = "argus::pack_bf16x2" if dtype == DType.bf16 else "argus::pack_f16x2"
+    op_b = as_operand(b.geometry, "K" if major == "k" else "MN")
+    trans_b = 0 if major == "k" else 1
+    kk = instruction_k(dtype.bits // 8)
+    for step, k0 in enumerate(range(0, k, kk)):
+        db = descriptor_for(op_b, k0)
+        addr_b = b.address + (f" + {db.start_address}" if db.start_address else "")
+        regs = ", ".join(f"{pack}({a.reg(str(8 * step + 2 * i))}, {a.reg(str(8 * step + 2 * i + 1))})"
+                         for i in range(4))
+        ctx.em.open("")
+        ctx.em.line(f"const argus::u32 argus_a[4] = {{{regs}}};")
+        ctx.em.line(f"argus::wgmma_rs<{n}, {INPUT[dtype]}, {trans_b}>({acc.name}, argus_a, "
+                    f"argus::smem_descriptor({addr_b}, {_fields(db)}), true);")
+        ctx.em.close()
+
+
 def _fence_fragments(ctx):
     for frag in ctx.fragments:
-        if frag.layout.startswith("wgmma_acc_m64n"):
-            n = int(frag.layout.rsplit("n", 1)[1])
-            ctx.em.line(f"argus::wgmma_fence_accumulators<{n}>({frag.name});")
+        if frag.accumulator:
+            ctx.em.line(f"argus::wgmma_fence_accumulators<{2 * frag.count}>({frag.name});")
 
 
 def _fence(ctx, op):

@@ -1,0 +1,195 @@
+"""Ops that move values between the threads of a warpgroup: row reductions, layout
+conversions and prefix sums of fragments.
+
+Each op takes the cheapest route the two layouts allow, decided from the layout tables at
+generation time:
+- in registers, when every thread already holds what it needs (a conversion that only
+  renames registers, like the wgmma accumulator to wgmma's register A operand);
+- a butterfly of warp shuffles, when the threads that share a row differ only in a fixed
+  set of lane bits (the quad of the wgmma accumulator);
+- otherwise through shared memory: every thread writes its registers at their elements'
+  row-major index in the warpgroup's exchange buffer, the warpgroup meets at its barrier,
+  every thread reads what its result registers hold, and meets again before the buffer is
+  reused. The buffer is one per warpgroup, sized for the largest exchange of the kernel and
+  placed after the kernel's own shared memory; its barriers are named barriers
+  EXCHANGE_BARRIER + warpgroup (the DSL leaves those ids to the compiler).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CodegenError
+from ..registers import index_expr, register_layout
+from .elementwise import declare, materialize, round_to
+
+EXCHANGE_BARRIER = 12          # named barriers 12..15: one per warpgroup of the block
+COMBINE = {"max": "argus::max({a}, {b})", "min": "argus::min({a}, {b})",
+           "sum": "({a}) + ({b})"}
+
+
+def _source(ctx, op):
+    src = ctx.get(op.operands[0], op)
+    if getattr(src, "cast", None) is not None:
+        src = materialize(ctx, op, src)
+    return src
+
+
+def _exchange_buffer(ctx, op, words: int) -> str:
+    """The C address of this warpgroup's exchange buffer, at least `words` 32-bit words."""
+    if ctx.kernel.launch.block > 4 * 128:
+        raise CodegenError("the backend exchanges values through one named barrier per "
+                           "warpgroup, for at most 4 warpgroups; this block has "
+                           f"{ctx.kernel.launch.block} threads", op.loc)
+    ctx.exchange_bytes = max(ctx.exchange_bytes, 4 * words)
+    return "argus_exchange"
+
+
+def _sync(ctx):
+    ctx.em.line(f"argus::warpgroup_sync({EXCHANGE_BARRIER} + argus_warpgroup);")
+
+
+def _write_elements(ctx, src, base: str) -> None:
+    layout = register_layout(src.layout, src.shape)
+    guard = layout.held_guard()
+    if guard:
+        ctx.em.open(f"if ({guard})")
+    ctx.em.line("#pragma unroll")
+    ctx.em.line(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v) "
+                f"argus::st_shared_f32({base} + 4 * {layout.element('argus_v')}, "
+                f"{src.reg('argus_v')});")
+    if guard:
+        ctx.em.close()
+
+
+def _shuffle_plan(src, dst):
+    """(source registers per result register [W, n], lane bits to butterfly over), or None."""
+    s, d = src.table, dst.table
+    if s.threads != d.threads or s.threads % 32:
+        return None
+    lists = []
+    for w in range(d.values):
+        hit = s.rows == d.rows[:, w:w + 1]                    # [T, V]
+        if not np.all(hit == hit[0:1]) or not hit[0].any():
+            return None
+        lists.append(np.nonzero(hit[0])[0])
+    if len({len(x) for x in lists}) != 1:
+        return None
+    rowsets = [frozenset(map(int, s.rows[t])) for t in range(s.threads)]
+    lanes = np.arange(s.threads)
+    bits = [b for b in range(5)
+            if all(rowsets[t] == rowsets[t ^ (1 << b)] for t in lanes)]
+    holders = {}
+    for t in lanes:
+        for r in rowsets[t]:
+            holders[r] = holders.get(r, 0) + 1
+    if set(holders.values()) != {1 << len(bits)}:
+        return None
+    return np.array(lists), bits
+
+
+def _reduce_row(ctx, op):
+    src = _source(ctx, op)
+    kind = op.attrs["kind"]
+    if kind not in COMBINE:
+        raise CodegenError(f"unknown row reduction {kind!r}", op.loc)
+    comb = COMBINE[kind]
+    out = declare(ctx, op.result, op)
+    s_layout = register_layout(src.layout, src.shape)
+    d_layout = register_layout(out.layout, out.shape)
+    plan = _shuffle_plan(s_layout, d_layout)
+    em = ctx.em
+    if plan is not None:
+        lists, bits = plan
+        n = lists.shape[1]
+        at = index_expr(lists.reshape(-1), f"(argus_w * {n} + argus_i)")
+        em.line("#pragma unroll")
+        em.open(f"for (int argus_w = 0; argus_w < {out.count}; ++argus_w)",
+                f"row {kind}: {n} registers, then lanes xor {[1 << b for b in bits]}")
+        em.line(f"float argus_r = {src.reg(index_expr(lists[:, 0], 'argus_w'))};")
+        if n > 1:
+            em.line("#pragma unroll")
+            em.line(f"for (int argus_i = 1; argus_i < {n}; ++argus_i) argus_r = "
+                    f"{comb.format(a='argus_r', b=src.reg(at))};")
+        for b in bits:
+            em.line(f"argus_r = {comb.format(a='argus_r', b=f'argus::shfl_xor(argus_r, {1 << b})')};")
+        em.line(f"{out.reg('argus_w')} = {round_to(out.dtype, 'argus_r')};")
+        em.close()
+        return
+    rows, cols = src.shape
+    base = _exchange_buffer(ctx, op, rows * cols)
+    em.open("", f"row {kind} through shared memory")
+    _write_elements(ctx, src, base)
+    _sync(ctx)
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_w = 0; argus_w < {out.count}; ++argus_w)")
+    em.line(f"const argus::u32 argus_row = {base} + 4 * {cols} * {d_layout.coord(0, 'argus_w')};")
+    em.line("float argus_r = argus::ld_shared_f32(argus_row);")
+    em.line(f"for (int argus_i = 1; argus_i < {cols}; ++argus_i) argus_r = "
+            f"{comb.format(a='argus_r', b='argus::ld_shared_f32(argus_row + 4 * argus_i)')};")
+    em.line(f"{out.reg('argus_w')} = {round_to(out.dtype, 'argus_r')};")
+    em.close()
+    _sync(ctx)
+    em.close()
+
+
+def _convert(ctx, op):
+    src = _source(ctx, op)
+    out = declare(ctx, op.result, op)
+    s_layout = register_layout(src.layout, src.shape)
+    d_layout = register_layout(out.layout, out.shape)
+    slots = d_layout.table.thread_slots(s_layout.table)
+    em = ctx.em
+    if slots.size and np.all(slots >= 0) and np.all(slots == slots[0:1]):
+        em.line("#pragma unroll")
+        em.line(f"for (int argus_v = 0; argus_v < {out.count}; ++argus_v) {out.reg('argus_v')}"
+                f" = {src.reg(index_expr(slots[0], 'argus_v'))};  // registers renamed")
+        return
+    base = _exchange_buffer(ctx, op, int(np.prod(src.shape)))
+    em.open("", f"{src.layout} -> {out.layout} through shared memory")
+    _write_elements(ctx, src, base)
+    _sync(ctx)
+    em.line("#pragma unroll")
+    em.line(f"for (int argus_v = 0; argus_v < {out.count}; ++argus_v) {out.reg('argus_v')} = "
+            f"argus::ld_shared_f32({base} + 4 * {d_layout.element('argus_v')});")
+    _sync(ctx)
+    em.close()
+
+
+def prefix_sum_fragment(ctx, op):
+    """Exclusive prefix sum of a 1-D fragment, in element order (fp32, as the interpreter)."""
+    src = _source(ctx, op)
+    out = declare(ctx, op.result, op)
+    s_layout = register_layout(src.layout, src.shape)
+    d_layout = register_layout(out.layout, out.shape)
+    n = src.shape[0]
+    em = ctx.em
+    ordered = all(np.array_equal(x.table.rows, np.tile(np.arange(n), (x.threads, 1)))
+                  for x in (s_layout, d_layout))
+    if ordered:      # every thread holds the whole vector in order (rows(blocked))
+        em.open("", "exclusive prefix sum in registers, fp32 in element order")
+        em.line("float argus_r = 0.0f;")
+        em.line(f"{out.reg('0')} = 0.0f;")
+        em.line("#pragma unroll")
+        em.open(f"for (int argus_v = 1; argus_v < {n}; ++argus_v)")
+        em.line(f"argus_r += {src.reg('argus_v - 1')};")
+        em.line(f"{out.reg('argus_v')} = {round_to(out.dtype, 'argus_r')};")
+        em.close()
+        em.close()
+        return
+    base = _exchange_buffer(ctx, op, n)
+    em.open("", "prefix sum through shared memory")
+    _write_elements(ctx, src, base)
+    _sync(ctx)
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_v = 0; argus_v < {out.count}; ++argus_v)")
+    em.line("float argus_r = 0.0f;")
+    em.line(f"for (int argus_i = 0; argus_i < {d_layout.coord(0, 'argus_v')}; ++argus_i) "
+            f"argus_r += argus::ld_shared_f32({base} + 4 * argus_i);")
+    em.line(f"{out.reg('argus_v')} = {round_to(out.dtype, 'argus_r')};")
+    em.close()
+    _sync(ctx)
+    em.close()
+
+
+RULES = {"reduce.row": _reduce_row, "frag.convert": _convert}

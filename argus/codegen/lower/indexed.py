@@ -1,0 +1,304 @@
+"""Plain global memory through any fragment layout, index vectors, row gathers and scatters,
+segments of tensors (the routing of an MoE layer).
+
+Element by element, at the (row, col) the layout gives each register (argus.codegen.
+registers): loads read 0 outside the tensor (or the segment), stores drop what falls
+outside, and a replicated layout (rows(...)) stores from one holder of each element.
+Index vectors are uniform: a short one (at most INLINE entries) is read into a register
+array where it is loaded, a longer one is read entry by entry where it is used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from argus.ir.types import DType
+
+from ..errors import CodegenError
+from ..registers import register_layout
+from ..values import Fragment, GlobalTile, IndexVector, SmemTile, TensorParam
+from .elementwise import declare, materialize
+from .exchange import prefix_sum_fragment
+
+INLINE = 16
+READ = {DType.fp32: "{p}", DType.bf16: "argus::from_bf16({p})", DType.fp16: "argus::from_f16({p})",
+        DType.int32: "(float)({p})"}
+WRITE = {DType.fp32: "{x}", DType.bf16: "argus::to_bf16({x})", DType.fp16: "argus::to_f16({x})",
+         DType.int32: "(int)({x})"}
+
+
+def _read(dtype, ref, loc):
+    if dtype not in READ:
+        raise CodegenError(f"loads of {dtype} into registers are not generated", loc)
+    return READ[dtype].format(p=ref)
+
+
+def _write(dtype, x, loc):
+    if dtype not in WRITE:
+        raise CodegenError(f"stores of {dtype} from registers are not generated", loc)
+    return WRITE[dtype].format(x=x)
+
+
+def _row_elems(t: TensorParam) -> str:
+    out = "1"
+    for d in t.shape[1:]:
+        out = str(d) if out == "1" else f"{out} * {d}"
+    return out
+
+
+def _box_access(tile: GlobalTile, layout, v: str):
+    """(in-bounds condition, element offset) of register v of `layout` in `tile`."""
+    t = tile.tensor
+    if len(tile.box) == 1:
+        i = f"({tile.origin[0]} + {layout.coord(0, v)})"
+        return f"{i} < {t.shape[0]}", f"(long long){i}"
+    if len(tile.box) != 2 or len(t.shape) != 2:
+        raise CodegenError(f"a {len(tile.box)}-D box is not generated (1-D and 2-D are)")
+    r = f"({tile.origin[0]} + {layout.coord(0, v)})"
+    c = f"({tile.origin[1]} + {layout.coord(1, v)})"
+    return f"{r} < {t.shape[0]} && {c} < {t.shape[1]}", f"(long long){r} * {t.shape[1]} + {c}"
+
+
+def load(ctx, op):
+    src = ctx.get(op.operands[0], op)
+    if isinstance(src, SmemTile):
+        raise CodegenError("load from shared memory into registers is not generated; use "
+                           "ldmatrix, or wgmma on the shared-memory tile", op.loc)
+    if not isinstance(src, GlobalTile):
+        raise CodegenError("load reads a global tile", op.loc)
+    out = declare(ctx, op.result, op)
+    if tuple(src.box) != out.shape:
+        raise CodegenError(f"load of a box {src.box} into a fragment of shape {out.shape}",
+                           op.loc)
+    layout = register_layout(out.layout, out.shape)
+    ok, at = _box_access(src, layout, "argus_v")
+    ref = _read(src.tensor.dtype, f"{src.tensor.pointer}[{at}]", op.loc)
+    em = ctx.em
+    em.line("#pragma unroll")
+    em.line(f"for (int argus_v = 0; argus_v < {out.count}; ++argus_v) "
+            f"{out.reg('argus_v')} = ({ok}) ? {ref} : 0.0f;")
+
+
+def store_generic(ctx, op, dst: GlobalTile, src: Fragment):
+    if src.cast is not None:
+        src = materialize(ctx, op, src)
+    if tuple(dst.box) != src.shape:
+        raise CodegenError(f"store of a {src.shape} fragment into a box {dst.box}", op.loc)
+    if src.dtype != dst.tensor.dtype:
+        raise CodegenError(f"storing a {src.dtype} fragment into a {dst.tensor.dtype} tensor; "
+                           f"cast it first: cast(x, {dst.tensor.dtype})", op.loc)
+    layout = register_layout(src.layout, src.shape)
+    ok, at = _box_access(dst, layout, "argus_v")
+    em = ctx.em
+    guard = layout.owner_guard()
+    em.open(f"if ({guard})" if guard else "", f"store {src.layout}")
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v)")
+    em.line(f"if ({ok}) {dst.tensor.pointer}[{at}] = "
+            f"{_write(dst.tensor.dtype, src.reg('argus_v'), op.loc)};")
+    em.close()
+    em.close()
+
+
+def atomic_generic(ctx, op, dst: GlobalTile, src: Fragment):
+    if dst.tensor.dtype != DType.fp32 or src.cast is not None or src.dtype != DType.fp32:
+        raise CodegenError(f"atomic_add into {dst.tensor.dtype} is not generated; add fp32 "
+                           "values into an fp32 tensor", op.loc)
+    layout = register_layout(src.layout, src.shape)
+    ok, at = _box_access(dst, layout, "argus_v")
+    guard = layout.owner_guard()
+    em = ctx.em
+    em.open(f"if ({guard})" if guard else "", "red.global.add of each element")
+    em.line("#pragma unroll")
+    em.line(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v) if ({ok}) "
+            f"argus::red_add_f32({dst.tensor.pointer} + {at}, {src.reg('argus_v')});")
+    em.close()
+
+
+# ---- index vectors ----------------------------------------------------------------------
+
+def _array(ctx, op, length: int, fill) -> IndexVector:
+    """An index vector held in a register array, entry i = fill(i) (i an unrolled constant)."""
+    name = ctx.em.name(op.result.name)
+    ctx.em.line(f"int {name}[{length}];")
+    ctx.em.line("#pragma unroll")
+    ctx.em.line(f"for (int argus_i = 0; argus_i < {length}; ++argus_i) "
+                f"{name}[argus_i] = {fill('argus_i')};")
+    vec = IndexVector(length, lambda i, n=name: f"{n}[{i}]", array=name)
+    ctx.bind(op.result, vec)
+    return vec
+
+
+def _indices_load(ctx, op):
+    tile = ctx.get(op.operands[0], op)
+    if not isinstance(tile, GlobalTile) or len(tile.box) != 1:
+        raise CodegenError("load_indices reads a 1-D tile of an int32 tensor", op.loc)
+    if tile.tensor.dtype != DType.int32:
+        raise CodegenError(f"index vectors are int32; this tensor is {tile.tensor.dtype}",
+                           op.loc)
+    n = tile.box[0]
+    origin = ctx.em.name(f"{op.result.name}_first")
+    ctx.em.line(f"const int {origin} = {tile.origin[0]};")
+    ptr, extent = tile.tensor.pointer, tile.tensor.shape[0]
+
+    def entry(i):
+        return f"(({origin} + {i}) < {extent} ? {ptr}[{origin} + {i}] : 0)"
+    if n <= INLINE:
+        _array(ctx, op, n, entry)
+    else:
+        ctx.bind(op.result, IndexVector(n, entry))
+
+
+def _vector(ctx, op, x) -> IndexVector:
+    v = ctx.get(x, op)
+    if isinstance(v, IndexVector):
+        return v
+    if isinstance(v, Fragment):
+        layout = register_layout(v.layout, v.shape)
+        n = v.shape[0]
+        if len(v.shape) == 1 and np.array_equal(layout.table.rows,
+                                                np.tile(np.arange(n), (layout.threads, 1))):
+            v = materialize(ctx, op, v) if v.cast is not None else v
+            return IndexVector(n, lambda i, f=v: f"(int)({f.reg(i)})")
+        raise CodegenError(f"an index vector from a fragment of layout {v.layout}: every "
+                           "thread must hold every entry (a rows(blocked) vector)", op.loc,
+                           "convert_layout(x, \"rows(blocked)\") first")
+    raise CodegenError(f"{op.opcode} takes an index vector", op.loc)
+
+
+def _prefix_sum(ctx, op):
+    if not isinstance(ctx.get(op.operands[0], op), IndexVector):
+        prefix_sum_fragment(ctx, op)
+        return
+    src = _vector(ctx, op, op.operands[0])
+    name = ctx.em.name(op.result.name)
+    em = ctx.em
+    em.line(f"int {name}[{src.length}];  // exclusive prefix sum")
+    em.line(f"{name}[0] = 0;")
+    em.line("#pragma unroll")
+    em.line(f"for (int argus_i = 1; argus_i < {src.length}; ++argus_i) "
+            f"{name}[argus_i] = {name}[argus_i - 1] + {src.element('argus_i - 1')};")
+    ctx.bind(op.result, IndexVector(src.length, lambda i, n=name: f"{n}[{i}]", array=name))
+
+
+def _round_up(ctx, op):
+    src = _vector(ctx, op, op.operands[0])
+    m = int(op.attrs["multiple"])
+    _array(ctx, op, src.length,
+           lambda i: f"(({src.element(i)} + {m - 1}) / {m}) * {m}")
+
+
+def _from_frag(ctx, op):
+    ctx.bind(op.result, _vector(ctx, op, op.operands[0]))
+
+
+def _element(ctx, op):
+    vec = _vector(ctx, op, op.operands[0])
+    i = ctx.expr(op.operands[1], op)
+    ctx.scalar(op, "int", vec.element(i))
+
+
+# ---- segments, gathers, scatters --------------------------------------------------------
+
+def _segment(ctx, op):
+    tensor = ctx.get(op.operands[0], op)
+    if not isinstance(tensor, TensorParam):
+        raise CodegenError("segment of a value that is not a global tensor", op.loc)
+    start, rows = (ctx.expr(x, op) for x in op.operands[1:3])
+    s_name = ctx.em.name(f"{op.result.name}_start")
+    n_name = ctx.em.name(f"{op.result.name}_rows")
+    ctx.em.line(f"const int {s_name} = {start}, {n_name} = {rows};  // segment of "
+                f"{tensor.name}")
+    pointer = f"({tensor.pointer} + (long long)({s_name}) * {_row_elems(tensor)})"
+    ctx.bind(op.result, TensorParam(f"{tensor.name}_seg", tensor.dtype,
+                                    (n_name, *tensor.shape[1:]), pointer, tensor, s_name))
+
+
+def _gather_load(ctx, op):
+    tensor = ctx.get(op.operands[0], op)
+    rows = _vector(ctx, op, op.operands[1])
+    col = ctx.expr(op.operands[2], op)
+    cols = int(op.attrs["cols"])
+    out = declare(ctx, op.result, op)
+    if len(tensor.shape) != 2 or out.shape != (rows.length, cols):
+        raise CodegenError(f"gather of {rows.length} rows x {cols} columns into a fragment "
+                           f"of shape {out.shape}", op.loc)
+    layout = register_layout(out.layout, out.shape)
+    n, ld = tensor.shape
+    em = ctx.em
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_v = 0; argus_v < {out.count}; ++argus_v)", "gathered rows")
+    em.line(f"const int argus_row = {rows.element(layout.coord(0, 'argus_v'))};")
+    em.line(f"const int argus_col = ({col}) * {cols} + {layout.coord(1, 'argus_v')};")
+    ref = _read(tensor.dtype, f"{tensor.pointer}[(long long)argus_row * {ld} + argus_col]",
+                op.loc)
+    em.line(f"{out.reg('argus_v')} = (argus_row >= 0 && argus_row < {n} && argus_col < {ld})"
+            f" ? {ref} : 0.0f;")
+    em.close()
+
+
+def _scatter_store(ctx, op):
+    tensor = ctx.get(op.operands[0], op)
+    rows = _vector(ctx, op, op.operands[1])
+    col = ctx.expr(op.operands[2], op)
+    src = ctx.get(op.operands[3], op)
+    if src.cast is not None:
+        src = materialize(ctx, op, src)
+    if src.dtype != tensor.dtype:
+        raise CodegenError(f"scatter of a {src.dtype} fragment into a {tensor.dtype} tensor; "
+                           "cast it first", op.loc)
+    layout = register_layout(src.layout, src.shape)
+    guard = layout.owner_guard()
+    n = tensor.shape[0]
+    em = ctx.em
+    em.open(f"if ({guard})" if guard else "", "scattered rows")
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v)")
+    em.line(f"const int argus_row = {rows.element(layout.coord(0, 'argus_v'))};")
+    value = _write(tensor.dtype, src.reg("argus_v"), op.loc)
+    if len(tensor.shape) == 1:
+        if len(src.shape) != 1:
+            raise CodegenError("scatter into a 1-D tensor takes a 1-D fragment", op.loc)
+        em.line(f"if (argus_row >= 0 && argus_row < {n}) {tensor.pointer}[argus_row] = {value};")
+    else:
+        ld = tensor.shape[1]
+        em.line(f"const int argus_col = ({col}) * {src.shape[1]} + {layout.coord(1, 'argus_v')};")
+        em.line(f"if (argus_row >= 0 && argus_row < {n} && argus_col < {ld}) "
+                f"{tensor.pointer}[(long long)argus_row * {ld} + argus_col] = {value};")
+    em.close()
+    em.close()
+
+
+def _gather_tma(ctx, op):
+    dst = ctx.get(op.operands[0], op)
+    tensor = ctx.get(op.operands[1], op)
+    rows = _vector(ctx, op, op.operands[2])
+    col = ctx.expr(op.operands[3], op)
+    bar = ctx.get(op.operands[4], op)
+    if not isinstance(dst, SmemTile) or not isinstance(tensor, TensorParam):
+        raise CodegenError("gather_tma copies rows of a global tensor into a shared tile",
+                           op.loc)
+    g = dst.geometry
+    if rows.length != g.rows:
+        raise CodegenError(f"gather of {rows.length} rows into a tile of {g.rows}", op.loc)
+    root = tensor.root
+    if tensor is not root:
+        raise CodegenError("gather_tma from a segment is not generated; gather from the "
+                           "tensor (the indices name its rows)", op.loc)
+    w = g.chunk_cols if g.swizzle != "none" else g.cols
+    tmap = ctx.tensor_map(root, (w, 1), g.swizzle)
+    em = ctx.em
+    em.open(f"for (int argus_r = 0; argus_r < {g.rows}; ++argus_r)",
+            "one TMA box of one row per gathered row (rows outside the tensor read zeros)")
+    em.line(f"const int argus_row = {rows.element('argus_r')};")
+    for j in range(g.chunks):
+        addr = f"{dst.address} + {j * g.chunk_stride} + (argus_r + {g.row0}) * {g.span}"
+        first = f"({col}) * {g.cols}" + (f" + {j * w}" if j else "")
+        em.line(f"argus::tma_load<2>({addr}, &{tmap}, {bar.address}, {{{first}, argus_row}});")
+    em.close()
+
+
+RULES = {"load": load, "indices.load": _indices_load, "scan.prefix_sum": _prefix_sum,
+         "indices.round_up": _round_up, "indices.from_frag": _from_frag,
+         "indices.element": _element, "segment": _segment, "gather.load": _gather_load,
+         "scatter.store": _scatter_store, "gather.tma": _gather_tma}
