@@ -37,8 +37,10 @@ __device__ __forceinline__ u16 to_f16(float x) {
 
 namespace argus {
 
-/// bf16 / f16 bits -> f32 (exact).
+/// bf16 bits -> f32 (exact).
 __device__ __forceinline__ float from_bf16(u16 x) { return __uint_as_float(((u32)x) << 16); }
+
+/// f16 bits -> f32 (exact).
 __device__ __forceinline__ float from_f16(u16 x) {
   float out;
   asm("cvt.f32.f16 %0, %1;" : "=f"(out) : "h"(x));

@@ -11,10 +11,12 @@ __device__ __forceinline__ float shfl_xor(float x, int mask) {
   return __shfl_xor_sync(0xffffffffu, x, mask);
 }
 
-/// Store / load one float at a .shared-window address.
+/// Store one float at a .shared-window address.
 __device__ __forceinline__ void st_shared_f32(u32 addr, float x) {
   asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(x) : "memory");
 }
+
+/// Load one float from a .shared-window address.
 __device__ __forceinline__ float ld_shared_f32(u32 addr) {
   float x;
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(x) : "r"(addr) : "memory");

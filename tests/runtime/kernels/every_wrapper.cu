@@ -3,8 +3,10 @@
 #include "argus_address.cuh"
 #include "argus_convert.cuh"
 #include "argus_descriptor.cuh"
+#include "argus_exchange.cuh"
 #include "argus_fence.cuh"
 #include "argus_ldmatrix.cuh"
+#include "argus_math.cuh"
 #include "argus_mbarrier.cuh"
 #include "argus_reduce.cuh"
 #include "argus_regs.cuh"
@@ -121,6 +123,14 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
     st_shared_u32(tile_addr + 4 * threadIdx.x, packed);
     red_add_f32x2(out + 2 * (threadIdx.x / 2), sum, acc64[5]);
     red_add_f32(out + threadIdx.x, acc64[6]);
-    out[threadIdx.x] = sum + (float)(packed ^ single) + (float)(made >> 62);
+    // argus_math.cuh and argus_exchange.cuh: MUFU.EX2, SHFL.BFLY, STS/LDS, BAR.SYNC with a count
+    float m = argus::exp2(sum) + argus::div(acc64[7], sum) + argus::max(acc64[8], sum);
+    m = argus::min(m, argus::round_bf16(m) + argus::round_f16(acc64[9]));
+    m += (float)(argus::max((int)m, 3) + argus::min((int)sum, 5));
+    m += argus::shfl_xor(m, 1) + from_bf16((u16)packed) + from_f16((u16)single);
+    st_shared_f32(tile_addr + 4 * threadIdx.x, m);
+    warpgroup_sync(12 + (int)threadIdx.x / 128);
+    m += ld_shared_f32(tile_addr + 4 * (threadIdx.x ^ 1));
+    out[threadIdx.x] = sum + m + (float)(packed ^ single) + (float)(made >> 62);
   }
 }
