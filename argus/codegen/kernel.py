@@ -21,7 +21,7 @@ from .errors import CodegenError
 from .lower.structure import lower_block
 from .values import C_ELEMENT, TensorParam
 
-HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_descriptor.cuh", "argus_exchange.cuh", "argus_fence.cuh", "argus_math.cuh",
+HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_descriptor.cuh", "argus_exchange.cuh", "argus_fence.cuh", "argus_ldmatrix.cuh", "argus_math.cuh",
            "argus_mbarrier.cuh", "argus_reduce.cuh", "argus_regs.cuh", "argus_tma.cuh", "argus_wgmma.cuh")
 REGISTER_FILE = 65536
 SMEM_LIMIT = 227 * 1024
@@ -111,7 +111,9 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
             args.append(f"const int {p.name}")
         else:
             args.append(f"const __grid_constant__ argus::TensorMap {p.name}")
-    bounds = f"__launch_bounds__({block})"
+    # one block per SM as the register budget: ptxas may use up to 65536 / block registers
+    # a thread (with no minimum, it aims at occupancy and spills fragment-heavy kernels)
+    bounds = f"__launch_bounds__({block}, 1)"
     if kernel.launch.roles:
         # one block per SM; the registers each thread starts with must lie between the
         # smallest and the largest role budget (setmaxnreg.dec lowers, .inc raises or

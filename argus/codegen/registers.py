@@ -101,13 +101,18 @@ class RegisterLayout:
     def coords(self, axis: int) -> np.ndarray:
         return self.table.rows if axis == 0 else self.table.cols
 
+    @property
+    def warp_atom(self) -> bool:
+        """A warp layout (ldmatrix/stmatrix): every warp of the warpgroup holds a copy."""
+        return self.name.startswith(("ldmatrix", "stmatrix"))
+
     def coord(self, axis: int, v: str) -> str:
         """C expression of the logical coordinate `axis` of register `v` of this thread."""
         table = self.coords(axis)
         thread = table[:, 0] - table[0, 0]
         value = table[0, :]
         if np.array_equal(table, thread[:, None] + value[None, :]):
-            t_expr = bit_linear(thread, LANE)
+            t_expr = bit_linear(thread, f"({LANE} % 32)" if self.warp_atom else LANE)
             if t_expr is not None:
                 v_expr = index_expr(value, v)
                 if t_expr == "0":
@@ -131,6 +136,8 @@ class RegisterLayout:
     def held_guard(self) -> str | None:
         """The condition for this thread to hold registers at all (a `blocked` layout of
         fewer elements than the warpgroup's threads leaves the others empty)."""
+        if self.warp_atom:
+            return None
         return None if self.threads >= WARPGROUP else f"{LANE} < {self.threads}"
 
     def owner_guard(self) -> str | None:
@@ -149,7 +156,8 @@ class RegisterLayout:
         if np.any(holders != 1 << bin(mask).count("1")):
             raise CodegenError(f"layout {self.name} over {self.shape} replicates elements in "
                                "a pattern the backend cannot store from")
-        guards = [g for g in (self.held_guard(),
+        first = f"{LANE} < 32" if self.warp_atom else self.held_guard()
+        guards = [g for g in (first,
                               f"({LANE} & {mask}) == 0" if mask else None) if g]
         return " && ".join(guards) or None
 

@@ -46,15 +46,17 @@ __device__ __forceinline__ float round_f16(float x) {
 }  // namespace argus
 
 // ---- transcendental and activation wrappers (math.exp ... math.gelu_tanh of the op table) ----
-// Error bounds are against the correctly rounded fp32 result of the fp32 input, measured
-// exhaustively over all 2^32 inputs on an H200 (tests/codegen/math_ulp.cu); "ftz": results
-// and inputs below 2^-126 are flushed to zero, as ex2/rcp/rsqrt .ftz do. PTX approximations
-// are used where their error is a few ulp over the full range (ex2, rcp, rsqrt); where it is
-// not (tanh.approx: 2^-11 relative; lg2.approx: absolute 2^-22 near 1, unbounded in ulp) the
-// CUDA math library's function is called instead.
+// Error bounds: the largest distance, in ulp, from the correctly rounded fp32 result of the
+// fp32 input, measured over ALL 2^32 inputs on an H200 by tests/codegen/math_ulp.cu (float64
+// reference; denormal inputs excluded and denormal results not counted: ".ftz" wrappers flush
+// both to zero). PTX approximations are used where their error is a few ulp over the whole
+// range (ex2, rcp, rsqrt); where it is not, the CUDA math library's function is called
+// instead: lg2.approx is off by 1e7 ulp near x = 1 (absolute error 2^-22, the log -> 0),
+// tanh.approx.f32 by 134 ulp (PTX promises 2^-11 relative).
 namespace argus {
 
-/// 1/x: rcp.approx.ftz.f32 (MUFU.RCP), at most 1 ulp; 1/inf = 0, 1/0 = inf.
+/// 1/x: rcp.approx.ftz.f32 (MUFU.RCP), at most 1 ulp; 1/inf = 0, 1/0 = inf, and a result
+/// below 2^-126 (|x| > 2^126) flushes to 0.
 __device__ __forceinline__ float rcp(float x) {
   float y;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -62,8 +64,8 @@ __device__ __forceinline__ float rcp(float x) {
 }
 
 /// e^x: 2^hi (ex2.approx) times 1 + lo ln2, where hi + lo = x log2(e) to 2^-48 (an fma
-/// recovers the product's rounding error): at most 2 ulp over all x (ftz), where a bare
-/// ex2(x * log2e) would be off by up to 1.2|x| more ulp (CUDA's __expf); exp(-inf) = 0.
+/// recovers the product's rounding error): at most 2.54 ulp over all x, where a bare
+/// ex2(x * log2e) is off by up to 64 ulp (CUDA's __expf); exp(-inf) = 0, exp(inf) = inf.
 __device__ __forceinline__ float exp(float x) {
   const float kLog2e = 1.4426950216293335f, kLog2eLo = 1.925963e-8f, kLn2 = 0.6931471824645996f;
   float hi = x * kLog2e;
@@ -72,56 +74,60 @@ __device__ __forceinline__ float exp(float x) {
   return fabsf(hi) < 128.0f ? fmaf(e, lo * kLn2, e) : e;  // |hi| >= 128: 0 or inf (or NaN)
 }
 
-/// ln x: logf of the CUDA math library, at most 1 ulp (lg2.approx * ln2 is not ulp-bounded
-/// near x = 1, where ln x -> 0); ln 0 = -inf, ln of x < 0 = NaN.
+/// ln x: logf of the CUDA math library (a polynomial, no MUFU), at most 0.87 ulp; ln 0 = -inf,
+/// ln of x < 0 is NaN.
 __device__ __forceinline__ float log(float x) { return ::logf(x); }
 
-/// log2 x: log2f of the CUDA math library, at most 1 ulp (see log for why not lg2.approx).
+/// log2 x: log2f of the CUDA math library, at most 0.92 ulp (lg2.approx: see above).
 __device__ __forceinline__ float log2(float x) { return ::log2f(x); }
 
-/// sqrt x: sqrt.rn.f32, IEEE round to nearest (0.5 ulp, the exact answer); sqrt(-0) = -0.
+/// sqrt x: sqrt.rn.f32, IEEE round to nearest (0.5 ulp: correctly rounded); sqrt(-0) = -0.
 __device__ __forceinline__ float sqrt(float x) {
   float y;
   asm("sqrt.rn.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
 
-/// 1/sqrt x: rsqrt.approx.ftz.f32 (MUFU.RSQ), at most 2 ulp (ftz); rsqrt(0) = inf.
+/// 1/sqrt x: rsqrt.approx.ftz.f32 (MUFU.RSQ), at most 1.52 ulp; rsqrt(0) = inf.
 __device__ __forceinline__ float rsqrt(float x) {
   float y;
   asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
 
-/// tanh x: tanhf of the CUDA math library, at most 2 ulp (tanh.approx.f32 is one MUFU.TANH
-/// but only good to 2^-11 relative, about 2^12 ulp: enough for bf16, not for fp32).
+/// tanh x: tanhf of the CUDA math library (ex2, rcp and a polynomial), at most 1.82 ulp.
 __device__ __forceinline__ float tanh(float x) { return ::tanhf(x); }
 
-/// erf x: erff of the CUDA math library, at most 2 ulp.
+/// erf x: erff of the CUDA math library, at most 1.04 ulp.
 __device__ __forceinline__ float erf(float x) { return ::erff(x); }
 
-/// |x| of a float (abs.f32, exact) and of an int.
+/// |x| of a float: abs.f32, exact.
 __device__ __forceinline__ float abs(float x) { return fabsf(x); }
 /// |x| of an int (INT_MIN stays INT_MIN, as in two's complement).
 __device__ __forceinline__ int abs(int x) { return x < 0 ? -x : x; }
 
-/// 1 / (1 + e^-x): argus::exp and rcp, at most 3 ulp (ftz); 0 at -inf, 1 at +inf.
+/// 1 / (1 + e^-x): argus::exp and rcp, at most 3.0 ulp for x >= -1, 4.75 ulp over all x;
+/// 0 at -inf, 1 at +inf.
 __device__ __forceinline__ float sigmoid(float x) { return argus::rcp(1.0f + argus::exp(-x)); }
 
-/// x * sigmoid(x) (SiLU): at most 4 ulp (ftz); NaN at -inf (-inf * 0), as the op table's
-/// x / (1 + e^-x).
+/// x * sigmoid(x) (SiLU): at most 3.46 ulp for x >= -1, 4.05 ulp for x >= -10 (ULP_SILU_80);
+/// for x < -87.3 the reciprocal of 1 + e^-x flushes and the result (under 1e-35) is -0;
+/// NaN at -inf (-inf * 0), as the op table's x / (1 + e^-x).
 __device__ __forceinline__ float silu(float x) { return x * argus::rcp(1.0f + argus::exp(-x)); }
 
-/// GELU x/2 (1 + erf(x / sqrt 2)) as x/2 erfc(-x / sqrt 2) (erfcf of the CUDA math library):
-/// no cancellation for negative x, where 1 + erf(..) would lose every digit; at most 4 ulp for
-/// x >= -4, the error growing as x^2 ulp below (the rounding of x / sqrt 2, amplified by erfc).
+/// GELU x/2 (1 + erf(x / sqrt 2)), as x/2 erfc(-x / sqrt 2) (erfcf of the CUDA math library):
+/// 1 + erf(..) would cancel for negative x (8100 ulp at x = -4). At most 5.0 ulp for x >= -1;
+/// below, the rounding of x / sqrt 2 is amplified by erfc: 19.3 ulp for x >= -4, 86 for
+/// x >= -10, 199 over all x (gelu(-13) is 1e-38); the absolute error is under 4e-7 everywhere.
 __device__ __forceinline__ float gelu(float x) {
   return 0.5f * x * ::erfcf(x * -0.7071067690849304f);
 }
 
 /// GELU, tanh form: x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), computed as the
-/// same x / (1 + e^-2u) (no cancellation for negative x): at most 4 ulp for x >= -4, the error
-/// growing as |x|^3 ulp below (the rounding of u, amplified by e^2u).
+/// same x / (1 + e^-2u) (no cancellation for negative x). At most 3.65 ulp for x >= -1; below,
+/// the rounding of 2u is amplified by e^2u: 19.4 ulp for x >= -4, 210 for x >= -10; for
+/// x < -10 (results under 1e-37) e^-2u overflows and the result is -0. The absolute error is
+/// under 6e-7 everywhere.
 __device__ __forceinline__ float gelu_tanh(float x) {
   const float kK = 1.5957691669464111f, kKc = 0.07135481387376785f;  // 2 sqrt(2/pi), * 0.044715
   return x * argus::rcp(1.0f + argus::exp(-x * fmaf(kKc, x * x, kK)));

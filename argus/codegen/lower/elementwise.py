@@ -133,7 +133,7 @@ def _consumers(ctx, value):
             stack.extend(region.ops)
 
 
-DEFERRED = ("store", "tma.store", "atomic.add", "frag.slice")
+DEFERRED = ("store", "tma.store", "atomic.add", "frag.slice", "tag.assert", "tag.assume")
 
 
 def _cast(ctx, op):

@@ -6,9 +6,10 @@ register of the same thread that holds that row (NaN if the thread holds none); 
 scalar is broadcast. Two 2-D fragments of different layouts cannot be combined register
 by register: that is an error naming the op. Row reductions combine the threads that
 share a row (the quad shuffle) and leave the result in every thread holding that row;
-convert_layout renames registers within each thread and fetches nothing from other
-threads (an element held by another thread reads NaN: a wrong conversion is a wrong
-answer, never a silent fix-up).
+convert_layout renames registers within each thread where every thread already holds
+what it needs, and otherwise exchanges the values through the warpgroup (as the backend
+does, through shared memory): each result register reads its element from the thread
+that holds it; an element no thread of the source holds reads NaN.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from argus.ir.types import FragmentType
 
 from ..errors import InterpretError
 from ..machine import RegisterFragment
-from ..ops.math import _BINARY, _CMP, _UNARY
+from ..ops.math import _BINARY, _CMP, _UNARY, reduce_rows
 from ..ops._rule import pure
 from ..values import round_to
 from .fraglayout import layout_of
@@ -113,14 +114,7 @@ def _cmp(agent, op, args):
 @pure
 def _reduce_row(agent, op, args):
     src_layout, data = _layout_and_data(args[0])
-    x = src_layout.to_logical(data)
-    kind = op.attrs["kind"]
-    if kind == "max":
-        r = x.max(axis=-1)
-    elif kind == "sum":
-        r = x.sum(axis=-1, dtype=np.float32)
-    else:
-        raise ValueError(f"unknown row reduction {kind!r}; use max or sum")
+    r = reduce_rows(op, src_layout.to_logical(data))
     out = layout_of(op.result.type)
     return Regs(out, round_to(out.from_logical(r), op.result.type.dtype))
 
@@ -130,11 +124,10 @@ def _convert(agent, op, args):
     src_layout, data = _layout_and_data(args[0])
     out = layout_of(op.result.type)
     slots = out.thread_slots(src_layout)
-    if data.shape[0] != slots.shape[0]:
-        got = np.full(slots.shape, np.nan, np.float32)
-    else:
-        got = np.take_along_axis(np.asarray(data, np.float32), np.maximum(slots, 0), axis=1)
-    return Regs(out, np.where(slots >= 0, got, np.float32(np.nan)))
+    if data.shape[0] == slots.shape[0] and np.all(slots >= 0):     # registers renamed
+        return Regs(out, np.take_along_axis(np.asarray(data, np.float32), slots, axis=1))
+    # an exchange across the warpgroup's threads (codegen: through shared memory)
+    return Regs(out, out.from_logical(src_layout.to_logical(data)))
 
 
 @pure
