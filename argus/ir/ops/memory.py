@@ -5,11 +5,11 @@ from .spec import FRAG, GTILE, SCALAR, STILE, arg, op
 
 SPECS = [
     op("tile", "memory", arg("tensor", "GlobalTensorType"), arg("coords", *SCALAR, variadic=True),
-       results=1, doc="the box attrs.box of a tensor at tile coordinates"),
+       results=1, view=True, doc="the box attrs.box of a tensor at tile coordinates"),
     op("smem.alloc", "memory", results=1),
     op("smem.stage", "memory", arg("buffer", "SmemBufferType"), arg("stage", *SCALAR), results=1),
     op("smem.tile", "memory", arg("view", *STILE), arg("coords", *SCALAR, variadic=True),
-       results=1),
+       results=1, view=True),
     op("frag.alloc", "memory", results=1, doc="attrs: shape, dtype, layout, init"),
     op("frag.slice", "memory", arg("x", *FRAG), arg("block", *SCALAR), results=1,
        doc="columns block * attrs.box[1] .. of a wgmma accumulator, itself an accumulator"),
@@ -23,7 +23,7 @@ SPECS = [
        "columns at column tile col"),
     op("gather.tma", "memory", arg("dst", *STILE), arg("src", "GlobalTensorType"),
        arg("rows", "IndexVectorType"), arg("col", *SCALAR), arg("bar", "BarrierType"),
-       writes=("dst",), asynchronous=True),
+       reads=("src",), writes=("dst",), asynchronous=True, proxy="async", completes="mbarrier:bar"),
     op("scatter.store", "memory", arg("dst", "GlobalTensorType"), arg("rows", "IndexVectorType"),
        arg("col", *SCALAR), arg("src", *FRAG), writes=("dst",)),
     op("atomic.add", "memory", arg("dst", *GTILE), arg("src", *FRAG), writes=("dst",)),

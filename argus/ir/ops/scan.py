@@ -12,7 +12,7 @@ SPECS = [
     op("indices.round_up", "math", arg("v", "IndexVectorType"), results=1,
        doc="each entry rounded up to a multiple of attrs.multiple"),
     op("segment", "memory", arg("tensor", "GlobalTensorType"), arg("start", *SCALAR),
-       arg("rows", *SCALAR), results=1,
+       arg("rows", *SCALAR), results=1, view=True,
        doc="rows [start, start + rows) of tensor as a tensor; boxes past its last row read "
        "zeros and are not written (tail rows masked); coordinates name the tensor's rows"),
 ]

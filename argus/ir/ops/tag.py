@@ -8,10 +8,10 @@ ANY = ("FragmentType", "SmemTileType", "GlobalTileType", "GlobalTensorType", "Sc
 SPECS = [
     op("tag.add", "tag", arg("x", "FragmentType", "SmemTileType"),
        arg("fields", "ScalarType", "FragmentType", "imm", variadic=True), results=1,
-       doc="attrs: names; the result holds x's data with extra tag fields"),
-    op("tag.assert", "tag", arg("values", *ANY, variadic=True),
+       view=True, doc="attrs: names; the result holds x's data with extra tag fields"),
+    op("tag.assert", "tag", arg("values", *ANY, variadic=True), view=True,
        doc="attrs: pred (a TagExpr over values), text"),
-    op("tag.assume", "tag", arg("values", *ANY, variadic=True),
+    op("tag.assume", "tag", arg("values", *ANY, variadic=True), view=True,
        doc="attrs: pred (tag(x).field == expr conjunctions), text; the verifier takes it as "
        "given for every element of x (e.g. the experts a router sorted rows by)"),
 ]
