@@ -141,9 +141,20 @@ class Header:
         """The source of `node` with compile-time constants substituted (for the launch
         summary); names that are not constants are kept as written."""
         fx = self.fx
+        # inside a helper, its parameters and locals stand for the caller's values: a
+        # compile-time one is substituted, a runtime one is named as the IR names it
+        local = {} if not getattr(fx, "frames", None) else \
+            {k: v for scope in fx.scopes for k, v in scope.items()}
 
         class Fold(ast.NodeTransformer):
             def visit_Name(self, n):
+                if n.id in local:
+                    v = local[n.id]
+                    if isinstance(v, Value):
+                        return ast.Name(v.name, ast.Load())
+                    if isinstance(v, (int, float, str)):
+                        return ast.Constant(v)
+                    return n
                 return ast.Constant(fx.constants[n.id]) if n.id in fx.constants else n
         return ast.unparse(Fold().visit(ast.parse(ast.unparse(node), mode="eval").body))
 

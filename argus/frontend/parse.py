@@ -14,7 +14,8 @@ from argus.ir.nodes import Kernel, Loc
 from .barrier_checks import check_barriers
 from .errors import DSLError
 from .header import kernel_decorator
-from .visitor import KernelVisitor
+from .helpers import ModuleFunctions, read_module
+from .visitor import SURFACE, KernelVisitor
 
 
 def _module_constants(tree: ast.Module, filename: str) -> dict[str, Any]:
@@ -72,19 +73,26 @@ def parse_source(source: str, filename: str = "<string>",
         raise DSLError(f"syntax error: {e.msg}", Loc(filename, e.lineno or 1, e.offset or 1),
                        "fix the Python syntax", (e.text or "")) from None
     lines = source.splitlines()
-    consts = _module_constants(tree, filename)
+    module = _module_constants(tree, filename)
+    consts = dict(module)
     consts.update(overrides or {})
+    # helpers see the module's constants (specialised by the overrides), not a kernel's
+    # const parameters or shape symbols: what they need of those is passed to them
+    functions = read_module(tree, filename, lines, {k: consts[k] for k in module}, SURFACE)
     kernels: dict[str, Kernel] = {}
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and kernel_decorator(node) is not None:
-            kernels[node.name] = compile_function(node, filename, lines, consts, overrides)
+        if isinstance(node, ast.FunctionDef) and kernel_decorator(node) is not None \
+                and node.name not in functions.helpers:
+            kernels[node.name] = compile_function(node, filename, lines, consts, overrides,
+                                                  functions)
     return kernels
 
 
 def compile_function(fn: ast.FunctionDef, filename: str, lines: list[str],
-                     consts: dict[str, Any], overrides: dict[str, Any] | None = None) -> Kernel:
+                     consts: dict[str, Any], overrides: dict[str, Any] | None = None,
+                     functions: ModuleFunctions | None = None) -> Kernel:
     try:
-        visitor = KernelVisitor(fn, filename, lines, consts)
+        visitor = KernelVisitor(fn, filename, lines, consts, functions)
         visitor.overrides = dict(overrides or {})
         kernel = visitor.kernel()
     except RecursionError:

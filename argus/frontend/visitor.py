@@ -19,6 +19,7 @@ from argus.ir.types import (DTYPES, INDEX, PRED, BarrierArrayType, BarrierType, 
 from .builder import Builder
 from .errors import DSLError
 from .header import Header, kernel_decorator, surface_name
+from .helpers import Frame, Helper, ModuleFunctions, bind_arguments, call_notes, fill_defaults
 from .rules import RULES, Args
 from .rules.base import describe
 from .rules.math import elementwise
@@ -46,8 +47,9 @@ UNSUPPORTED_STMT = {
     ast.Global: "kernels cannot rebind module names",
     ast.Nonlocal: "kernels cannot rebind outer names",
     ast.Delete: "values live until the end of their region",
-    ast.FunctionDef: "define helpers as separate kernels or inline them",
-    ast.AsyncFunctionDef: "define helpers at module level",
+    ast.FunctionDef: "define helpers at module level, marked @helper; kernels call them "
+                     "like functions and Argus inlines them",
+    ast.AsyncFunctionDef: "define helpers at module level, marked @helper",
     ast.ClassDef: "define classes at module level",
     ast.Break: "loops run their full range; use `if` inside the body",
     ast.Continue: "use `if` around the rest of the body",
@@ -74,9 +76,12 @@ UNSUPPORTED_EXPR = {
 
 class KernelVisitor:
     def __init__(self, fn: ast.FunctionDef, filename: str, lines: list[str],
-                 module_constants: dict[str, Any]):
+                 module_constants: dict[str, Any], functions: ModuleFunctions | None = None):
         self.fn, self.filename, self.lines = fn, filename, lines
         self.constants: dict[str, Any] = dict(module_constants)
+        self.functions = functions or ModuleFunctions()
+        self.helpers: dict[str, Helper] = self.functions.helpers
+        self.frames: list[Frame] = []     # the helper calls being inlined, outermost first
         self.b = Builder()
         self.scopes: list[dict[str, Any]] = [{}]
         self.in_role = False
@@ -95,7 +100,7 @@ class KernelVisitor:
         line = self.lines[loc.line - 1] if 0 < loc.line <= len(self.lines) else ""
         # every diagnostic says where to look for the fix, even one without its own hint
         return DSLError(message, loc, hint or "docs/dsl.md lists what a kernel may contain "
-                        "and what each argus.lang function takes", line)
+                        "and what each argus.lang function takes", line, call_notes(self.frames))
 
     def emit(self, opcode, operands, node, result=None, attrs=None, regions=()):
         op = self.b.emit(opcode, operands, self.loc(node), result, attrs, regions=regions)
@@ -127,9 +132,14 @@ class KernelVisitor:
             return DTYPES[name]
         if name == "inf":
             return float("inf")
-        if name in SURFACE or name in ("range", "kernel"):
+        if name in self.helpers:
+            raise self.error(node, f"{name} is a helper, not a value",
+                             f"call it: {name}(...); a helper is inlined where it is called, "
+                             "so it cannot be passed, stored or returned")
+        if name in SURFACE or name in ("range", "kernel", "helper"):
             raise self.error(node, f"{name} is a function", f"call it: {name}(...)")
-        known = [n for s in self.scopes for n in s] + list(self.constants) + list(SURFACE)
+        known = [n for s in self.scopes for n in s] + list(self.constants) + list(SURFACE) + \
+            list(self.helpers)
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"did you mean {close[0]!r}?" if close else \
             "define it before use, as a parameter, a const parameter or a module constant"
@@ -141,6 +151,8 @@ class KernelVisitor:
             raise self.error(node, f"{name!r} is already bound; names in a kernel are "
                              "single-assignment", "use a new name, or assign(frag, value) to "
                              "update a loop-carried fragment")
+        if name in self.helpers:
+            raise self.error(node, f"{name!r} is the name of a helper", "use a new name")
         if isinstance(value, Value):
             value = self.b.rename(value, name)
         self.scopes[-1][name] = value
@@ -194,10 +206,10 @@ class KernelVisitor:
             raise self.error(node, "chained assignment is not supported", "bind one name")
         target = node.targets[0]
         if isinstance(target, ast.Name):
-            self.bind(target, self.expr(node.value))
+            self.bind(target, self._returned(node.value, self.expr(node.value)))
             return
         if isinstance(target, ast.Tuple) and all(isinstance(t, ast.Name) for t in target.elts):
-            value = self.expr(node.value)
+            value = self._returned(node.value, self.expr(node.value))
             if not isinstance(value, tuple) or len(value) != len(target.elts):
                 raise self.error(node.value, f"cannot unpack {describe(value)} into "
                                  f"{len(target.elts)} names")
@@ -540,9 +552,16 @@ class KernelVisitor:
 
     def expr_Call(self, node: ast.Call):
         name = surface_name(node.func)
-        if name == self.fn.name:
+        if isinstance(node.func, ast.Name) and name in self.helpers \
+                and not any(name in s for s in self.scopes):
+            return self.inline(node, self.helpers[name])
+        if name == self.fn.name and not self.frames:
             raise self.error(node, f"recursion: kernel {name} calls itself",
                              "kernels cannot call kernels; write the loop explicitly")
+        if isinstance(node.func, ast.Name) and name in self.functions.kernels:
+            raise self.error(node, f"kernel {name} cannot be called from a kernel",
+                             "a kernel is launched, not called; put the code both kernels "
+                             "share in a module-level @helper and call that")
         if name == "tag_assert":
             return self._tag_assert(node)
         if name == "assume" and _names_tags(node):
@@ -551,11 +570,54 @@ class KernelVisitor:
             if isinstance(node.func, ast.Attribute):
                 self.expr_Attribute(node.func)
             hint = "kernels can only call Argus surface functions (argus.lang)"
-            close = difflib.get_close_matches(name or "", list(RULES), n=1)
+            if isinstance(node.func, ast.Name) and name in self.functions.plain:
+                hint = (f"{name} is a plain Python function, which kernels cannot run: mark it "
+                        f"@helper to inline it where it is called")
+            close = difflib.get_close_matches(name or "", list(RULES) + list(self.helpers), n=1)
             if close:
                 hint = f"did you mean {close[0]}(...)? " + hint
             raise self.error(node, f"unknown function {ast.unparse(node.func)!r}", hint)
         return RULES[name](self, Args(self, node, name, self.bind_call(node, name)))
+
+    # ---- helpers ------------------------------------------------------------------------
+    def inline(self, node: ast.Call, h: Helper):
+        """The helper's body, emitted here with its parameters bound to the call's arguments,
+        in a scope of its own (its parameters and its module's constants); the value of its
+        final `return`, if any."""
+        chain = [f.helper.name for f in self.frames]
+        if h.name in chain:
+            cycle = " -> ".join(chain[chain.index(h.name):] + [h.name])
+            what = f"helper {h.name} calls itself" if cycle == f"{h.name} -> {h.name}" \
+                else f"helpers call each other ({cycle})"
+            raise self.error(node, f"recursion: {what}", "helpers are inlined at parse time, "
+                             "so none may reach itself again; write the repetition as a loop")
+        bound = bind_arguments(self, node, h)
+        caller = f"helper {self.frames[-1].helper.name}" if self.frames else \
+            f"kernel {self.fn.name}"
+        loc = self.loc(node)
+        line = self.lines[loc.line - 1] if 0 < loc.line <= len(self.lines) else ""
+        saved = self.scopes, self.constants, self.filename, self.lines
+        self.frames.append(Frame(h, loc, caller, line))
+        self.scopes, self.constants = [{}], dict(h.constants)
+        self.filename, self.lines = h.filename, h.lines
+        try:
+            self.scopes[0].update(fill_defaults(self, h, bound))
+            self.statements(h.body)
+            if h.returns is None or h.returns.value is None:
+                return None
+            return self.expr(h.returns.value)
+        finally:
+            self.frames.pop()
+            self.scopes, self.constants, self.filename, self.lines = saved
+
+    def _returned(self, node: ast.AST, value):
+        """`value`, checked when `node` is a helper call whose result is bound."""
+        if value is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in self.helpers and not any(node.func.id in s
+                                                             for s in self.scopes):
+            raise self.error(node, f"helper {node.func.id} returns no value",
+                             "end the helper with `return value` (or call it as a statement)")
+        return value
 
     def _tag_assume(self, node: ast.Call):
         """assume(tag(x).f == expr): a fact about the tags of x's elements (e.g. the expert

@@ -24,14 +24,19 @@ Two compile-time choices (module constants, specialised by argus.ops like DT and
   the previous store has read it); "tma_chunks" does the same through two 64-column
   buffers in turn (32 KB instead of the tile's 64 KB at BN = 256, which leaves room for a
   fourth stage of the ring), each written once the store before the newest has read it.
+
+The two kernels share the ring's barriers (ring_barriers, start_together), the producer
+warpgroup (producer: it loads B's tile as the layout says) and the block epilogue
+(store_in_blocks): @helper functions, inlined where the kernels call them, so each kernel
+keeps only its B layout, its consumer warpgroups and the other epilogues.
 """
 
 from argus.lang import (Tensor, arrive, assign, assume, cast, cluster_rank, cluster_sync, const,
                         coord, elect_one, expect_tx, fence_mbarrier_init, fence_proxy_async,
-                        fp32, fragment, kernel, mbarrier, mbarrier_init, named_barrier, nbytes,
-                        role, schedule, smem, store, sync_block, tag, tag_assert, tile, tma_load,
-                        tma_store, tma_store_commit, tma_store_wait, wait, warpgroup_index,
-                        wgmma, wgmma_commit, wgmma_fence, wgmma_wait)
+                        fp32, fragment, helper, kernel, mbarrier, mbarrier_init, named_barrier,
+                        nbytes, role, schedule, smem, store, sync_block, tag, tag_assert, tile,
+                        tma_load, tma_store, tma_store_commit, tma_store_wait, wait,
+                        warpgroup_index, wgmma, wgmma_commit, wgmma_fence, wgmma_wait)
 
 DT = "bf16"
 BLOCKS = 132     # one persistent block per SM of an H200
@@ -40,6 +45,93 @@ CM = 1           # blocks per cluster along M (2: B tiles multicast to both)
 WG = 2           # consumer warpgroups, 64 rows of the tile each (BM = 64 * WG)
 CONSUMERS = (1, 2)          # their warpgroup indices (specialised with WG)
 EPILOGUE = "direct"         # or "smem_tma", "tma_chunks"
+
+
+@helper
+def ring_barriers(S):
+    """The ring's barriers, initialised by one thread: full[s] completes when both tiles of
+    stage s have landed (the producer's expect_tx, then TMA), empty[s] when every consumer
+    warpgroup that reads it (of every block it feeds, in a cluster) has released it."""
+    full = mbarrier(S)
+    empty = mbarrier(S)
+    with elect_one("block"):
+        for s in range(S):
+            mbarrier_init(full[s], 1)
+            mbarrier_init(empty[s], WG * CM)    # the consumers of every block it feeds
+    fence_mbarrier_init()
+    return full, empty
+
+
+@helper
+def start_together():
+    """No block waits on a barrier before every block (of its cluster) has initialised its
+    own; the block's rank in its cluster (0 without one)."""
+    if CM > 1:
+        rank = cluster_rank()
+        cluster_sync()
+    else:
+        rank = 0
+        sync_block()
+    return rank
+
+
+@helper
+def producer(A, B, a_s, b_s, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, b_major):
+    """Warpgroup 0: for every tile of the (cluster) walk and k-step, wait until the consumers
+    have released the step's stage, then load A's and B's tiles into it by TMA."""
+    with role("producer", warpgroups=(0,), regs=40):
+        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
+                                  order="grouped", group=GROUP, by="cluster"):
+            tm = cm * CM + rank
+            for k in range(KT):
+                g = i * KT + k
+                s = g % S
+                wait(empty[s], ((g // S) & 1) ^ 1)
+                with elect_one():
+                    expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
+                    tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
+                    # B's tile: N x K (b_major "k", gemm_nt) or K x N ("mn", gemm_nn); in a
+                    # cluster, this block's band of the shared tile, into every block's stage
+                    if CM == 1 and b_major == "k":
+                        tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])
+                    elif CM == 1:
+                        tma_load(b_s[s], tile(B, (BK, BN), (k, tn)), full[s])
+                    elif b_major == "k":
+                        tma_load(tile(b_s[s], (BN // CM, BK), (rank, 0)), tile(B, (BN // CM, BK), (tn * CM + rank, k)), full[s],
+                                 multicast=(1 << CM) - 1)
+                    else:
+                        tma_load(tile(b_s[s], (BK // CM, BN), (rank, 0)), tile(B, (BK // CM, BN), (k * CM + rank, tn)), full[s],
+                                 multicast=(1 << CM) - 1)
+
+
+@helper
+def store_in_blocks(C, c0, c1, out, tm, tn, wg, BM, BN):
+    """EPILOGUE="tma_chunks": the consumers' BM x BN tile `out` into C in 64-column blocks,
+    through the two 64-column buffers in turn (each TMA-stored by one thread)."""
+    for h in range(BN // 128):
+        # column block 2h through c0, 2h + 1 through c1: each buffer is written
+        # once the store before the newest (the last one from it) has read it
+        if wg == 0:
+            with elect_one():
+                tma_store_wait(1)
+        named_barrier(1, 128 * WG)
+        store(tile(c0[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h)))
+        fence_proxy_async()
+        named_barrier(1, 128 * WG)
+        if wg == 0:
+            with elect_one():
+                tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h)), c0[0])
+                tma_store_commit()
+                tma_store_wait(1)
+        named_barrier(1, 128 * WG)
+        store(tile(c1[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h + 1)))
+        fence_proxy_async()
+        named_barrier(1, 128 * WG)
+        if wg == 0:
+            with elect_one():
+                tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h + 1)),
+                          c1[0])
+                tma_store_commit()
 
 
 @kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(CM, 1, 1))
@@ -57,37 +149,10 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
         # two 64-column blocks of the epilogue tile, stored by TMA in turn
         c0 = smem(DT, (BM, 64), swizzle="128B")
         c1 = smem(DT, (BM, 64), swizzle="128B")
-    full = mbarrier(S)
-    empty = mbarrier(S)
-    with elect_one("block"):
-        for s in range(S):
-            mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], WG * CM)    # the consumers of every block it feeds
-    fence_mbarrier_init()
-    if CM > 1:
-        rank = cluster_rank()
-        cluster_sync()
-    else:
-        rank = 0
-        sync_block()
+    full, empty = ring_barriers(S)
+    rank = start_together()
 
-    with role("producer", warpgroups=(0,), regs=40):
-        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
-                                  order="grouped", group=GROUP, by="cluster"):
-            tm = cm * CM + rank
-            for k in range(KT):
-                g = i * KT + k
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
-                    expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
-                    tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
-                    if CM > 1:
-                        # this block's band of the shared B tile, into every block's stage
-                        tma_load(tile(b_s[s], (BN // CM, BK), (rank, 0)), tile(B, (BN // CM, BK), (tn * CM + rank, k)), full[s],
-                                 multicast=(1 << CM) - 1)
-                    else:
-                        tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])
+    producer(A, B, a_s, b_s, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, b_major="k")
 
     with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
@@ -136,30 +201,7 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
                         tma_store(tile(C, (BM, BN), (tm, tn)), c_s[0])
                         tma_store_commit()
             elif EPILOGUE == "tma_chunks":
-                for h in range(BN // 128):
-                    # column block 2h through c0, 2h + 1 through c1: each buffer is written
-                    # once the store before the newest (the last one from it) has read it
-                    if wg == 0:
-                        with elect_one():
-                            tma_store_wait(1)
-                    named_barrier(1, 128 * WG)
-                    store(tile(c0[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h)))
-                    fence_proxy_async()
-                    named_barrier(1, 128 * WG)
-                    if wg == 0:
-                        with elect_one():
-                            tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h)), c0[0])
-                            tma_store_commit()
-                            tma_store_wait(1)
-                    named_barrier(1, 128 * WG)
-                    store(tile(c1[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h + 1)))
-                    fence_proxy_async()
-                    named_barrier(1, 128 * WG)
-                    if wg == 0:
-                        with elect_one():
-                            tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h + 1)),
-                                      c1[0])
-                            tma_store_commit()
+                store_in_blocks(C, c0, c1, out, tm, tn, wg, BM, BN)
             else:
                 store(dst, out)
         if EPILOGUE != "direct":
@@ -185,37 +227,10 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
         # two 64-column blocks of the epilogue tile, stored by TMA in turn
         c0 = smem(DT, (BM, 64), swizzle="128B")
         c1 = smem(DT, (BM, 64), swizzle="128B")
-    full = mbarrier(S)
-    empty = mbarrier(S)
-    with elect_one("block"):
-        for s in range(S):
-            mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], WG * CM)    # the consumers of every block it feeds
-    fence_mbarrier_init()
-    if CM > 1:
-        rank = cluster_rank()
-        cluster_sync()
-    else:
-        rank = 0
-        sync_block()
+    full, empty = ring_barriers(S)
+    rank = start_together()
 
-    with role("producer", warpgroups=(0,), regs=40):
-        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
-                                  order="grouped", group=GROUP, by="cluster"):
-            tm = cm * CM + rank
-            for k in range(KT):
-                g = i * KT + k
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
-                    expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
-                    tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
-                    if CM > 1:
-                        # this block's band of the shared B tile, into every block's stage
-                        tma_load(tile(b_s[s], (BK // CM, BN), (rank, 0)), tile(B, (BK // CM, BN), (k * CM + rank, tn)), full[s],
-                                 multicast=(1 << CM) - 1)
-                    else:
-                        tma_load(b_s[s], tile(B, (BK, BN), (k, tn)), full[s])
+    producer(A, B, a_s, b_s, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, b_major="mn")
 
     with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
@@ -264,30 +279,7 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
                         tma_store(tile(C, (BM, BN), (tm, tn)), c_s[0])
                         tma_store_commit()
             elif EPILOGUE == "tma_chunks":
-                for h in range(BN // 128):
-                    # column block 2h through c0, 2h + 1 through c1: each buffer is written
-                    # once the store before the newest (the last one from it) has read it
-                    if wg == 0:
-                        with elect_one():
-                            tma_store_wait(1)
-                    named_barrier(1, 128 * WG)
-                    store(tile(c0[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h)))
-                    fence_proxy_async()
-                    named_barrier(1, 128 * WG)
-                    if wg == 0:
-                        with elect_one():
-                            tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h)), c0[0])
-                            tma_store_commit()
-                            tma_store_wait(1)
-                    named_barrier(1, 128 * WG)
-                    store(tile(c1[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h + 1)))
-                    fence_proxy_async()
-                    named_barrier(1, 128 * WG)
-                    if wg == 0:
-                        with elect_one():
-                            tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h + 1)),
-                                      c1[0])
-                            tma_store_commit()
+                store_in_blocks(C, c0, c1, out, tm, tn, wg, BM, BN)
             else:
                 store(dst, out)
         if EPILOGUE != "direct":

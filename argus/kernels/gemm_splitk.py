@@ -10,7 +10,7 @@ Correct on the interpreter; generated and SASS-checked; not yet timed on the H20
 """
 
 from argus.lang import (Tensor, arrive, assign, assume, atomic_add, const, coord, elect_one,
-                        expect_tx, fence_mbarrier_init, fp32, fragment, kernel, mbarrier,
+                        expect_tx, fence_mbarrier_init, fp32, fragment, helper, kernel, mbarrier,
                         mbarrier_init, nbytes, role, schedule, smem, sync_block, tag,
                         tag_assert, tile, tma_load, wait, warpgroup_index, wgmma, wgmma_commit,
                         wgmma_fence, wgmma_wait)
@@ -18,6 +18,74 @@ from argus.lang import (Tensor, arrive, assign, assume, atomic_add, const, coord
 DT = "bf16"
 BLOCKS = 132
 ACC = "wgmma_acc_m64n256"
+
+
+@helper
+def ring_barriers(S):
+    """The ring's barriers, initialised by one thread, before any thread waits: full[s]
+    completes when both tiles of stage s have landed, empty[s] when both consumer
+    warpgroups have released it."""
+    full = mbarrier(S)
+    empty = mbarrier(S)
+    with elect_one("block"):
+        for s in range(S):
+            mbarrier_init(full[s], 1)
+            mbarrier_init(empty[s], 2)
+    fence_mbarrier_init()
+    sync_block()
+    return full, empty
+
+
+@helper
+def producer(A, B, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major):
+    """Warpgroup 0: for every (split, tile) work item and each of its KS k-steps, wait until
+    the step's stage is free, then load A's and B's tiles into it by TMA."""
+    with role("producer", warpgroups=(0,), regs=40):
+        for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
+                                      order="row_major"):
+            for kk in range(KS):
+                k = ks * KS + kk
+                g = i * KS + kk
+                s = g % S
+                wait(empty[s], ((g // S) & 1) ^ 1)
+                with elect_one():
+                    expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
+                    tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
+                    if b_major == "k":      # B is N x K
+                        tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])
+                    else:                   # B is K x N
+                        tma_load(b_s[s], tile(B, (BK, BN), (k, tn)), full[s])
+
+
+@helper
+def consumer(W, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major):
+    """Warpgroups 1 and 2, 64 rows of the tile each: accumulate the split's KS k-steps with
+    wgmma, then add the partial sums into the workspace."""
+    with role("consumer", warpgroups=(1, 2), regs=232):
+        wg = warpgroup_index()
+        acc = fragment(fp32, (64, BN), ACC, init=0.0)
+        for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
+                                      order="row_major"):
+            assign(acc, 0.0)
+            for kk in range(KS):
+                k = ks * KS + kk
+                g = i * KS + kk
+                s = g % S
+                wait(full[s], (g // S) & 1)
+                wgmma_fence()
+                wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s], b_major=b_major)
+                wgmma_commit()
+                # keep this step's wgmma in flight; the previous one is done: free its stage
+                wgmma_wait(1)
+                if kk > 0:
+                    with elect_one():
+                        arrive(empty[(g - 1) % S])
+            wgmma_wait(0)
+            with elect_one():
+                arrive(empty[(i * KS + KS - 1) % S])
+            dst = tile(W, (64, BN), (tm * 2 + wg, tn))
+            tag_assert(tag(acc).row == coord(dst)[0] and tag(acc).col == coord(dst)[1])
+            atomic_add(dst, acc)     # W starts at zero; the SPLIT partial sums meet here
 
 
 @kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
@@ -29,53 +97,9 @@ def gemm_nt_splitk(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], W: Tensor["
     KS = (KT + SPLIT - 1) // SPLIT   # k-steps per split; past K the TMA boxes read zeros
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
     b_s = smem(DT, (BN, BK), stages=S, swizzle="128B")
-    full = mbarrier(S)
-    empty = mbarrier(S)
-    with elect_one("block"):
-        for s in range(S):
-            mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], 2)
-    fence_mbarrier_init()
-    sync_block()
-
-    with role("producer", warpgroups=(0,), regs=40):
-        for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
-                                      order="row_major"):
-            for kk in range(KS):
-                k = ks * KS + kk
-                g = i * KS + kk
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
-                    expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
-                    tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
-                    tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])
-
-    with role("consumer", warpgroups=(1, 2), regs=232):
-        wg = warpgroup_index()
-        acc = fragment(fp32, (64, BN), ACC, init=0.0)
-        for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
-                                      order="row_major"):
-            assign(acc, 0.0)
-            for kk in range(KS):
-                k = ks * KS + kk
-                g = i * KS + kk
-                s = g % S
-                wait(full[s], (g // S) & 1)
-                wgmma_fence()
-                wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s])
-                wgmma_commit()
-                # keep this step's wgmma in flight; the previous one is done: free its stage
-                wgmma_wait(1)
-                if kk > 0:
-                    with elect_one():
-                        arrive(empty[(g - 1) % S])
-            wgmma_wait(0)
-            with elect_one():
-                arrive(empty[(i * KS + KS - 1) % S])
-            dst = tile(W, (64, BN), (tm * 2 + wg, tn))
-            tag_assert(tag(acc).row == coord(dst)[0] and tag(acc).col == coord(dst)[1])
-            atomic_add(dst, acc)     # W starts at zero; the SPLIT partial sums meet here
+    full, empty = ring_barriers(S)
+    producer(A, B, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major="k")
+    consumer(W, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major="k")
 
 
 @kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
@@ -87,53 +111,9 @@ def gemm_nn_splitk(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], W: Tensor["
     KS = (KT + SPLIT - 1) // SPLIT   # k-steps per split; past K the TMA boxes read zeros
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
     b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")
-    full = mbarrier(S)
-    empty = mbarrier(S)
-    with elect_one("block"):
-        for s in range(S):
-            mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], 2)
-    fence_mbarrier_init()
-    sync_block()
-
-    with role("producer", warpgroups=(0,), regs=40):
-        for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
-                                      order="row_major"):
-            for kk in range(KS):
-                k = ks * KS + kk
-                g = i * KS + kk
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
-                    expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
-                    tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
-                    tma_load(b_s[s], tile(B, (BK, BN), (k, tn)), full[s])
-
-    with role("consumer", warpgroups=(1, 2), regs=232):
-        wg = warpgroup_index()
-        acc = fragment(fp32, (64, BN), ACC, init=0.0)
-        for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
-                                      order="row_major"):
-            assign(acc, 0.0)
-            for kk in range(KS):
-                k = ks * KS + kk
-                g = i * KS + kk
-                s = g % S
-                wait(full[s], (g // S) & 1)
-                wgmma_fence()
-                wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s], b_major="mn")
-                wgmma_commit()
-                # keep this step's wgmma in flight; the previous one is done: free its stage
-                wgmma_wait(1)
-                if kk > 0:
-                    with elect_one():
-                        arrive(empty[(g - 1) % S])
-            wgmma_wait(0)
-            with elect_one():
-                arrive(empty[(i * KS + KS - 1) % S])
-            dst = tile(W, (64, BN), (tm * 2 + wg, tn))
-            tag_assert(tag(acc).row == coord(dst)[0] and tag(acc).col == coord(dst)[1])
-            atomic_add(dst, acc)     # W starts at zero; the SPLIT partial sums meet here
+    full, empty = ring_barriers(S)
+    producer(A, B, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major="mn")
+    consumer(W, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major="mn")
 
 
 def reference_gemm_nt_splitk(A, B):

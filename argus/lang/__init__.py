@@ -1,7 +1,7 @@
 """The Argus DSL surface: what a kernel author can write. No logic lives here; the
 frontend (argus.frontend) gives these names their meaning when it parses a kernel."""
 
-from .kernel import KernelDef, kernel
+from .kernel import HelperDef, KernelDef, helper, kernel
 from .matrix import ldmatrix, stmatrix
 from .mbarrier import arrive, expect_tx, mbarrier, mbarrier_init, wait
 from .math import (cast, col_of, convert_layout, exp2, maximum, minimum, prefix_sum, row_max,

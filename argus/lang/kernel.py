@@ -1,6 +1,8 @@
-"""`@argus.kernel(grid=..., block=..., cluster=...)`: marks a function as a kernel.
+"""`@argus.kernel(grid=..., block=..., cluster=...)`: marks a function as a kernel;
+`@argus.helper`: marks a module-level function as a device helper, inlined at parse time
+into every kernel (or helper) that calls it.
 
-The function body is never run: the decorator records where the source is, and
+The function bodies are never run: the decorators record where the source is, and
 `KernelDef.ir()` asks the frontend to parse it. The decorator's own arguments are read
 from the source too (they may name the kernel's constants and shape symbols)."""
 
@@ -35,3 +37,25 @@ def kernel(grid=(1,), block=128, cluster=(1, 1, 1)):
         return KernelDef(fn.__name__, inspect.getsourcefile(fn) or "<unknown>", fn,
                          dict(grid=grid, block=block, cluster=cluster))
     return wrap
+
+
+@dataclass
+class HelperDef:
+    name: str
+    file: str
+    function: Any
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"helper {self.name} is not callable from Python: it only has meaning "
+                        "inside an @argus.kernel body (or another helper), where Argus inlines "
+                        "it when it parses the kernel's source")
+
+
+def helper(fn=None):
+    """Declare a device helper: a module-level function whose body is inlined, at parse time,
+    where a kernel (or another helper) calls it. Its parameters are bound to the caller's
+    values (fragments, buffers, barriers, tiles, scalars, constants); the names it binds stay
+    its own; `return` as its last statement hands values back. `@helper` or `@helper()`."""
+    def wrap(f):
+        return HelperDef(f.__name__, inspect.getsourcefile(f) or "<unknown>", f)
+    return wrap if fn is None else wrap(fn)

@@ -68,30 +68,31 @@ def test_verifies_with_no_finding(name, extra):
     assert [str(f) for f in verify(kernel_ir("gemm", name, **cfg))] == []
 
 
-FIRST_WAIT = '''                    if wg == 0:
-                        with elect_one():
-                            tma_store_wait(1)
-                    named_barrier(1, 128 * WG)
-                    store(tile(c0[0]'''
+FIRST_WAIT = '''        if wg == 0:
+            with elect_one():
+                tma_store_wait(1)
+        named_barrier(1, 128 * WG)
+        store(tile(c0[0]'''
 C0_STORE = "store(tile(c0[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h)))"
 C1_STORE = "store(tile(c1[0], (64, 64), (wg, 0)), tile(out, (64, 64), (0, 2 * h + 1)))"
 C1_TMA = "tma_store(tile(C, (BM, 64), (tm, tn * (BN // 64) + 2 * h + 1)),"
 BUGS = {
-    # (text in gemm.py, its replacement, the check, the whole line it names, mutated)
+    # (text in gemm.py's helper store_in_blocks, its replacement, the check, the whole line
+    # it names, mutated)
     "no wait before c0 is written": (
-        FIRST_WAIT, "                    named_barrier(1, 128 * WG)\n"
-        "                    store(tile(c0[0]", "protocol.store-reuse", C0_STORE),
+        FIRST_WAIT, "        named_barrier(1, 128 * WG)\n"
+        "        store(tile(c0[0]", "protocol.store-reuse", C0_STORE),
     "a wait that leaves c0's own store in flight": (
         FIRST_WAIT, FIRST_WAIT.replace("tma_store_wait(1)", "tma_store_wait(2)"),
         "protocol.store-reuse", C0_STORE),
     "no wait before c1 is written": (
-        "tma_store_commit()\n                            tma_store_wait(1)\n",
+        "tma_store_commit()\n                tma_store_wait(1)\n",
         "tma_store_commit()\n", "protocol.store-reuse", C1_STORE),
     "c0's store never committed (it joins c1's group)": (
-        "c0[0])\n                            tma_store_commit()", "c0[0])",
+        "c0[0])\n                tma_store_commit()", "c0[0])",
         "protocol.store-reuse", C0_STORE),
     "no fence before c1's store": (
-        "(0, 2 * h + 1)))\n                    fence_proxy_async()", "(0, 2 * h + 1)))",
+        "(0, 2 * h + 1)))\n        fence_proxy_async()", "(0, 2 * h + 1)))",
         "protocol.proxy-fence", C1_TMA),
     "c1 gets the block c0 had": (
         "tile(out, (64, 64), (0, 2 * h + 1))", "tile(out, (64, 64), (0, 2 * h))",
@@ -105,7 +106,7 @@ BUGS = {
 def _bug(bug: str):
     old, new, check, at = BUGS[bug]
     assert old in SOURCE, bug
-    src = SOURCE.replace(old, new, 1)       # the first kernel in the file: gemm_nt
+    src = SOURCE.replace(old, new, 1)       # the helper both kernels inline
     return src, check, at
 
 
@@ -113,7 +114,7 @@ def _bug(bug: str):
 def test_each_mistake_is_named_at_its_line(bug):
     src, check, at = _bug(bug)
     lines = src.splitlines()
-    start = src.index("def gemm_nt")
+    start = src.index("def store_in_blocks(")     # the finding is at the helper's line
     first = src[:start].count("\n")
     want = next(i + 1 for i in range(first, len(lines))
                 if lines[i].strip() == at)

@@ -36,6 +36,13 @@ class OpSpec:
     reads: tuple[str, ...] = ()  # operand names whose memory this op reads
     writes: tuple[str, ...] = () # operand names whose memory this op writes
     asynchronous: bool = False   # completes later, through an mbarrier or a wait
+    # the rest of the op's effects: the proxy its shared-memory accesses go through
+    # ("generic" for ld/st.shared, "async" for TMA and wgmma), what completes an asynchronous
+    # op ("mbarrier:<operand>" when it signals that barrier, or the opcode that waits for
+    # it), and whether it only names memory (a view: tile, segment, tags), touching none
+    proxy: str = "generic"
+    completes: str = ""
+    view: bool = False
     contracts: tuple[Contract, ...] = ()
     doc: str = ""
     # Executable parts, for the elementwise families (one definition every stage reads):
@@ -46,6 +53,9 @@ class OpSpec:
     # argus/codegen/include/argus_math.cuh.
     semantics: Callable[..., Any] | None = None
     cuda: str | None = None
+    # the op is also defined on int32 operands (semantics exact on integers, and the cuda
+    # template compiles for int); other elementwise ops take float operands only
+    integer: bool = False
 
     def operand_index(self, name: str) -> int:
         """Position of the operand called `name` (variadic ones: the first position)."""
