@@ -4,8 +4,9 @@ frontend (argus.frontend) gives these names their meaning when it parses a kerne
 from .kernel import HelperDef, KernelDef, helper, kernel
 from .matrix import ldmatrix, stmatrix
 from .mbarrier import arrive, expect_tx, mbarrier, mbarrier_init, wait
-from .math import (cast, col_of, convert_layout, exp2, maximum, minimum, prefix_sum, row_max,
-                   row_of, row_sum, select)
+from .math import (abs, cast, col_of, convert_layout, erf, exp, exp2, gelu, log, log2, maximum,
+                   minimum, prefix_sum, row_max, row_min, row_of, row_sum, rsqrt, select,
+                   sigmoid, silu, sqrt, tanh)
 from .memory import (assign, atomic_add, fragment, gather, gather_tma, load, load_indices,
                      scatter, smem, store, tile)
 from .scan import element, round_up, segment, to_indices

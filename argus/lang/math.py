@@ -1,6 +1,8 @@
 """Elementwise math, reductions, scans, layout conversion, coordinate intrinsics.
 Python operators + - * / on fragments are elementwise add, sub, mul, div."""
 
+import builtins
+
 from ._stub import surface
 
 
@@ -20,6 +22,63 @@ def exp2(x):
 
 
 @surface
+def exp(x):
+    """Elementwise e**x."""
+
+
+@surface
+def log(x):
+    """Elementwise natural logarithm (NaN below 0, -inf at 0)."""
+
+
+@surface
+def log2(x):
+    """Elementwise base-2 logarithm."""
+
+
+@surface
+def sqrt(x):
+    """Elementwise square root (IEEE, correctly rounded)."""
+
+
+@surface
+def rsqrt(x):
+    """Elementwise 1 / sqrt(x)."""
+
+
+@surface
+def tanh(x):
+    """Elementwise hyperbolic tangent."""
+
+
+@surface
+def erf(x):
+    """Elementwise error function."""
+
+
+@surface(builtin=builtins.abs)
+def abs(x):
+    """Elementwise |x| (float or int32 fragments). Called from Python outside a kernel it is
+    Python's abs, so that `from argus.lang import *` leaves host code's abs() working."""
+
+
+@surface
+def sigmoid(x):
+    """Elementwise 1 / (1 + e**-x)."""
+
+
+@surface
+def silu(x):
+    """Elementwise x * sigmoid(x) (SiLU, swish)."""
+
+
+@surface
+def gelu(x, approximate="none"):
+    """Elementwise GELU, x * Phi(x) = x/2 (1 + erf(x / sqrt 2)); approximate="tanh" is the
+    tanh form x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3))) (as torch's gelu)."""
+
+
+@surface
 def cast(x, dtype):
     """Convert to dtype with round-to-nearest-even."""
 
@@ -31,12 +90,18 @@ def select(cond, a, b):
 
 @surface
 def row_max(x):
-    """Max over each row of a 2-D fragment (across the threads that share the row)."""
+    """Max over each row of a 2-D fragment of any layout (across the threads that share the
+    row); the result is a row vector of layout rows(<x's layout>)."""
 
 
 @surface
 def row_sum(x):
     """Sum over each row of a 2-D fragment."""
+
+
+@surface
+def row_min(x):
+    """Min over each row of a 2-D fragment."""
 
 
 @surface

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import ast
+
+import numpy as np
+
+from argus import lang
 from argus.ir.nodes import Value
+from argus.ir.ops import OPS
+from argus.ir.ops.math import REDUCTIONS, UNARY
 from argus.ir.types import DType, FragmentType, IndexVectorType, ScalarType
 
 from .base import Args, describe, rule
 from .memory import check_layout
+
+SURFACE = lang.surface_functions()
 
 
 def _is_frag(x) -> bool:
@@ -90,12 +99,48 @@ def _min_max(fx, a: Args, op: str):
     return elementwise(fx, a.call, op, x, y)
 
 
-@rule("exp2")
-def exp2(fx, a: Args):
-    x = _frag(a)
-    if not x.type.dtype.is_float:
-        a.fail("x", f"exp2 of {x.type.dtype}", "cast to fp32 first")
-    return fx.emit("math.exp2", (x,), a.call, x.type)
+def unary(fx, a: Args, name: str, operand: str = "x"):
+    """The unary op `math.<name>` of the op table applied to argument `operand`: a float
+    fragment (or an int32 one, for the ops the table marks integer) keeps its type (computed
+    in fp32, rounded to its dtype); a compile-time number folds through the table's
+    semantics (rounded to fp32, as the device computes it)."""
+    spec = OPS[f"math.{name}"]
+    x = a.get(operand)
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        if isinstance(x, int) and spec.integer:
+            return int(spec.semantics(x))
+        with np.errstate(all="ignore"):
+            return float(spec.semantics(np.float32(x)))
+    x = _frag(a, operand)
+    if not (x.type.dtype.is_float or (spec.integer and x.type.dtype == DType.int32)):
+        takes = "float or int32 fragments" if spec.integer else "float fragments"
+        a.fail(operand, f"{a.fn} of {x.type.dtype}: {a.fn} takes {takes}",
+               f"cast to fp32 first: {a.fn}(cast({_arg_text(a, operand)}, fp32))")
+    return fx.emit(spec.opcode, (x,), a.call, x.type)
+
+
+def _arg_text(a: Args, name: str) -> str:
+    node = a.node(name)
+    return ast.unparse(node) if node is not a.call else name
+
+
+def _unary_rule(name: str):
+    return lambda fx, a: unary(fx, a, name)
+
+
+# every unary op of the table that the surface declares under its own name (exp, log, ...,
+# abs); neg is Python's unary minus, gelu_tanh is gelu(x, approximate="tanh")
+for _name in UNARY:
+    if _name in SURFACE:
+        rule(_name)(_unary_rule(_name))
+
+
+GELU = {"none": "gelu", "tanh": "gelu_tanh"}
+
+
+@rule("gelu")
+def gelu(fx, a: Args):
+    return unary(fx, a, GELU[a.static_str("approximate", tuple(GELU))])
 
 
 @rule("cast")
@@ -129,14 +174,12 @@ def _row_reduce(fx, a: Args, kind: str):
     return fx.emit("reduce.row", (x,), a.call, t, {"kind": kind})
 
 
-@rule("row_max")
-def row_max(fx, a: Args):
-    return _row_reduce(fx, a, "max")
+def _reduce_rule(kind: str):
+    return lambda fx, a: _row_reduce(fx, a, kind)
 
 
-@rule("row_sum")
-def row_sum(fx, a: Args):
-    return _row_reduce(fx, a, "sum")
+for _kind in REDUCTIONS:          # row_max, row_min, row_sum: one per kind of the op table
+    rule(f"row_{_kind}")(_reduce_rule(_kind))
 
 
 @rule("prefix_sum")

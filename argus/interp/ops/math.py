@@ -12,11 +12,12 @@ from argus.ir.types import FragmentType
 from ..values import round_to
 from ._rule import pure, values
 
-from argus.ir.ops.math import BINARY, UNARY
+from argus.ir.ops.math import BINARY, REDUCTIONS, UNARY
 
 # the op table's semantics, one definition for every stage
 _BINARY = {name: fn for name, (fn, _) in BINARY.items()}
 _UNARY = {name: fn for name, (fn, _) in UNARY.items()}
+_REDUCE = {kind: fn for kind, (fn, _) in REDUCTIONS.items()}
 _CMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
         "eq": operator.eq, "ne": operator.ne}
 
@@ -81,16 +82,17 @@ def _cmp(agent, op, args):
 
 @pure
 def _reduce_row(agent, op, args):
-    x = _f32(args[0])
-    kind = op.attrs["kind"]
-    if kind == "max":
-        r = x.max(axis=-1)
-    elif kind == "sum":
-        r = x.sum(axis=-1, dtype=np.float32)
-    else:
-        raise ValueError(f"unknown row reduction {kind!r}; use max or sum")
+    r = reduce_rows(op, _f32(args[0]))
     t = op.result.type
     return _result(op, r.reshape(t.shape) if isinstance(t, FragmentType) else r)
+
+
+def reduce_rows(op, x):
+    """The row reduction `op` (its attrs' kind, from the op table) of a logical tile."""
+    kind = op.attrs["kind"]
+    if kind not in _REDUCE:
+        raise ValueError(f"unknown row reduction {kind!r}; one of {sorted(_REDUCE)}")
+    return _REDUCE[kind](x)
 
 
 @pure

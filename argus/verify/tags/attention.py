@@ -47,5 +47,5 @@ RULES = {
     "wgmma.mma": wgmma_rs.mma,
     "tag.assert": mask.tag_assert,
 }
-for _name in ("add", "sub", "mul", "div", "max", "min", "exp2", "neg", "select"):
-    RULES[f"math.{_name}"] = softmax.math_op
+for _opcode in memory.ELEMENTWISE:   # the softmax's own ops, the others by its fallback
+    RULES[_opcode] = softmax.math_op

@@ -33,7 +33,7 @@ def _frag(t, meaning, loc) -> Fragment:
 
 def coord(w, op: Op) -> None:
     axis = int(op.attrs.get("axis", 0))
-    x = w.value(op.operands[0])
+    x = w.value(op.arg("x"))
     if not isinstance(x, Fragment):
         w.env[op.result] = None
         return
@@ -51,18 +51,20 @@ def _term(w, x):
 
 
 def arith(w, op: Op) -> bool:
-    """math.add/sub/mul/min/max/neg with an index fragment; False if not one of those."""
+    """math.add/sub/mul/min/max/neg/abs with an index fragment; False if not one of those."""
     name = op.opcode.split(".", 1)[1]
     args = [w.value(o) for o in op.operands]
     if not any(index_fragment(a) for a in args):
         return False
     terms = [_term(w, a) for a in args]
-    if None in terms or (name not in _ARITH and name != "neg"):
+    if None in terms or (name not in _ARITH and name not in ("neg", "abs")):
         w.not_modelled(op, f"{name} on an index fragment with this operand")
         w.env[op.result] = _unknown(op)
         return True
     if name == "neg":
         out = -terms[0]
+    elif name == "abs":
+        out = z3.If(terms[0] < 0, -terms[0], terms[0])
     elif name == "mul":
         out = bv(scalars.binary(w.ctx, "mul", *terms))
     elif name in ("min", "max"):

@@ -9,6 +9,7 @@ from dataclasses import replace
 import z3
 
 from argus.ir.nodes import Op
+from argus.ir.ops import OPS
 from argus.ir.types import FragmentType
 from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
@@ -153,6 +154,13 @@ def cast(w, op: Op) -> None:
     else:
         w.env[op.result] = Fragment(t.shape, t.layout, FragTag("unknown", why_unknown=
                                     "a cast that changes the layout"), op.loc)
+
+
+# The elementwise ops of the op table (those with NumPy semantics: add ... min, exp2, exp, log,
+# ..., gelu) and select: each element's result is computed from the same element of its
+# operands, so the tag transfer is the same for all of them (elementwise below).
+ELEMENTWISE = tuple(s.opcode for s in OPS.values() if s.family == "math"
+                    and s.semantics is not None) + ("math.select",)
 
 
 def elementwise(w, op: Op) -> None:

@@ -1,4 +1,4 @@
-"""Row reductions (row_max, row_sum): which elements each register of the result combines,
+"""Row reductions (row_max, row_min, row_sum): which elements each register of the result combines,
 and what of their tags it keeps.
 
 The lowering convention (stated here, the twin of the interpreter's exact mode): a thread
@@ -140,6 +140,11 @@ def reduce_row(w, op: Op) -> None:
         w.env[op.result] = _unknown(op, "a row reduction that lost the row tag")
         return
     m = x.tag.meaning
+    if kind not in ("max", "sum"):   # row_min: no softmax meaning, the kept fields only
+        kept.pop("col", None)
+        w.env[op.result] = Fragment(tuple(t.shape), t.layout, FragTag(
+            "data", kept, x.tag.source, [], x.tag.reset_scope), op.loc)
+        return
     meaning = None
     if isinstance(m, Exp):
         meaning = Stat("sum" if kind == "sum" else "max-exp", m.series, _block_span(m.series),

@@ -62,8 +62,8 @@ RULES = {
 # rules that handle only what is MoE's and pass everything else to the rule they wrap
 WRAPPING = {"frag.coord": vectors.frag_coord, "reduce.row": vectors.reduce_row,
             "store": vectors.store}
-for _name in ("add", "sub", "mul", "div", "max", "min", "exp2", "neg", "select", "cmp"):
-    WRAPPING[f"math.{_name}"] = joins.elementwise
+for _opcode in (*memory.ELEMENTWISE, "math.cmp"):
+    WRAPPING[_opcode] = joins.elementwise
 
 
 def register(rules: dict) -> None:

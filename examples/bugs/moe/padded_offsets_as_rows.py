@@ -110,8 +110,8 @@ def moe_gate_up(X: Tensor["T", "K", bf16], W1: Tensor["EF", "K", bf16],
                             wgmma_wait(0)
                             with elect_one():
                                 arrive(empty[s])
-                        silu = gate / (exp2(gate * -LOG2E) + 1.0)
-                        out = cast(silu * up, bf16)
+                        act = gate / (exp2(gate * -LOG2E) + 1.0)   # silu(gate)
+                        out = cast(act * up, bf16)
                         dst = tile(h_e, (64, BN), (mt * 2 + wg, tn))
                         tag_assert(tag(out).row == ids[coord(dst)[0]]
                                    and tag(out).col == e * F + coord(dst)[1])
