@@ -3,12 +3,14 @@
 An `Op` is `results = opcode(operands) {attrs} [regions]` with a source location. What an
 opcode means (its family, operand kinds, contracts, effects) is data in `argus.ir.ops`.
 Operands are SSA `Value`s or immediate Python numbers (folded compile-time constants).
+Passes read them by the names the op table gives them (`op.arg("bar")`,
+`op.args("coords")`), never by position: the table is the one place that knows positions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Union
+from typing import Any, Iterator, Sequence, Union
 
 from .types import IRType
 
@@ -43,6 +45,47 @@ class Block:
     args: tuple[Value, ...] = ()
 
 
+class OperandNameError(LookupError):
+    """An operand name the op table does not give the opcode, or `arg` asked of a variadic
+    operand (`args` of a single one). Not a KeyError: a pass asking for a wrong name is a
+    bug in the pass, never a fact about the kernel."""
+
+
+# The op table's operand positions, filled on first use of each (opcode, name):
+_ARG: dict[tuple[str, str], int] = {}        # single operands (optional ones too)
+_ARGS: dict[tuple[str, str], int] = {}       # variadic ones: their first position
+_OPTIONAL: set[tuple[str, str]] = set()
+
+
+def _position(opcode: str, name: str, variadic: bool) -> int:
+    from .ops import OPS    # the op table imports nothing of this module; import it late
+
+    spec = OPS.get(opcode)
+    if spec is None:
+        raise OperandNameError(f"unknown opcode {opcode!r} (asked for its operand {name!r})")
+    try:
+        i = spec.operand_index(name)
+    except KeyError:
+        raise OperandNameError(f"{opcode} has no operand {name!r}; the op table names "
+                               f"{[o.name for o in spec.operands]}") from None
+    if any(o.optional or o.variadic for o in spec.operands[:i]):
+        raise OperandNameError(f"{opcode}: operand {name!r} follows an optional or variadic "
+                               "one, so it has no fixed position")
+    o = spec.operands[i]
+    if o.variadic != variadic:
+        raise OperandNameError(
+            f"{opcode}'s operand {name!r} is variadic; read it with args({name!r})"
+            if o.variadic else
+            f"{opcode}'s operand {name!r} is a single one; read it with arg({name!r})")
+    if variadic:
+        _ARGS[opcode, name] = i
+    else:
+        _ARG[opcode, name] = i
+        if o.optional:
+            _OPTIONAL.add((opcode, name))
+    return i
+
+
 @dataclass(eq=False)
 class Op:
     opcode: str
@@ -57,6 +100,29 @@ class Op:
         if len(self.results) != 1:
             raise ValueError(f"{self.opcode} has {len(self.results)} results, not one")
         return self.results[0]
+
+    def arg(self, name: str, values: Sequence | None = None) -> Any:
+        """The operand the op table calls `name`; None for an optional one left out.
+        With `values`, one entry per operand in order (the interpreter's evaluated
+        operands), the entry standing for that operand."""
+        i = _ARG.get((self.opcode, name))
+        if i is None:
+            i = _position(self.opcode, name, False)
+        given = self.operands if values is None else values
+        if i < len(given):
+            return given[i]
+        if (self.opcode, name) in _OPTIONAL:
+            return None
+        raise IndexError(f"{self.loc}: {self.opcode} has {len(given)} operand(s), "
+                         f"so no {name!r} (operand {i} in the op table)")
+
+    def args(self, name: str, values: Sequence | None = None) -> Sequence:
+        """The operands a variadic operand `name` took: all from its position on (with
+        `values`, the entries of `values` standing for them)."""
+        i = _ARGS.get((self.opcode, name))
+        if i is None:
+            i = _position(self.opcode, name, True)
+        return (self.operands if values is None else values)[i:]
 
 
 @dataclass(frozen=True)
