@@ -8,7 +8,7 @@ verifier and the interpreter on every mutant, and report what was caught and wha
 Writes benchmarks/results/mutation-report.json (every mutant: id, operator, file:line,
 the one-line diff, what each tool said, its class) and docs/mutation-report.md (tables per
 kernel and operator; every missed bug and every flagged-but-correct mutant with the
-explanation of argus/verify/mutation/explain.py). Exit 1 when a missed bug is unexplained.
+explanation of tools/mutation/explain.py). Exit 1 when a missed bug is unexplained.
 """
 
 from __future__ import annotations
@@ -34,17 +34,17 @@ _mutants: dict[str, list] = {}
 
 
 def _mutants_of(name: str):
-    from argus.verify.mutation import generate_mutants
-    from argus.verify.mutation.targets import TARGETS
+    from tools.mutation import generate_mutants
+    from tools.mutation.targets import TARGETS
     if name not in _mutants:
         _mutants[name] = generate_mutants(TARGETS[name])
     return _mutants[name]
 
 
 def _run_one(job: tuple[str, int]) -> dict:
-    from argus.verify.mutation import classify
-    from argus.verify.mutation.runner import observe
-    from argus.verify.mutation.targets import TARGETS
+    from tools.mutation import classify
+    from tools.mutation.runner import observe
+    from tools.mutation.targets import TARGETS
 
     name, index = job
     mutant = _mutants_of(name)[index]
@@ -62,9 +62,9 @@ def _run_one(job: tuple[str, int]) -> dict:
 
 
 def run(targets: list[str], jobs: int, limit: int | None, stream: Path | None = None) -> dict:
-    from argus.verify.mutation.runner import observe
-    from argus.verify.mutation.targets import TARGETS
-    from argus.verify.mutation import classify
+    from tools.mutation.runner import observe
+    from tools.mutation.targets import TARGETS
+    from tools.mutation import classify
 
     baseline, warnings = {}, {}
     for name in targets:   # the unmutated kernels must verify clean and run correctly
@@ -114,8 +114,8 @@ def _shown(path: Path) -> str:
 
 
 def main(argv=None) -> int:
-    from argus.verify.mutation.report import annotate, render_markdown, unexplained_missed
-    from argus.verify.mutation.targets import TARGETS
+    from tools.mutation.report import annotate, render_markdown, unexplained_missed
+    from tools.mutation.targets import TARGETS
 
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -3,7 +3,7 @@
 When the provider answers with a kernel (source text) instead of knob values, the planner
 calls `check_candidate`: the source is written to the episode folder
 (`<work_dir>/step-NNN/kernel.py`), and `argus check FILE --json` runs on it in a child
-process (tools.check). The DSL frontend parses the file's syntax tree; the file is never
+process (commands.check). The DSL frontend parses the file's syntax tree; the file is never
 imported or executed, neither here nor in that child, so `import os` or `open(...)` in a
 reply does nothing. The findings (with their counterexamples) or the DSL error become the
 next prompt's feedback. Where a CUDA compiler exists (nvcc or NVRTC, no GPU needed) a clean
@@ -26,12 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from argus.agent import commands
 from argus.agent.evaluators.base import Outcome
 from argus.agent.gemm_config import ConfigError, GemmConfig, parse_config
+from argus.agent.kernel_source import (LIBRARY_DIR, const_value, kernel_functions, kernel_names,
+                                       module_constants)
 
 MAX_KERNEL_CHARS = 16000
 MAX_FINDINGS = 6
-LIBRARY_DIR = Path(__file__).resolve().parent.parent / "kernels"
 # library kernel function -> (file, epilogue knob unless the module's EPILOGUE says)
 LIBRARY_KERNELS = {"gemm_nt": ("gemm.py", "direct"), "gemm_nn": ("gemm.py", "direct"),
                    "gemm_nt_splitk": ("gemm_splitk.py", "direct"),
@@ -58,11 +60,9 @@ def have_compiler() -> bool:
 def build_candidate(path: Path, source: str, compiler=None) -> tuple[str, Outcome | None]:
     """`argus compile FILE::KERNEL --emit sass` in a child for each kernel of the file:
     (the resource lines, None) or ("", a compile_error outcome with the one-line reason)."""
-    from argus.agent import tools
-
     lines = []
     for name in kernel_names(source):
-        out = (compiler or tools.compile_kernel)(f"{path}::{name}", "sass")
+        out = (compiler or commands.compile_kernel)(f"{path}::{name}", "sass")
         if not out.get("ok"):
             why = (out.get("stderr") or out.get("error") or "the build failed").strip()
             why = why.replace(str(path), "kernel.py").removeprefix("argus: error: ")
@@ -116,10 +116,8 @@ def check_candidate(source: str, work_dir: Path, index: int, checker=None,
                     compiler=None, dtype: str = "bfloat16") -> CandidateCheck:
     """Write the kernel, `argus check` it in a child process, build it in another when a
     CUDA compiler is here (compile errors and ptxas resources), classify the result."""
-    from argus.agent import tools
-
     path = write_candidate(source, work_dir, index)
-    out = (checker or tools.check)(str(path))
+    out = (checker or commands.check)(str(path))
     result = out.get("result")
     if out.get("exit_code") == 2 or result is None:        # DSL error: one line on stderr
         why = (out.get("stderr") or out.get("error") or "argus check failed").strip()
@@ -141,41 +139,6 @@ def check_candidate(source: str, work_dir: Path, index: int, checker=None,
                           built=built)
 
 
-def _module_constants(tree: ast.Module) -> dict[str, Any]:
-    out = {}
-    for node in tree.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)):
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                pass
-    return out
-
-
-def _kernel_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
-    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)
-            and any("kernel" in ast.dump(d) for d in n.decorator_list)}
-
-
-_ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-          ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b}
-
-
-def _const_value(node: ast.expr, module: dict[str, Any]) -> Any:
-    """A literal, a module constant, or +, -, *, // over those (`BM: const = 64 * WG`);
-    evaluated on the tree, never executed. ValueError otherwise."""
-    if isinstance(node, ast.Name) and node.id in module:
-        return module[node.id]
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-        left, right = _const_value(node.left, module), _const_value(node.right, module)
-        if isinstance(left, int) and isinstance(right, int) and not (
-                isinstance(node.op, ast.FloorDiv) and right == 0):
-            return _ARITH[type(node.op)](left, right)
-        raise ValueError("not an integer expression")
-    return ast.literal_eval(node)
-
-
 def _shape(fn: ast.FunctionDef, module: dict[str, Any] | None = None
            ) -> tuple[str, dict[str, Any]]:
     """The function without its const defaults (dumped), and those defaults."""
@@ -184,7 +147,7 @@ def _shape(fn: ast.FunctionDef, module: dict[str, Any] | None = None
     consts = {}
     for name, default in zip(names, fn.args.defaults):
         try:
-            consts[name] = _const_value(default, module or {})
+            consts[name] = const_value(default, module or {})
         except ValueError:
             return "", {}
     fn.args.defaults = []
@@ -202,7 +165,7 @@ def library_specialisation(source: str, dtype: str = "bfloat16") -> tuple[str, G
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    kernels = _kernel_functions(tree)
+    kernels = kernel_functions(tree)
     if len(kernels) != 1:
         return None
     name, fn = next(iter(kernels.items()))
@@ -210,8 +173,8 @@ def library_specialisation(source: str, dtype: str = "bfloat16") -> tuple[str, G
         return None
     file, epilogue = LIBRARY_KERNELS[name]
     lib_tree = ast.parse((LIBRARY_DIR / file).read_text())
-    lib_fn = _kernel_functions(lib_tree).get(name)
-    module = {**_module_constants(lib_tree), **_module_constants(tree)}
+    lib_fn = kernel_functions(lib_tree).get(name)
+    module = {**module_constants(lib_tree), **module_constants(tree)}
     shape, consts = _shape(fn, module)
     lib_shape, lib_consts = _shape(lib_fn, module)
     if not shape or shape != lib_shape:
@@ -241,27 +204,3 @@ def unmeasured(path: str, evaluator: str) -> Outcome:
                    feedback="verified clean (no error finding), but unmeasured on CPU: it is "
                             "not a library-kernel specialisation, so the cost model cannot "
                             "score it; a GPU evaluator would measure it through the harness")
-
-
-def b_layout(source: str) -> str:
-    """"nk" when the kernel declares its second tensor N x K (C = A @ B^T), else "kn".
-    Read from the syntax tree (the file is not executed)."""
-    try:
-        fns = list(_kernel_functions(ast.parse(source)).values())
-    except SyntaxError:
-        return "kn"
-    if fns and len(fns[0].args.args) > 1:
-        ann = fns[0].args.args[1].annotation
-        if isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple) and ann.slice.elts:
-            first = ann.slice.elts[0]
-            if isinstance(first, ast.Constant) and first.value == "N":
-                return "nk"
-    return "kn"
-
-
-def kernel_names(source: str) -> list[str]:
-    """The @kernel function names of a source file (from its syntax tree)."""
-    try:
-        return list(_kernel_functions(ast.parse(source)))
-    except SyntaxError:
-        return []

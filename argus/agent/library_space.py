@@ -32,6 +32,7 @@ import itertools
 from dataclasses import replace
 from functools import lru_cache
 
+from argus.agent import kernel_source
 from argus.agent.gemm_config import KNOB_BY_NAME, KNOBS, GemmConfig
 from argus.agent.library_verifier import LibraryVerifier, Spec
 from argus.agent.task import GemmTask
@@ -46,13 +47,11 @@ class SpaceError(ValueError):
 
 @lru_cache(maxsize=None)
 def _kernel_source(module: str, name: str):
-    from argus.agent.coder import LIBRARY_DIR, _kernel_functions, _module_constants
-
-    tree = ast.parse((LIBRARY_DIR / f"{module}.py").read_text(encoding="utf-8"))
-    fn = _kernel_functions(tree).get(name)
+    tree = ast.parse((kernel_source.LIBRARY_DIR / f"{module}.py").read_text(encoding="utf-8"))
+    fn = kernel_source.kernel_functions(tree).get(name)
     if fn is None:
         raise SpaceError(f"argus/kernels/{module}.py has no kernel {name!r}")
-    return _module_constants(tree), fn
+    return kernel_source.module_constants(tree), fn
 
 
 def kernel_constants(module: str, name: str, overrides: dict) -> tuple:
@@ -64,15 +63,13 @@ def kernel_constants(module: str, name: str, overrides: dict) -> tuple:
 
 @lru_cache(maxsize=4096)
 def _kernel_constants(module: str, name: str, overrides: tuple) -> tuple:
-    from argus.agent.coder import _const_value
-
     module_constants, fn = _kernel_source(module, name)
     scope = {**module_constants, **dict(overrides)}
     params = [a.arg for a in fn.args.args][-len(fn.args.defaults):] if fn.args.defaults else []
     defaults = {}
     for param, node in zip(params, fn.args.defaults):
         try:
-            defaults[param] = _const_value(node, scope)
+            defaults[param] = kernel_source.const_value(node, scope)
         except ValueError as err:
             raise SpaceError(f"argus/kernels/{module}.py::{name}: the default of {param} is "
                              f"not a constant expression ({err})") from None

@@ -24,6 +24,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from argus.agent.evaluators import gpu as gpu_eval
+from argus.agent.kernel_source import kernel_names
+
 DEFAULT_METRICS = (
     "gpu__time_duration.sum",
     "sm__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -109,7 +112,6 @@ def _target_args(shape: str, config: dict | None, kernel: str) -> list[str]:
 def _kernel_filter(kernel: str) -> str:
     if not kernel:
         return "regex:^gemm"
-    from argus.agent.coder import kernel_names
     with open(kernel, encoding="utf-8") as handle:
         names = kernel_names(handle.read())
     return "regex:^(" + "|".join(names or ["gemm"]) + ")"
@@ -119,11 +121,10 @@ def profile(shape: str, config: dict | None = None, kernel: str = "",
             metrics: list[str] | None = None, runner: Runner | None = None,
             gpu: bool | None = None, ncu: str | None = "") -> dict[str, Any]:
     """Profile one candidate; see the module docstring for the three kinds of result."""
-    from argus.agent.evaluators.gpu import cuda_available
     from argus.runtime.toolchain import find_tool
 
     base = {"tool": "profile", "shape": shape, "config": config or {}, "kernel": kernel}
-    gpu = cuda_available() if gpu is None else gpu
+    gpu = gpu_eval.cuda_available() if gpu is None else gpu
     if not gpu:
         return {**base, "ok": False, "available": False, "kind": "unavailable",
                 "reason": "unavailable: no GPU (torch.cuda is not available here); the "

@@ -24,7 +24,7 @@ def _candidate(args, a, b_kn):
     if args.kernel:
         import os
 
-        from argus.agent.coder import b_layout
+        from argus.agent.kernel_source import b_layout
         from argus.agent.evaluators import gpu_kernel_candidate as cand
 
         with open(args.kernel, encoding="utf-8") as handle:

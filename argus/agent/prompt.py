@@ -15,6 +15,7 @@ from argus.agent import resources as R
 from argus.agent.coder import MAX_KERNEL_CHARS
 from argus.agent.context import PlannerContext
 from argus.agent.gemm_config import knob_schema
+from argus.agent.kernel_source import LIBRARY_DIR
 from argus.agent.providers.base import ChatRequest, Message
 from argus.agent.untrusted import quote
 
@@ -61,8 +62,6 @@ def _knob_lines() -> str:
 
 def library_kernel_text() -> str:
     """argus/kernels/gemm.py cut to gemm_nt: the kernel a coder step starts from."""
-    from argus.agent.coder import LIBRARY_DIR
-
     src = (LIBRARY_DIR / "gemm.py").read_text(encoding="utf-8")
     return re.split(r"\n\n\n@kernel\([^\n]*\)\ndef gemm_nn", src)[0].rstrip() + "\n"
 

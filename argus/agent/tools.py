@@ -9,72 +9,21 @@ bench, profile) are Argus's own code; bench and profile run the candidate in a c
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from argus.agent import resources as R
+from argus.agent.commands import check, compile_kernel, layout_show, run_interpret
 from argus.agent.cost_model import predict
+from argus.agent.dsl_guide import build_guide
+from argus.agent.evaluators import EvaluatorUnavailable, GpuEvaluator
 from argus.agent.gemm_config import ConfigError, knob_schema, parse_config
 from argus.agent.knowledge import get_technique, search
+from argus.agent.optimize import run_episode
+from argus.agent.planner import Budget
+from argus.agent.profile import profile as run_profile
+from argus.agent.providers import ProviderError, load_config
 from argus.agent.task import TaskError, parse_gemm_shape
-
-TOOL_TIMEOUT_S = 300.0
-MAX_OUTPUT = 20000
-
-
-def _argus(args: list[str], timeout_s: float = TOOL_TIMEOUT_S) -> dict[str, Any]:
-    try:
-        proc = subprocess.run([sys.executable, "-m", "argus.cli.main", *args],
-                              capture_output=True, text=True, timeout=timeout_s,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "exit_code": None, "stdout": "", "stderr": "",
-                "error": f"argus {args[0]} did not finish within {timeout_s:g} s"}
-    return {"ok": proc.returncode == 0, "exit_code": proc.returncode,
-            "stdout": proc.stdout[-MAX_OUTPUT:], "stderr": proc.stderr[-MAX_OUTPUT:],
-            "stdout_head": proc.stdout[:2000]}      # e.g. the resource line of --emit sass
-
-
-def check(target: str) -> dict[str, Any]:
-    """`argus check FILE.py[::KERNEL] --json`: parse, IR and barrier checks (see its docs)."""
-    out = _argus(["check", target, "--json"])
-    try:
-        # exit 1 (an error finding) still prints the full JSON result
-        out["result"] = json.loads(out["stdout"]) if out["exit_code"] in (0, 1) else None
-    except json.JSONDecodeError:
-        out["result"] = None
-    return {"tool": "check", "target": target, **out}
-
-
-def compile_kernel(target: str, emit: str = "ir", locs: bool = False) -> dict[str, Any]:
-    """`argus compile FILE.py::KERNEL --emit STAGE`: the kernel after one compiler stage."""
-    args = ["compile", target, "--emit", emit] + (["--locs"] if locs else [])
-    return {"tool": "compile", "target": target, "emit": emit, **_argus(args)}
-
-
-def run_interpret(target: str, shape: str = "", seed: int = 0) -> dict[str, Any]:
-    """`argus run FILE.py::KERNEL --interpret`: the CPU interpreter against the reference."""
-    args = ["run", target, "--interpret", "--seed", str(int(seed))]
-    if shape:
-        args += ["--shape", shape]
-    out = _argus(args)
-    out["passed"] = out["ok"] and "PASS" in out["stdout"]
-    return {"tool": "run_interpret", "target": target, **out}
-
-
-def layout_show(layout: str, output: str = "", thread: int | None = None) -> dict[str, Any]:
-    """`argus layout show LAYOUT -o FILE.svg`: draw a layout or a Hopper atom."""
-    path = output or str(Path(tempfile.mkdtemp(prefix="argus-layout-")) / "layout.svg")
-    args = ["layout", "show", layout, "-o", path] + (["--thread", str(thread)] if thread is not None else [])
-    out = _argus(args)
-    drawn = Path(path)
-    out["path"] = path if out["ok"] else None
-    out["bytes"] = drawn.stat().st_size if out["ok"] and drawn.exists() else 0
-    return {"tool": "layout_show", "layout": layout, **out}
 
 
 def knowledge_search(query: str = "", op: str = "", shape: str = "", signals: list | None = None,
@@ -121,10 +70,6 @@ def cost_model(shape: str, config: dict | None = None, dtype: str = "bfloat16") 
 def optimize(shape: str, budget: int = 24, provider: str = "embedded", model: str = "",
              base_url: str = "", evaluator: str = "cpu", out_dir: str = "") -> dict[str, Any]:
     """Run the planner on a GEMM shape; the summary (and files when out_dir is given)."""
-    from argus.agent.optimize import run_episode
-    from argus.agent.planner import Budget
-    from argus.agent.providers import ProviderError, load_config
-
     try:
         task = parse_gemm_shape(shape)
         config = load_config({"provider": provider, "model": model, "base_url": base_url})
@@ -139,8 +84,6 @@ def optimize(shape: str, budget: int = 24, provider: str = "embedded", model: st
 
 def bench(shape: str, config: dict | None = None) -> dict[str, Any]:
     """Measure one GEMM configuration on the GPU through the isolated harness."""
-    from argus.agent.evaluators import EvaluatorUnavailable, GpuEvaluator
-
     try:
         task = parse_gemm_shape(shape)
         cfg = parse_config(config or {})
@@ -156,8 +99,6 @@ def profile(shape: str, config: dict | None = None, kernel: str = "",
             metrics: list | None = None) -> dict[str, Any]:
     """ncu metrics of one candidate when ncu and a GPU exist, else a timing breakdown on the
     GPU, else {"available": false, "kind": "unavailable"} (argus/agent/profile.py)."""
-    from argus.agent.profile import profile as run_profile
-
     try:
         parse_gemm_shape(shape)
         if config:
@@ -172,8 +113,6 @@ def profile(shape: str, config: dict | None = None, kernel: str = "",
 
 def dsl_guide(max_chars: int = 16000) -> dict[str, Any]:
     """The DSL reference and verified examples, generated from the code, sized for a prompt."""
-    from argus.agent.dsl_guide import build_guide
-
     guide = build_guide(max(2000, min(int(max_chars), 100000)))
     return {"tool": "dsl_guide", "ok": True, "chars": len(guide), "guide": guide}
 

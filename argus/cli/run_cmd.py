@@ -29,14 +29,15 @@ fault), 2 on a usage or DSL error. Only --interpret exists: the GPU backend is n
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import inspect
-from pathlib import Path
 
 import numpy as np
 
 from argus.cli.compile_cmd import load_kernel, split_target
 from argus.cli.errors import UsageError
+from argus.cli.run_gpu import run_on_gpu
+from argus.cli.run_reference import (call_reference, compare, concrete_shape, example_inputs,
+                                     load_reference, poisoned, random_input, split_params,
+                                     tensor_params)
 
 DEFAULT_SHAPES = {
     "copy": {"M": 128, "N": 128},
@@ -47,9 +48,6 @@ DEFAULT_SHAPES = {
     "moe_combine": {"T": 128, "N": 128, "P": 256},
     "moe_route": {"T": 128, "P": 256},
 }
-
-# Relative tolerance per output dtype: a few units in the last place of that format.
-TOLERANCE = {"fp32": 1e-5, "fp16": 2 ** -9, "bf16": 2 ** -7, "fp8e4m3": 2 ** -2, "int32": 0.0}
 
 
 def register(subparsers) -> None:
@@ -93,11 +91,10 @@ def run_kernel(args) -> int:
     rng = np.random.default_rng(args.seed)
     arrays = {p.name: random_input(rng, p.type, symbols) for p in inputs}
     arrays.update(example_inputs(reference, rng, symbols, inputs))
-    arrays.update({p.name: poisoned(_shape(p.type, symbols), str(p.type.dtype))
+    arrays.update({p.name: poisoned(concrete_shape(p.type, symbols), str(p.type.dtype))
                    for p in outputs})
     expected = call_reference(reference, kernel, [arrays[p.name] for p in inputs], outputs)
     if not args.interpret:
-        from argus.cli.run_gpu import run_on_gpu
         return run_on_gpu(args, kernel, reference, symbols, inputs, outputs, arrays, expected)
     shape_text = ",".join(f"{k}={v}" for k, v in symbols.items())
     print(f"{kernel.name}{f' [{shape_text}]' if shape_text else ''} seed={args.seed} "
@@ -121,7 +118,7 @@ def run_kernel(args) -> int:
 def bind_shapes(kernel, given: dict[str, int]) -> dict[str, int]:
     """Every shape symbol of the kernel's tensors: --shape first, then the kernel's default."""
     needed = []
-    for p in _tensor_params(kernel):
+    for p in tensor_params(kernel):
         needed += [d for d in p.type.shape if isinstance(d, str) and d not in needed]
     unknown = sorted(set(given) - set(needed))
     if unknown:
@@ -134,113 +131,3 @@ def bind_shapes(kernel, given: dict[str, int]) -> dict[str, int]:
         raise UsageError(f"no value for shape symbols {missing} of kernel {kernel.name}; "
                          f"pass --shape " + ",".join(f"{s}=N" for s in missing))
     return symbols
-
-
-def load_reference(path: Path, kernel_name: str | None = None):
-    """`reference_<kernel>` when the file has one (several kernels), else `reference`."""
-    spec = importlib.util.spec_from_file_location(f"argus_run_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as err:  # the user's module failed to import: say so, no traceback
-        raise UsageError(f"{path}: importing it failed: {type(err).__name__}: {err}") from None
-    reference = getattr(module, f"reference_{kernel_name}", None) if kernel_name else None
-    reference = reference if callable(reference) else getattr(module, "reference", None)
-    if not callable(reference):
-        raise UsageError(f"{path} defines no reference(...); add a NumPy function taking the "
-                         f"kernel's input tensors by name and returning its output")
-    return reference
-
-
-def poisoned(shape, dtype: str) -> np.ndarray:
-    """An output before the kernel runs: NaN, or the most negative int32 for int32 outputs
-    (which have no NaN)."""
-    if dtype == "int32":
-        return np.full(shape, np.iinfo(np.int32).min, np.int32)
-    return np.full(shape, np.nan, np.float32)
-
-
-def example_inputs(reference, rng, symbols, inputs) -> dict[str, np.ndarray]:
-    """The inputs the reference's file makes itself with `inputs(rng, symbols)`, by name."""
-    make = getattr(reference, "__globals__", {}).get("inputs")
-    if not callable(make):
-        return {}
-    try:
-        made = dict(make(rng, dict(symbols)))
-    except Exception as err:  # the user's inputs() failed: say so, no traceback
-        raise UsageError(f"inputs(rng, symbols) of the kernel's file failed: "
-                         f"{type(err).__name__}: {err}") from None
-    expected = {p.name: _shape(p.type, symbols) for p in inputs}
-    for name, value in made.items():
-        if name not in expected:
-            raise UsageError(f"inputs() made {name!r}, which is not an input tensor of the "
-                             f"kernel; it takes {sorted(expected)}")
-        if np.shape(value) != expected[name]:
-            raise UsageError(f"inputs() made {name} of shape {np.shape(value)}; the kernel "
-                             f"needs {expected[name]}")
-    return {name: np.asarray(value) for name, value in made.items()}
-
-
-def split_params(kernel, reference):
-    """(inputs, outputs): tensor parameters the reference takes, and those it does not."""
-    takes = set(inspect.signature(reference).parameters)
-    tensors = _tensor_params(kernel)
-    inputs = [p for p in tensors if p.name in takes]
-    outputs = [p for p in tensors if p.name not in takes]
-    if not outputs:
-        raise UsageError(f"reference takes every tensor of kernel {kernel.name}; leave the "
-                         f"output tensors out of its parameters")
-    return inputs, outputs
-
-
-def call_reference(reference, kernel, args, outputs) -> dict[str, np.ndarray]:
-    constants = {k.lower(): v for k, v in kernel.constants.items()}
-    keywords = {name: type(p.default)(constants[name.lower()]) if p.default is not None
-                else constants[name.lower()]
-                for name, p in inspect.signature(reference).parameters.items()
-                if p.default is not inspect.Parameter.empty and name.lower() in constants}
-    got = reference(*args, **keywords)
-    got = got if isinstance(got, tuple) else (got,)
-    if len(got) != len(outputs):
-        raise UsageError(f"reference returned {len(got)} arrays for the {len(outputs)} outputs "
-                         f"{[p.name for p in outputs]}")
-    return {p.name: np.asarray(g, np.float64) for p, g in zip(outputs, got)}
-
-
-def random_input(rng, tensor_type, symbols) -> np.ndarray:
-    from argus.interp.machine import round_to_bf16, round_to_e4m3, round_to_fp16
-
-    shape = _shape(tensor_type, symbols)
-    dtype = str(tensor_type.dtype)
-    if dtype == "int32":
-        return rng.integers(-100, 100, shape).astype(np.int32)
-    values = rng.standard_normal(shape).astype(np.float32)
-    rounding = {"bf16": round_to_bf16, "fp16": round_to_fp16, "fp8e4m3": round_to_e4m3}
-    return rounding[dtype](values) if dtype in rounding else values
-
-
-def compare(name: str, dtype: str, got: np.ndarray, want: np.ndarray) -> bool:
-    """Elementwise |got - want| <= tol * (|want| + max|want|); NaN in `got` always fails."""
-    got = np.asarray(got, np.float64)
-    if got.shape != want.shape:
-        print(f"  {name}: shape {got.shape}, reference {want.shape}")
-        return False
-    tol = TOLERANCE.get(dtype, 1e-5)
-    scale = float(np.abs(want).max()) if want.size else 0.0
-    error = np.abs(got - want)
-    bad = ~(error <= tol * (np.abs(want) + scale))   # NaN compares False, so it is bad
-    nans = int(np.isnan(got).sum())
-    worst = float(np.nanmax(error)) if nans < got.size else float("nan")
-    print(f"  {name} ({dtype}): max abs error {worst:.3g} (max |ref| {scale:.3g}, "
-          f"tolerance {tol:.3g} relative), {int(bad.sum())} of {got.size} elements off"
-          + (f", {nans} NaN (never written?)" if nans else ""))
-    return not bad.any()
-
-
-def _tensor_params(kernel):
-    from argus.ir.types import GlobalTensorType
-    return [p for p in kernel.params if isinstance(p.type, GlobalTensorType)]
-
-
-def _shape(tensor_type, symbols) -> tuple[int, ...]:
-    return tuple(d if isinstance(d, int) else symbols[d] for d in tensor_type.shape)

@@ -1,18 +1,18 @@
 """`argus run FILE.py::KERNEL` without --interpret: generate, build and launch the kernel on
 the GPU on random inputs (outputs poisoned first), then compare with the file's reference,
-exactly as the interpreter path compares (argus.cli.run_cmd)."""
+exactly as the interpreter path compares (argus.cli.run_reference)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from argus.cli.errors import UsageError
+from argus.cli.run_reference import compare
 
 NUMPY_TO_TORCH = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "int32": "int32"}
 
 
 def run_on_gpu(args, kernel, reference, symbols, inputs, outputs, arrays, expected) -> int:
-    from argus.cli.run_cmd import compare
     from argus.codegen import CodegenError, generate
     from argus.runtime import BuildError, BuildOptions, build_kernel
     from argus.runtime.launch import Launcher

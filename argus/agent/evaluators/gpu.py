@@ -25,17 +25,17 @@ from typing import Any
 
 from argus.agent.evaluators.base import EvaluatorUnavailable, Outcome
 from argus.agent.evaluators.cpu import invalid_outcome
+from argus.agent.evaluators.gpu_candidate import CONFIG_ENV
+from argus.agent.evaluators.gpu_kernel_candidate import KERNEL_ENV
+from argus.agent.evaluators.gpu_session import SessionBenchmark
+from argus.agent.evaluators.jobs import from_harness, harness_job
 from argus.agent.gemm_config import GemmConfig
+from argus.agent.kernel_source import b_layout
+from argus.agent.library_space import LibrarySpace
 from argus.agent.resources import check_resources
 from argus.agent.task import GemmTask
 
-from argus.agent.evaluators.gpu_candidate import CONFIG_ENV
-from argus.agent.evaluators.gpu_kernel_candidate import KERNEL_ENV
 MAX_FEEDBACK = 2000
-# The search mode's timing (search_mode.py): 2 alternating rounds of 3 warm-up + 10 timed
-# calls each, CUDA graphs below 50 us a call; the full harness times 10 rounds.
-SEARCH_TIMING = {"warmup": 3, "reps": 20, "rounds": 2, "graphs": "auto"}
-SEARCH_DISTRIBUTIONS = ("normal", "wide")        # argus.bench.inputs.DISTRIBUTIONS
 
 
 def cuda_available() -> bool:
@@ -64,47 +64,11 @@ def _require_gpu_backend() -> None:
         raise EvaluatorUnavailable(why + "; use --evaluator cpu until the backend lands")
 
 
-def _from_harness(result: dict) -> dict[str, Any]:
-    """The harness's evaluation dict -> the benchmark result this evaluator reads."""
-    timing = result.get("timing") or {}
-    out = {"status": result.get("status", "error"), "reasons": result.get("reasons", []),
-           "stderr_tail": result.get("stderr_tail", "")}
-    if isinstance(timing.get("candidate"), dict):
-        out["time_ms"] = timing["candidate"].get("median_ms")
-        out["peer_time_ms"] = (timing.get("peer") or {}).get("median_ms")
-    return out
-
-
-def _job(task: GemmTask, reps: int, candidate: str = "argus.agent.evaluators.gpu_candidate:gemm",
-         b_layout: str = "kn") -> dict[str, Any]:
-    """The full harness's job (argus.bench.evaluate): what every evaluation ran before the
-    search mode, and what the final re-timing runs."""
-    return {"problem": {"factory": "argus.bench.problems:matmul",
-                        "args": {"m": task.M, "n": task.N, "k": task.K, "dtype": task.dtype,
-                                 "b_layout": b_layout}},
-            "candidate": candidate, "peer": None,
-            "device": "cuda", "checks": 2, "seed": 0,
-            "timing": {"warmup": 10, "reps": reps}, "tolerance": {"factor": 2.0}}
-
-
-def search_job(task: GemmTask, seed: int, distribution: str,
-               candidate: str = "argus.agent.evaluators.gpu_candidate:gemm") -> dict[str, Any]:
-    """A search-mode job (gpu_worker, search_mode.py): one check on inputs drawn on the
-    device from `seed` and `distribution`, a short timing, the re-check."""
-    job = _job(task, SEARCH_TIMING["reps"], candidate)
-    job["problem"]["factory"] = "argus.agent.evaluators.device_inputs:matmul"
-    job.update(mode="search", checks=1, seed=int(seed), distribution=distribution,
-               timing=dict(SEARCH_TIMING))
-    return job
-
-
 def default_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:
     """Every evaluation in one persistent child (gpu_session.SessionBenchmark) under a
     watchdog per configuration: the candidate cannot touch the planner, its timers or the
     oracle. Raises EvaluatorUnavailable where there is no GPU or no GPU backend."""
     _require_gpu_backend()
-    from argus.agent.evaluators.gpu_session import SessionBenchmark
-
     return SessionBenchmark(timeout_s=timeout_s, reps=reps)
 
 
@@ -119,7 +83,7 @@ def isolated_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callable:
         previous = os.environ.get(CONFIG_ENV)
         os.environ[CONFIG_ENV] = json.dumps(config.to_json())
         try:
-            return _from_harness(run_isolated(_job(task, reps), timeout_s=timeout_s))
+            return from_harness(run_isolated(harness_job(task, reps), timeout_s=timeout_s))
         finally:
             if previous is None:
                 os.environ.pop(CONFIG_ENV, None)
@@ -135,7 +99,6 @@ def default_kernel_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callab
     _require_gpu_backend()
 
     def benchmark(path: str, task: GemmTask) -> dict[str, Any]:
-        from argus.agent.coder import b_layout
         from argus.bench import run_isolated
 
         with open(path, encoding="utf-8") as handle:
@@ -143,9 +106,9 @@ def default_kernel_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callab
         previous = os.environ.get(KERNEL_ENV)
         os.environ[KERNEL_ENV] = str(path)
         try:
-            return _from_harness(run_isolated(
-                _job(task, reps, "argus.agent.evaluators.gpu_kernel_candidate:gemm", layout),
-                timeout_s=timeout_s))
+            job = harness_job(task, reps, "argus.agent.evaluators.gpu_kernel_candidate:gemm",
+                              layout)
+            return from_harness(run_isolated(job, timeout_s=timeout_s))
         finally:
             if previous is None:
                 os.environ.pop(KERNEL_ENV, None)
@@ -158,8 +121,6 @@ def default_kernel_benchmark(timeout_s: float = 300.0, reps: int = 50) -> Callab
 def library_refusal(config: GemmConfig, task: GemmTask) -> str:
     """Why argus.ops.matmul cannot run `config` (knobs the DSL GEMM does not have), without
     starting a child; "" when it can."""
-    from argus.agent.library_space import LibrarySpace
-
     return LibrarySpace().refusal(config, task)[:MAX_FEEDBACK]
 
 
@@ -172,8 +133,6 @@ class GpuEvaluator:
         """`library`: the benchmark measures argus.ops.matmul (default: when no benchmark is
         given); then `space` (default a LibrarySpace) refuses what the library cannot run
         or the verifier rejects, before any measurement."""
-        from argus.agent.library_space import LibrarySpace
-
         self._benchmark = benchmark
         self._kernel_benchmark = kernel_benchmark
         self.device_name = device_name

@@ -23,6 +23,8 @@ import tempfile
 import time
 from typing import Any
 
+from argus.agent.evaluators.jobs import SEARCH_DISTRIBUTIONS, from_harness, harness_job, search_job
+
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
@@ -225,14 +227,12 @@ class SessionBenchmark:
     def job(self, config, task, reps: int | None = None, mode: str | None = None) -> dict:
         import secrets
 
-        from argus.agent.evaluators.gpu import SEARCH_DISTRIBUTIONS, _job, search_job
-
         if (mode or self.mode) == "search":
             job = search_job(task, secrets.randbits(62),
                              SEARCH_DISTRIBUTIONS[self.search_jobs % len(SEARCH_DISTRIBUTIONS)])
             self.search_jobs += 1
         else:
-            job = _job(task, reps or self.reps)
+            job = harness_job(task, reps or self.reps)
         job.update(device=self.device, config=config.to_json())
         if not self.device.startswith("cuda"):
             job["timing"] = None
@@ -240,14 +240,12 @@ class SessionBenchmark:
 
     def __call__(self, config, task, reps: int | None = None, mode: str | None = None,
                  timeout_s: float | None = None) -> dict[str, Any]:
-        from argus.agent.evaluators.gpu import _from_harness
-
         timeout = timeout_s or self.timeout_s
         if self.limit is not None:
             timeout = max(1.0, min(timeout, self.limit()))
         job = self.job(config, task, reps, mode)
         raw = self.session.evaluate(job, timeout)
-        out = _from_harness(raw)
+        out = from_harness(raw)
         out.update(mode=job.get("mode", "full"), wall_s=raw.get("wall_s"),
                    job_seconds=raw.get("job_seconds"))
         if job.get("mode") == "search":

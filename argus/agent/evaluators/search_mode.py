@@ -10,7 +10,7 @@ One search-mode evaluation, in the same worker child and under the same tamper w
    the candidate run twice over two poisons so unwritten elements show, torch.matmul's
    error and the candidate's against the float64 reference of the inputs upcast);
 2. on CUDA, a short timing (argus.bench.evaluate.measure with the job's timing; search jobs
-   carry gpu.SEARCH_TIMING: 2 alternating rounds of 3 warm-up + 10 timed calls each for the
+   carry jobs.SEARCH_TIMING: 2 alternating rounds of 3 warm-up + 10 timed calls each for the
    candidate and torch.matmul, L2 flushed before each call, CUDA graphs over rotated input
    copies when a call is shorter than 50 us, the device-synchronised second clock that
    catches work on other streams);

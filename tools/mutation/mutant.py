@@ -1,40 +1,13 @@
-"""A mutant: one small edit of a kernel's source, and how the edit is applied.
-
-An edit replaces the text of one AST node (an expression) or one statement with new text;
-the rest of the file is untouched, so the diff is the node's line(s) and nothing else."""
+"""A mutant: a kernel's source with one Edit (edit.py) of an operator (operators.py) applied,
+and the one-line diff that names it."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace source span (line, col) .. (end_line, end_col) (1-based lines, 0-based cols)
-    with `text`; `dedent` > 0 instead removes the span's first line and dedents the
-    following lines up to end_line by that many columns (unwrapping a `with`)."""
-    line: int
-    col: int
-    end_line: int
-    end_col: int
-    text: str
-    dedent: int = 0
-
-    @classmethod
-    def of(cls, node: ast.AST, text: str) -> "Edit":
-        return cls(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, text)
-
-    def apply(self, source: str) -> str:
-        lines = source.splitlines(keepends=True)
-        if self.dedent:
-            body = [ln[self.dedent:] if ln.startswith(" " * self.dedent) else ln
-                    for ln in lines[self.line:self.end_line]]
-            return "".join(lines[:self.line - 1] + body + lines[self.end_line:])
-        head = lines[self.line - 1][:self.col]
-        tail = lines[self.end_line - 1][self.end_col:]
-        return "".join(lines[:self.line - 1]) + head + self.text + tail + \
-            "".join(lines[self.end_line:])
+from tools.mutation.operators import OPERATORS, Context
+from tools.mutation.sites import kernel_function
 
 
 @dataclass
@@ -73,9 +46,6 @@ def changed_lines(original: str, mutated: str, line: int) -> tuple[str, str]:
 def generate_mutants(target, operators=None) -> list[Mutant]:
     """Every mutant of `target`'s kernel function (targets.Target), one per distinct
     mutated source, numbered in source order within each operator."""
-    from argus.verify.mutation.operators import OPERATORS, Context
-    from argus.verify.mutation.sites import kernel_function
-
     source = target.source()
     tree = ast.parse(source)
     ctx = Context.build(tree, kernel_function(tree, target.kernel), target)

@@ -1,4 +1,4 @@
-"""Mutation testing of the verifier (argus/verify/mutation): the operators make the edits
+"""Mutation testing of the verifier (tools/mutation): the operators make the edits
 they promise and nothing else, known mutants land in the right class, and the
 classification and report logic on stubbed observations."""
 
@@ -8,14 +8,14 @@ import ast
 
 import pytest
 
-from argus.verify.mutation import classify, generate_mutants
-from argus.verify.mutation.classify import (EQUIVALENT, FLAGGED_CORRECT, FRONTEND_CRASH,
-                                            KILLED, MISSED, REJECTED, VERIFIER_CRASH,
-                                            Observation, RunOutcome)
-from argus.verify.mutation.mutant import Edit
-from argus.verify.mutation.report import render_markdown, unexplained_missed
-from argus.verify.mutation.runner import observe
-from argus.verify.mutation.targets import TARGETS
+from tools.mutation import classify, generate_mutants
+from tools.mutation.classify import (EQUIVALENT, FLAGGED_CORRECT, FRONTEND_CRASH,
+                                     KILLED, MISSED, REJECTED, VERIFIER_CRASH,
+                                     Observation, RunOutcome)
+from tools.mutation.edit import Edit
+from tools.mutation.report import render_markdown, unexplained_missed
+from tools.mutation.runner import observe
+from tools.mutation.targets import TARGETS
 
 ONE_RUN = (("value", 0),)
 
@@ -155,7 +155,7 @@ def test_report_lists_missed_bugs_and_flags_unexplained_ones():
 
 
 def test_explanations_name_the_documented_limit_and_leave_others_unexplained():
-    from argus.verify.mutation.explain import explain
+    from tools.mutation.explain import explain
     base = {"operator": "drop_stmt", "class": MISSED, "verifier_errors": [],
             "new_warnings": [], "line": 73}
     release = dict(base, target="gemm_nt", before="arrive(empty[(g - 1) % S])", after="pass")
@@ -172,7 +172,7 @@ def test_committed_report_is_complete_and_every_missed_bug_is_explained():
     import json
     from pathlib import Path
 
-    from argus.verify.mutation.classify import CLASSES
+    from tools.mutation.classify import CLASSES
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "mutation-report.json"
     report = json.loads(path.read_text())
     rows = report["mutants"]

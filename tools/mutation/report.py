@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from argus.verify.mutation.classify import (CLASSES, EQUIVALENT, FLAGGED_CORRECT, FRONTEND_CRASH, MISSED,
-                                            REJECTED, VERIFIER_CRASH)
-from argus.verify.mutation.explain import explain
+from tools.mutation.classify import (CLASSES, EQUIVALENT, FLAGGED_CORRECT, FRONTEND_CRASH, MISSED,
+                                     REJECTED, VERIFIER_CRASH)
+from tools.mutation.explain import explain
 
 SHORT = {"rejected-by-frontend": "frontend", "killed": "killed",
          "flagged-interpreter-correct": "flagged, runs correct", "missed": "MISSED",
@@ -122,7 +122,7 @@ def render_markdown(report: dict) -> str:
            f"{report['commit']} ({report['seconds']} s with {report['jobs']} processes). The "
            f"full data, every mutant with its diff, findings and interpreter runs, is "
            f"`benchmarks/results/mutation-report.json`.", "",
-           "Each mutant is one source edit of a correct kernel (argus/verify/mutation/"
+           "Each mutant is one source edit of a correct kernel (tools/mutation/"
            "operators.py). It goes through the frontend, the verifier (`argus.verify.verify`: "
            "an error finding is a flag) and the interpreter: two value-mode seeds and one "
            "fragment-exact seed on small shapes (step budget "
@@ -139,7 +139,7 @@ def render_markdown(report: dict) -> str:
            f"- {len(rows)} mutants over {len(report['targets'])} kernels; "
            + ", ".join(f"{SHORT[c]} {total[c]}" for c in CLASSES if total[c]) + ".",
            f"- Missed bugs: {len(missed)} ({len(unexplained)} unexplained by a rule of "
-           f"argus/verify/mutation/explain.py). Of these, "
+           f"tools/mutation/explain.py). Of these, "
            f"{sum(1 for r in missed if (r.get('explanation') or {}).get('kind') in GAP_KINDS)} "
            f"are NOT accounted for by the soundness statements (verifier or frontend gaps, "
            f"or a not-modelled warning the statements do not mention): see 'Gaps to fix'; "

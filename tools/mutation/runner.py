@@ -1,6 +1,6 @@
 """Run one mutant: the frontend, the verifier, then the interpreter on two value-mode
 seeds and one fragment-exact seed, each result compared with the original file's NumPy
-reference (argus.cli.run_cmd's inputs, poisoned outputs and tolerance). A step budget
+reference (argus.cli.run_reference's inputs, poisoned outputs and tolerance). A step budget
 and a wall-clock limit per stage make deadlocks and livelocks cheap to report."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from argus.verify.mutation.classify import CORRECT, Observation, RunOutcome
-from argus.verify.mutation.targets import ROOT, Target
+from tools.mutation.classify import CORRECT, Observation, RunOutcome
+from tools.mutation.targets import ROOT, Target
 
 RUNS = (("value", 0), ("value", 1), ("exact", 2))
 STAGE_SECONDS = 60          # wall-clock limit of the verifier and of each interpreter run
@@ -57,8 +57,8 @@ def problem(target: Target, seed: int) -> Problem:
 
 
 def _make_problem(target: Target, seed: int) -> Problem:
-    from argus.cli.run_cmd import (_shape, call_reference, example_inputs, load_reference,
-                                   poisoned, random_input, split_params)
+    from argus.cli.run_reference import (call_reference, concrete_shape, example_inputs,
+                                         load_reference, poisoned, random_input, split_params)
     from argus.frontend import parse_file
 
     path = ROOT / target.path
@@ -70,7 +70,7 @@ def _make_problem(target: Target, seed: int) -> Problem:
     arrays = {p.name: random_input(rng, p.type, symbols) for p in inputs}
     arrays.update(example_inputs(reference, rng, symbols, inputs))
     expected = call_reference(reference, kernel, [arrays[p.name] for p in inputs], outputs)
-    arrays.update({p.name: poisoned(_shape(p.type, symbols), str(p.type.dtype))
+    arrays.update({p.name: poisoned(concrete_shape(p.type, symbols), str(p.type.dtype))
                    for p in outputs})
     return Problem(arrays, expected, [(p.name, str(p.type.dtype)) for p in outputs])
 
@@ -106,7 +106,7 @@ def observe(target: Target, source: str, runs=RUNS) -> Observation:
 
 
 def run_once(target: Target, kernel, mode: str, seed: int) -> RunOutcome:
-    from argus.cli.run_cmd import compare
+    from argus.cli.run_reference import compare
     from argus.interp.errors import InterpretError
     from argus.interp.evaluator import interpret
     from argus.interp.machine.scheduler import Deadlock, Faulted, StepBudgetExceeded

@@ -1,5 +1,5 @@
 """The mutation operators. Each takes a Context (the kernel function's AST and what is
-known about its names) and yields Edits (mutant.py); one operator, one kind of mistake:
+known about its names) and yields Edits (edit.py); one operator, one kind of mistake:
 
 - coord_offset:  a tile() coordinate +-1                 tile(A, .., (tm, k + 1))
 - coord_swap:    tile() coordinates swapped              (k, tm) for (tm, k)
@@ -26,10 +26,10 @@ import copy
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from argus.verify.mutation.ints import int_names, is_int_expr, module_int_constants
-from argus.verify.mutation.mutant import Edit
-from argus.verify.mutation.sites import (body_nodes, call_name, calls, loop_vars, plus,
-                                         statements, text)
+from tools.mutation.ints import int_names, is_int_expr, module_int_constants
+from tools.mutation.edit import Edit
+from tools.mutation.sites import (body_nodes, call_name, calls, loop_vars, plus,
+                                  statements, text)
 
 
 @dataclass

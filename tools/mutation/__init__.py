@@ -3,7 +3,7 @@
 interpreter (runner.py), and classified (classify.py): a mutant that computes a wrong
 answer yet verifies clean is a missed bug."""
 
-from argus.verify.mutation.classify import CLASSES, classify
-from argus.verify.mutation.mutant import Mutant, generate_mutants
+from tools.mutation.classify import CLASSES, classify
+from tools.mutation.mutant import Mutant, generate_mutants
 
 __all__ = ["CLASSES", "Mutant", "classify", "generate_mutants"]

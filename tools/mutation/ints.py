@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from argus.verify.mutation.sites import call_name
+from tools.mutation.sites import call_name
 
 INT_CALLS = {"block_id", "warpgroup_index"}
 
