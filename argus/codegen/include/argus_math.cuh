@@ -21,6 +21,18 @@ __device__ __forceinline__ float max(float x, float y) { return fmaxf(x, y); }
 /// min of two floats (min.f32).
 __device__ __forceinline__ float min(float x, float y) { return fminf(x, y); }
 
+/// a // b with Python's meaning (the quotient rounded toward minus infinity), b != 0.
+__device__ __forceinline__ int floordiv(int a, int b) {
+  const int q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/// a % b with Python's meaning (the remainder takes b's sign), b != 0.
+__device__ __forceinline__ int mod(int a, int b) {
+  const int r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
 /// max of two ints.
 __device__ __forceinline__ int max(int x, int y) { return x > y ? x : y; }
 
@@ -110,14 +122,14 @@ __device__ __forceinline__ int abs(int x) { return x < 0 ? -x : x; }
 /// 0 at -inf, 1 at +inf.
 __device__ __forceinline__ float sigmoid(float x) { return argus::rcp(1.0f + argus::exp(-x)); }
 
-/// x * sigmoid(x) (SiLU): at most 3.46 ulp for x >= -1, 4.05 ulp for x >= -10 (ULP_SILU_80);
+/// x * sigmoid(x) (SiLU): at most 3.46 ulp for x >= -1, 4.05 for x >= -10, 4.73 for x >= -80;
 /// for x < -87.3 the reciprocal of 1 + e^-x flushes and the result (under 1e-35) is -0;
 /// NaN at -inf (-inf * 0), as the op table's x / (1 + e^-x).
 __device__ __forceinline__ float silu(float x) { return x * argus::rcp(1.0f + argus::exp(-x)); }
 
 /// GELU x/2 (1 + erf(x / sqrt 2)), as x/2 erfc(-x / sqrt 2) (erfcf of the CUDA math library):
 /// 1 + erf(..) would cancel for negative x (8100 ulp at x = -4). At most 5.0 ulp for x >= -1;
-/// below, the rounding of x / sqrt 2 is amplified by erfc: 19.3 ulp for x >= -4, 86 for
+/// below, the rounding of x / sqrt 2 is amplified by erfc: 19.4 ulp for x >= -4, 87 for
 /// x >= -10, 199 over all x (gelu(-13) is 1e-38); the absolute error is under 4e-7 everywhere.
 __device__ __forceinline__ float gelu(float x) {
   return 0.5f * x * ::erfcf(x * -0.7071067690849304f);

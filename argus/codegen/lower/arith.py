@@ -1,6 +1,9 @@
 """Uniform scalar arithmetic. Index values are 32-bit ints (sizes, tile coordinates, loop
-counters); Python's floor division and modulo equal C's on the non-negative values the
-kernels compute (the verifier's index-range check covers overflow)."""
+counters). Floor division and modulo have the interpreter's (Python's) meaning for every
+sign, through argus::floordiv / argus::mod (C's / and % truncate toward zero; on the
+non-negative values kernels mostly compute the two agree and the compiler folds the
+correction away when it can prove the signs); the verifier's index-range check covers
+overflow."""
 
 from __future__ import annotations
 
@@ -14,8 +17,8 @@ C_BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "/", "mod": "%", "an
 def _binary(ctx, op):
     name = op.opcode.split(".", 1)[1]
     lhs, rhs = (ctx.expr(x, op) for x in op.operands)
-    if name in ("min", "max"):
-        text = f"{name}({lhs}, {rhs})"
+    if name in ("min", "max", "floordiv", "mod"):
+        text = f"argus::{name}({lhs}, {rhs})"
     else:
         text = f"({lhs}) {C_BINARY[name]} ({rhs})"
     ctype = "bool" if op.result.type.dtype == DType.pred else "int"

@@ -124,7 +124,7 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
     red_add_f32x2(out + 2 * (threadIdx.x / 2), sum, acc64[5]);
     red_add_f32(out + threadIdx.x, acc64[6]);
     // argus_math.cuh and argus_exchange.cuh: MUFU.EX2, SHFL.BFLY, STS/LDS, BAR.SYNC with a count
-    float m = argus::exp2(sum) + argus::div(acc64[7], sum) + argus::max(acc64[8], sum);
+    float m = argus::exp2(sum) + (float)(argus::floordiv((int)sum, -3) + argus::mod((int)sum, 7)) + argus::div(acc64[7], sum) + argus::max(acc64[8], sum);
     m = argus::min(m, argus::round_bf16(m) + argus::round_f16(acc64[9]));
     m += (float)(argus::max((int)m, 3) + argus::min((int)sum, 5));
     m += argus::shfl_xor(m, 1) + from_bf16((u16)packed) + from_f16((u16)single);
