@@ -7,7 +7,8 @@ from argus.ir.nodes import Kernel, Value
 
 from .errors import DSLError
 
-ARMS = {"mbarrier.arrive": 0, "mbarrier.expect_tx": 0, "tma.load": 2, "gather.tma": 4}
+# the ops that arm the mbarrier they name `bar` (arrive on it, or complete on it)
+ARMS = ("mbarrier.arrive", "mbarrier.expect_tx", "tma.load", "gather.tma")
 
 
 def check_barriers(kernel: Kernel, lines: list[str]) -> None:
@@ -15,14 +16,14 @@ def check_barriers(kernel: Kernel, lines: list[str]) -> None:
     armed, inited, waits = set(), set(), []
     for op in kernel.walk():
         if op.opcode == "mbarrier.at":
-            array_of[op.results[0]] = op.operands[0]
+            array_of[op.results[0]] = op.arg("array")
     for op in kernel.walk():
         if op.opcode in ARMS:
-            armed.add(array_of.get(op.operands[ARMS[op.opcode]]))
+            armed.add(array_of.get(op.arg("bar")))
         elif op.opcode == "mbarrier.init":
-            inited.add(array_of.get(op.operands[0]))
+            inited.add(array_of.get(op.arg("bar")))
         elif op.opcode == "mbarrier.wait":
-            waits.append((op, array_of.get(op.operands[0])))
+            waits.append((op, array_of.get(op.arg("bar"))))
     for op, array in waits:
         source = lines[op.loc.line - 1] if 0 < op.loc.line <= len(lines) else ""
         if array not in armed:

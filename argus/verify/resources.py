@@ -142,8 +142,8 @@ def _tma(m: Model) -> list:
     out = []
     checked = set()
     for e in m.opcode("tma.load", "tma.store"):
-        g, s = (e.op.operands[1], e.op.operands[0]) if e.op.opcode == "tma.load" else \
-            (e.op.operands[0], e.op.operands[1])
+        dst, src = e.op.arg("dst"), e.op.arg("src")       # the global tile and the smem one
+        g, s = (src, dst) if e.op.opcode == "tma.load" else (dst, src)
         if not (isinstance(g.type, GlobalTileType) and isinstance(s.type, SmemTileType)):
             continue
         elem = g.type.dtype.bits // 8
@@ -206,7 +206,7 @@ def _index_overflow(m: Model) -> list:
         t = e.op.result.type
         if not isinstance(t, GlobalTileType):
             continue
-        for d, (c, b) in enumerate(zip(e.op.operands[1:], t.shape)):
+        for d, (c, b) in enumerate(zip(e.op.args("coords"), t.shape)):
             try:
                 coord = m.terms.of(c)
             except Exception:

@@ -22,10 +22,13 @@ def _ways(row_bytes: int, swizzle: str, row0: int, col_byte: int) -> int:
     return max(chunks.values())
 
 
+SMEM_OPERAND = {"ldmatrix": "src", "stmatrix": "dst"}    # the shared-memory side
+
+
 def check(m) -> list:
     out = []
     for e in m.opcode("ldmatrix", "stmatrix"):
-        ref = m.smem.get(e.op.operands[0])
+        ref = m.smem.get(e.op.arg(SMEM_OPERAND[e.op.opcode]))
         if ref is None:
             continue
         buf = ref.buffer.type

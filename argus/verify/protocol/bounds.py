@@ -107,8 +107,8 @@ def _inits(m: Model) -> list:
     out = []
     for array in m.arrays:
         inits = [e for e in m.opcode("mbarrier.init") if e.op.operands
-                 and m.bars.get(e.op.operands[0]) is not None
-                 and m.bars[e.op.operands[0]].array is array]
+                 and m.bars.get(e.op.arg("bar")) is not None
+                 and m.bars[e.op.arg("bar")].array is array]
         if not inits:
             continue      # ring.py reports a barrier used without any init
         for e in inits:
@@ -126,7 +126,7 @@ def _inits(m: Model) -> list:
         for j in range(array_count(array)):
             if not any(_can_be(m, e, _index_of(m, e, array), j) for e in uses):
                 continue          # never used: an uninitialised spare barrier is harmless
-            if not any(_can_be(m, e, m.bars[e.op.operands[0]].index, j) for e in inits):
+            if not any(_can_be(m, e, m.bars[e.op.arg("bar")].index, j) for e in inits):
                 out.append(finding(
                     "protocol.init-coverage", inits[0].op,
                     f"{array.name}[{j}] is never initialised (the inits cover fewer than "

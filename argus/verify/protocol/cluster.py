@@ -32,8 +32,8 @@ from .report import counterexample, finding
 
 def signals_peers(e) -> bool:
     op = e.op
-    return ((op.opcode == "mbarrier.arrive" and len(op.operands) > 1)
-            or (op.opcode == "tma.load" and len(op.operands) > 3))
+    return ((op.opcode == "mbarrier.arrive" and op.arg("cta") is not None)
+            or (op.opcode == "tma.load" and op.arg("multicast") is not None))
 
 
 def _block_vars(m: Model) -> list:
@@ -102,9 +102,9 @@ def _ranks(m: Model) -> list:
     """protocol.cluster-rank: every remote arrive targets a block of the cluster."""
     n = m.cluster_size
     for e in m.opcode("mbarrier.arrive"):
-        if len(e.op.operands) < 2:
+        if e.op.arg("cta") is None:
             continue
-        target = _term(m, e.op.operands[1])
+        target = _term(m, e.op.arg("cta"))
         if target is None:
             continue
         for b in range(n):

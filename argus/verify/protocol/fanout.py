@@ -40,7 +40,7 @@ def trip(op: Op, terms) -> int | None:
     if op.opcode != "for":
         return None
     try:
-        start, stop, step = (terms.of(o) for o in op.operands)
+        start, stop, step = (terms.of(op.arg(n)) for n in ("start", "stop", "step"))
     except Exception:       # an operand the model has not bound: not a constant loop
         return None
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, stop, step)):
@@ -100,8 +100,8 @@ def reaches(m, e, r: int, b: int, counters, when=None):
     e's variables, replaces them: the caller has placed them at the step it counts)."""
     pairs = issued_by(m, b, counters)
     op = e.op
-    if op.opcode == "mbarrier.arrive" and len(op.operands) > 1:
-        target = at(m.terms.of(op.operands[1]), pairs)
+    if op.opcode == "mbarrier.arrive" and op.arg("cta") is not None:
+        target = at(m.terms.of(op.arg("cta")), pairs)
         hit = smt.eq(target, r)
     else:
         hit = b == r

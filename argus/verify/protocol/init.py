@@ -49,8 +49,8 @@ def check(m: Model) -> list:
             f"their first use (line {use.op.loc.line if use else '?'}): other warpgroups "
             "may wait on or arrive at an uninitialised mbarrier",
             f"call {what} after fence_mbarrier_init() and before the roles start", cex))
-    remote = [e for e in m.opcode("mbarrier.arrive") if len(e.op.operands) > 1] + \
-        [e for e in m.opcode("tma.load") if len(e.op.operands) > 3]
+    remote = [e for e in m.opcode("mbarrier.arrive") if e.op.arg("cta") is not None] + \
+        [e for e in m.opcode("tma.load") if e.op.arg("multicast") is not None]
     if m.cluster_size > 1 and remote:
         last = max(m.events, key=lambda e: e.order)
         exit_syncs = [e for e in m.opcode("barrier.cluster")

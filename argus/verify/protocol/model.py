@@ -155,7 +155,8 @@ def build(kernel: Kernel) -> Model:
         terms.bind(s, terms.fresh(s.name, 1, SIZE_BOUND))
     _Walker(m).block(kernel.body, Where(None, (), None))
     for op in kernel.assumptions:
-        cond = terms.env.get(op.operands[0]) if isinstance(op.operands[0], Value) else None
+        c = op.arg("cond")
+        cond = terms.env.get(c) if isinstance(c, Value) else None
         if cond is not None:
             terms.constraints.append(smt.bool_of(cond))
     return m
@@ -203,17 +204,17 @@ class _Walker:
             elif code == "smem.alloc":
                 self.m.buffers[op.result] = op
             elif code == "mbarrier.at":
-                self.m.bars[op.result] = BarRef(op.operands[0], t.of(op.operands[1]))
+                self.m.bars[op.result] = BarRef(op.arg("array"), t.of(op.arg("index")))
             elif code == "smem.stage":
-                buf = op.operands[0]
-                self.m.smem[op.result] = SmemRef(buf, t.of(op.operands[1]), (0, 0),
+                buf = op.arg("buffer")
+                self.m.smem[op.result] = SmemRef(buf, t.of(op.arg("stage")), (0, 0),
                                                  tuple(buf.type.shape))
             elif code == "smem.tile":
-                base = self.m.smem.get(op.operands[0])
+                base = self.m.smem.get(op.arg("view"))
                 if base is not None:
                     box = tuple(op.attrs.get("box", op.result.type.shape))
                     origin = tuple(_add(o, t.mul(t.of(c), b)) for o, c, b in
-                                   zip(base.origin, op.operands[1:], box))
+                                   zip(base.origin, op.args("coords"), box))
                     self.m.smem[op.result] = SmemRef(base.buffer, base.stage, origin, box)
         except UnknownTerm as e:
             self.m.unknown.append((op, str(e)))
@@ -236,7 +237,7 @@ class _Walker:
             return [(op.regions[0], replace(where, elect=op.attrs.get("scope", "warpgroup")))]
         if code == "if":
             try:
-                cond = smt.bool_of(t.of(op.operands[0]))
+                cond = smt.bool_of(t.of(op.arg("cond")))
             except UnknownTerm:
                 cond = z3.Bool(f"cond@{op.loc.line}")
             filtered = where.filtered or bool(where.loops)
@@ -250,12 +251,12 @@ class _Walker:
             # a loop of arrivals (one per block of the cluster): not a step
             arg = op.regions[0].args[0]
             counter = t.fresh(_display(arg.name), 0, fanout.trip(op, t))
-            t.bind(arg, _add(t.of(op.operands[0]), t.mul(counter, t.of(op.operands[2]))))
+            t.bind(arg, _add(t.of(op.arg("start")), t.mul(counter, t.of(op.arg("step")))))
             loop = Loop(op, _display(arg.name), counter, fanout.trip(op, t), ("fanout",))
             return [(op.regions[0], replace(where, fanout=where.fanout + (loop,)))]
         if code == "for":
             try:
-                start, stop, step = (t.of(o) for o in op.operands)
+                start, stop, step = (t.of(op.arg(n)) for n in ("start", "stop", "step"))
             except UnknownTerm:
                 start, stop, step = 0, t.fresh("trip", 1, STEP_BOUND), 1
             arg = op.regions[0].args[0]
@@ -274,7 +275,7 @@ class _Walker:
         if code == "schedule":
             args = op.regions[0].args
             extents = []
-            for o in op.operands:
+            for o in op.args("extents"):
                 try:
                     extents.append(t.of(o))
                 except UnknownTerm:

@@ -21,15 +21,20 @@ from __future__ import annotations
 
 import z3
 
+from argus.ir.ops import OPS
 from argus.ir.types import SmemTileType
 
 from . import smt
 from .report import counterexample, finding, first_run, surface
 from .walk import role_blocks, walk
 
-GENERIC_WRITES = {"store": 0, "stmatrix": 0}
-ASYNC_READS = {"tma.store": (1,), "wgmma.mma": (1, 2)}
-SYNC_READS = {"load": 0, "ldmatrix": 0}
+# What ops read and write, by operand name, from the op table. Only shared-memory tiles
+# count here (_buffer is None for the rest): the ordinary (generic-proxy) writes are
+# store's and stmatrix's dst; the async-proxy reads tma.store's src and wgmma's a and b;
+# the ordinary reads load's and ldmatrix's src.
+GENERIC_WRITES = {s.opcode: s.writes for s in OPS.values() if s.writes and not s.asynchronous}
+ASYNC_READS = {s.opcode: s.reads for s in OPS.values() if s.reads and s.asynchronous}
+READS = {s.opcode: s.reads for s in OPS.values() if s.reads}
 
 
 def _buffer(v):
@@ -146,8 +151,8 @@ def check(m) -> list:
                 s.group.pop(buf, None)
             s.waited_by_some.clear()
         if code in ASYNC_READS:
-            for i in ASYNC_READS[code]:
-                buf = _buffer(op.operands[i]) if i < len(op.operands) else None
+            for name in ASYNC_READS[code]:
+                buf = _buffer(op.arg(name))
                 if buf in s.dirty:
                     w = s.dirty[buf]
                     report(("fence", id(op)), finding(
@@ -157,12 +162,12 @@ def check(m) -> list:
                         "no fence_proxy_async() came between", "call fence_proxy_async() "
                         f"after the {surface(w)} and before the {surface(op)}", first_run(m, op)))
             if code == "tma.store":
-                buf = _buffer(op.operands[1])
+                buf = _buffer(op.arg("src"))
                 s.storing.pop(buf, None)       # now the newest
                 s.storing[buf] = op
                 s.group[buf] = None
-        if code in GENERIC_WRITES:
-            buf = _buffer(op.operands[GENERIC_WRITES[code]])
+        for name in GENERIC_WRITES.get(code, ()):
+            buf = _buffer(op.arg(name))
             if buf is not None:
                 if buf in s.storing:
                     st = s.storing[buf]
@@ -205,12 +210,12 @@ def _cross_role(m) -> list:
         if e.where.role is None:
             continue
         code = e.op.opcode
-        if code in GENERIC_WRITES:
-            b = _buffer(e.op.operands[GENERIC_WRITES[code]])
+        for name in GENERIC_WRITES.get(code, ()):
+            b = _buffer(e.op.arg(name))
             if b:
                 writes.setdefault(b, []).append(e)
-        for i in ((SYNC_READS[code],) if code in SYNC_READS else ASYNC_READS.get(code, ())):
-            b = _buffer(e.op.operands[i]) if i < len(e.op.operands) else None
+        for name in READS.get(code, ()):
+            b = _buffer(e.op.arg(name))
             if b:
                 reads.setdefault(b, []).append(e)
     for buf, ws in writes.items():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import z3
 
 from argus.ir.nodes import Value
+from argus.ir.ops import OPS
 from argus.ir.types import SmemTileType
 from argus.layout import symbolic as sym
 
@@ -27,16 +28,16 @@ from .model import Event, Model, array_count
 from .report import counterexample, finding
 from .terms import UnknownTerm
 
-TMA_BAR = {"tma.load": 2, "gather.tma": 4}
+# the asynchronous copies that complete on their mbarrier operand `bar` (transaction
+# bytes), from the op table: tma.load and gather.tma
+TMA_BAR = tuple(s.opcode for s in OPS.values()
+                if s.asynchronous and any(o.name == "bar" for o in s.operands))
+# every op with an mbarrier operand `bar`: those, mbarrier.init/arrive/expect_tx/wait
+BAR_OPS = frozenset(s.opcode for s in OPS.values() if any(o.name == "bar" for o in s.operands))
 
 
 def bar_operand(e: Event):
-    code = e.op.opcode
-    if code in ("mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait", "mbarrier.init"):
-        return e.op.operands[0]
-    if code in TMA_BAR:
-        return e.op.operands[TMA_BAR[code]]
-    return None
+    return e.op.arg("bar") if e.op.opcode in BAR_OPS else None
 
 
 def on_array(m: Model, array: Value, *codes: str) -> list[Event]:
@@ -196,7 +197,7 @@ def _stages_and_parity(m: Model, array: Value) -> list:
                 severity="warning"))
             continue
         try:
-            parity = m.terms.of(e.op.operands[1])
+            parity = m.terms.of(e.op.arg("phase"))
         except UnknownTerm:
             continue
         from .terms import _num
@@ -332,17 +333,16 @@ def _tx_bytes(m: Model, array: Value) -> list:
         expected, landed = 0, 0
         for e in expects:
             try:
-                nbytes = m.terms.of(e.op.operands[1])
+                nbytes = m.terms.of(e.op.arg("bytes"))
             except UnknownTerm:
                 return []
             amount = smt.select(_cond(e.where), m.executions(e.where), 0) if e.where.conds \
                 else m.executions(e.where)
             expected = _plus(expected, at_rank(m.terms.mul(amount, nbytes), r))
         for e in loads:
-            dst = e.op.operands[0].type
+            dst = e.op.arg("dst").type
             size = dst.nbytes if isinstance(dst, SmemTileType) else 0
-            mask = e.op.operands[3] if e.op.opcode == "tma.load" and len(e.op.operands) > 3 \
-                else None
+            mask = e.op.arg("multicast") if e.op.opcode == "tma.load" else None
             for b in range(C):
                 amount = m.executions(e.where) * size
                 if mask is None:
@@ -364,9 +364,8 @@ def _tx_bytes(m: Model, array: Value) -> list:
         if found is None:
             continue
         want, got = smt.value(found, landed), smt.value(found, expected)
-        boxes = ", ".join(f"{e.op.operands[0].type.buffer} {e.op.operands[0].type.nbytes} B "
-                          f"at line {e.op.loc.line}" + (" (multicast)"
-                                                        if len(e.op.operands) > 3 else "")
+        boxes = ", ".join(f"{e.op.arg('dst').type.buffer} {e.op.arg('dst').type.nbytes} B "
+                          f"at line {e.op.loc.line}" + (" (multicast)" if _multicast(e) else "")
                           for e in loads)
         ref = m.bars[bar_operand(anchor)]
         where = f" of block {r} in the cluster" if C > 1 else ""
@@ -382,6 +381,11 @@ def _tx_bytes(m: Model, array: Value) -> list:
                            block=(r,) if C > 1 else None)))
         break
     return out
+
+
+def _multicast(e: Event) -> bool:
+    """A TMA load with a multicast mask (gather.tma has none)."""
+    return e.op.opcode == "tma.load" and e.op.arg("multicast") is not None
 
 
 def _plus(a, b):

@@ -17,13 +17,17 @@ import z3
 
 from argus.layout import symbolic as sym
 
+from argus.ir.ops import OPS
+
 from . import smt
 from .model import Event, Model, stages
 from .report import counterexample, finding
 from .ring import (TMA_BAR, _minimise, data_partner, fillers, is_backward, is_data, m_find,
                    on_array, waiters)
 
-READS = {"wgmma.mma": (1, 2), "ldmatrix": (0,), "load": (0,), "tma.store": (1,)}
+# the operands each op reads, from the op table; only shared-memory tiles (m.smem) matter
+# here: wgmma's a and b, ldmatrix's and load's src, tma.store's src
+READS = {spec.opcode: spec.reads for spec in OPS.values() if spec.reads}
 
 
 def _same_body(a: Event, b: Event) -> bool:
@@ -37,11 +41,10 @@ def _encloses(w: Event, e: Event) -> bool:
 
 
 def _smem_reads(m: Model, e: Event):
-    for i in READS.get(e.op.opcode, ()):
-        if i < len(e.op.operands):
-            ref = m.smem.get(e.op.operands[i])
-            if ref is not None:
-                yield ref
+    for name in READS.get(e.op.opcode, ()):
+        ref = m.smem.get(e.op.arg(name))
+        if ref is not None:
+            yield ref
 
 
 def check(m: Model) -> list:
@@ -62,8 +65,8 @@ def check(m: Model) -> list:
 
 
 def _guarded(m: Model, data) -> set:
-    return {m.smem[e.op.operands[0]].buffer for e in on_array(m, data, *TMA_BAR)
-            if e.op.operands[0] in m.smem}
+    return {m.smem[e.op.arg("dst")].buffer for e in on_array(m, data, *TMA_BAR)
+            if e.op.arg("dst") in m.smem}
 
 
 def _release_of(m: Model, data):
@@ -78,9 +81,9 @@ def _release_of(m: Model, data):
 def _refills(m: Model, data, loads) -> list:
     out = []
     release = _release_of(m, data)
-    waits = [w for w in m.opcode("mbarrier.wait") if m.bars[w.op.operands[0]].array is not data]
+    waits = [w for w in m.opcode("mbarrier.wait") if m.bars[w.op.arg("bar")].array is not data]
     for e in loads:
-        ref = m.smem.get(e.op.operands[0])
+        ref = m.smem.get(e.op.arg("dst"))
         if ref is None or not e.where.loops:
             continue
         S = stages(ref.buffer)
@@ -103,7 +106,7 @@ def _refills(m: Model, data, loads) -> list:
                     m, found, e.where, (release, ref.stage) if release is not None else None,
                     {"overwritten_step": step - S})))
             continue
-        bar = m.bars[prior[-1].op.operands[0]]
+        bar = m.bars[prior[-1].op.arg("bar")]
         found = m_find(m, e.where, z3.Not(smt.eq(bar.index, ref.stage)), n)
         if found is not None:
             out.append(finding(
@@ -134,7 +137,7 @@ def _reads_before_data(m: Model, data, guarded) -> list:
                     f"wait({data.name}[s], (g // S) & 1) before reading stage s",
                     counterexample(m, found, e.where, (data, ref.stage))))
                 continue
-            bar = m.bars[prior[-1].op.operands[0]]
+            bar = m.bars[prior[-1].op.arg("bar")]
             found = m_find(m, e.where, z3.Not(smt.eq(bar.index, ref.stage)), n)
             if found is not None:
                 out.append(finding(
@@ -176,7 +179,7 @@ def _early_release(m: Model, release, guarded) -> list:
     out = []
     for a in on_array(m, release, "mbarrier.arrive"):
         body = [e for e in m.events if _nested(a, e)]
-        idx = m.bars[a.op.operands[0]].index
+        idx = m.bars[a.op.arg("bar")].index
         n = m.step(a.where)
         start = []
         if a.where.loops:   # what the previous iteration left in flight

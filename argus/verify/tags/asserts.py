@@ -27,7 +27,7 @@ class Undischarged(Exception):
 def tag_assert(w, op: Op) -> None:
     if w.phase != "check":
         return
-    vals = [w.value(o) for o in op.operands]
+    vals = [w.value(o) for o in op.args("values")]    # the predicate's operand i is vals[i]
     pred = op.attrs["pred"]
     text = op.attrs.get("text", str(pred))
     frags = [v for v in vals if isinstance(v, Fragment)]
@@ -81,7 +81,7 @@ def tag_assert(w, op: Op) -> None:
 
 def _name(op, vals) -> str:
     """The SSA name of the first fragment the assertion names (its element is reported)."""
-    for o, v in zip(op.operands, vals):
+    for o, v in zip(op.args("values"), vals):
         if isinstance(v, Fragment):
             return o.name
     return "element"

@@ -97,7 +97,7 @@ def _mentions(t, var, seen=None) -> bool:
 def tag_assume(w, op: Op) -> None:
     try:
         parts = _conjuncts(op.attrs["pred"])
-        vals = [w.value(o) for o in op.operands]
+        vals = [w.value(o) for o in op.args("values")]
         loops = _enumerated(w)
         found, bounded = [], []
         for part in parts:

@@ -14,7 +14,7 @@ from .violations import refute
 
 
 def frag_assign(w, op: Op) -> None:
-    dst = w.value(op.operands[0])
+    dst = w.value(op.arg("dst"))
     if isinstance(dst, Fragment):
         state(w).assigned[id(dst)] = op.loc
     memory.frag_assign(w, op)
@@ -23,7 +23,7 @@ def frag_assign(w, op: Op) -> None:
 def guard_store(store_rule):
     """store: an attention accumulator must be divided by its row sum before it is stored."""
     def store(w, op: Op) -> None:
-        src = w.value(op.operands[1])
+        src = w.value(op.arg("src"))
         if w.phase == "check" and isinstance(src, Fragment) and \
                 isinstance(src.tag.meaning, SoftAcc):
             refute(w, op, "tag.softmax-normalise", True, layout=src.layout,

@@ -52,19 +52,22 @@ class LoopFrame:
     entries: list = field(default_factory=list)
 
 
+WRITTEN = {"frag.assign": "dst", "wgmma.mma": "acc"}     # the fragment each op writes
+
+
 def _carried(w, body) -> list[tuple[Value, Fragment]]:
     """Fragments defined before the loop that its body assigns a computed value, or
     accumulates into with a wgmma without resetting them first."""
     seen, out, reset = set(), [], set()
     for op in body.ops:                     # in order: a reset before the first use
-        if op.opcode == "frag.assign" and not isinstance(op.operands[1], Value):
-            if id(w.value(op.operands[0])) not in seen:
-                reset.add(id(w.value(op.operands[0])))
+        if op.opcode == "frag.assign" and not isinstance(op.arg("src"), Value):
+            if id(w.value(op.arg("dst"))) not in seen:
+                reset.add(id(w.value(op.arg("dst"))))
             continue
-        if op.opcode == "frag.assign" and hasattr(op.operands[1].type, "layout"):
-            dst = op.operands[0]
+        if op.opcode == "frag.assign" and hasattr(op.arg("src").type, "layout"):
+            dst = op.arg("dst")
         elif op.opcode == "wgmma.mma":
-            dst = op.operands[0]
+            dst = op.arg("acc")
         else:
             continue
         frag = w.value(dst)
@@ -83,11 +86,12 @@ def _assigned_in_regions(w, body, carried: set) -> list[tuple[Value, Fragment]]:
     for top in body.ops:
         for region in top.regions:
             for op in walk(region):
-                if op.opcode in ("frag.assign", "wgmma.mma"):
-                    frag = w.value(op.operands[0])
+                if op.opcode in WRITTEN:
+                    dst = op.arg(WRITTEN[op.opcode])
+                    frag = w.value(dst)
                     if isinstance(frag, Fragment) and (id(frag) in carried or
                                                        _running_max(frag)):
-                        out.append((op.operands[0], frag))
+                        out.append((dst, frag))
     return out
 
 
@@ -113,11 +117,11 @@ def enter(w, op: Op, name: str) -> None:
     st.loop_ops[name] = op
     if w.phase != "check":
         return
-    start, stop = w.value(op.operands[0]), w.value(op.operands[1])
+    start, stop = w.value(op.arg("start")), w.value(op.arg("stop"))
     frame = LoopFrame(name, start, stop)
     st.loops.append(frame)
     carried = _carried(w, op.regions[0])
-    step = w.value(op.operands[2])
+    step = w.value(op.arg("step"))
     if not carried or not _reads_running_max(w, op.regions[0]) or start is None or \
             stop is None or step != 1:
         return

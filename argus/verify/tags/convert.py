@@ -39,7 +39,7 @@ def thread_gap(src: str, dst: str, shape: tuple[int, int]):
 
 
 def convert(w, op: Op) -> None:
-    x = w.value(op.operands[0])
+    x = w.value(op.arg("x"))
     t = op.result.type
     if not isinstance(x, Fragment):
         w.env[op.result] = None

@@ -30,7 +30,7 @@ def entry_field(source: str) -> str:
 
 
 def gather_tma(w, op: Op) -> None:
-    dst, src, rows, col, bar = (w.value(o) for o in op.operands)
+    dst, src, rows, col, bar = (w.value(op.arg(n)) for n in ("dst", "src", "rows", "col", "bar"))
     if not (isinstance(dst, SmemView) and isinstance(src, tuple) and src[0] == "tensor"
             and isinstance(rows, IndexVector) and col is not None and isinstance(bar, Barrier)):
         w.not_modelled(op, "a gather whose stage, tensor, rows or barrier is not known")
@@ -46,7 +46,7 @@ def gather_tma(w, op: Op) -> None:
 
 
 def gather_load(w, op: Op) -> None:
-    src, rows, col = (w.value(o) for o in op.operands)
+    src, rows, col = (w.value(op.arg(n)) for n in ("src", "rows", "col"))
     t = op.result.type
     if not (isinstance(src, tuple) and src[0] == "tensor" and isinstance(rows, IndexVector)
             and col is not None and len(t.shape) == 2):

@@ -49,14 +49,14 @@ class MaskRecord:
 def select(w, op: Op) -> bool:
     """select(keep, x, -inf) (or select(keep, -inf, x)) on a score tile; False otherwise."""
     from .softmax import consume, innermost_loop
-    cond, a, b = (w.value(o) for o in op.operands)
+    cond, a, b = (w.value(op.arg(n)) for n in ("cond", "a", "b"))
     if not (isinstance(cond, Fragment) and isinstance(cond.tag.meaning, PredVal)):
         return False
     keep = cond.tag.meaning
     if _neg_inf(b) and isinstance(a, Fragment) and len(a.shape) == 2:
-        x, term, xi = a, keep.term, 1
+        x, term, xi = a, keep.term, "a"
     elif _neg_inf(a) and isinstance(b, Fragment) and len(b.shape) == 2:
-        x, term, xi = b, z3.Not(keep.term), 2
+        x, term, xi = b, z3.Not(keep.term), "b"
     else:
         w.not_modelled(op, "select other than masking a score tile with -inf")
         w.env[op.result] = Fragment(tuple(op.result.type.shape), op.result.type.layout,
@@ -66,10 +66,10 @@ def select(w, op: Op) -> bool:
         w.env[op.result] = Fragment(tuple(op.result.type.shape), op.result.type.layout,
                                     x.tag.copy(), op.loc)
         return True
-    consume(w, x, op, label(op.operands[xi]))
+    consume(w, x, op, label(op.arg(xi)))
     loop, block = innermost_loop(w)
-    pred = keep if xi == 1 else PredVal(term, keep.loc)
-    if xi == 2 and keep.spec is not None:
+    pred = keep if xi == "a" else PredVal(term, keep.loc)
+    if xi == "b" and keep.spec is not None:
         pred.spec = lambda q, k, f=keep.spec: z3.Not(f(q, k))
         pred.spec_tags = keep.spec_tags
     series = Series(label(op.result), op.loc, loop, block, dict(x.tag.fields), x.shape[0],
@@ -105,13 +105,13 @@ def tag_assert(w, op: Op) -> None:
     for value_side, spec_side in ((pred.lhs, pred.rhs), (pred.rhs, pred.lhs)):
         if not isinstance(value_side, T.ValueOf):
             continue
-        frag = w.value(op.operands[value_side.operand])
+        frag = w.value(op.args("values")[value_side.operand])
         if not (isinstance(frag, Fragment) and isinstance(frag.tag.meaning, PredVal)):
             continue
         fn = _spec(w, op, spec_side)
         if fn is None:
             continue
-        tile = w.value(op.operands[next(iter(_tiles(w, op, spec_side)))])
+        tile = w.value(op.args("values")[next(iter(_tiles(w, op, spec_side)))])
         if {"row", "col"} <= tile.tag.fields.keys():
             frag.tag.meaning.spec = fn
             frag.tag.meaning.spec_text = op.attrs.get("text", "")
@@ -119,7 +119,8 @@ def tag_assert(w, op: Op) -> None:
 
 
 def _tiles(w, op, e) -> set:
-    return {i for i in T.operands_of(e) if isinstance(w.value(op.operands[i]), Fragment)}
+    values = op.args("values")       # the tag expression's operand i is values[i]
+    return {i for i in T.operands_of(e) if isinstance(w.value(values[i]), Fragment)}
 
 
 def _spec(w, op, e):
@@ -134,7 +135,7 @@ def _spec(w, op, e):
         if isinstance(node, T.TagField) and node.field in ("row", "col"):
             return q if node.field == "row" else k
         if isinstance(node, T.ScalarRef):
-            v = w.value(op.operands[node.operand])
+            v = w.value(op.args("values")[node.operand])
             if v is None or isinstance(v, (Fragment, float)):
                 raise ValueError
             return v

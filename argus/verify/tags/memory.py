@@ -19,8 +19,8 @@ from .values import FragTag, Fragment, GlobalTile, SmemBuffer, SmemView
 
 
 def tile(w, op: Op) -> None:
-    base = w.value(op.operands[0])
-    coords = [w.value(c) for c in op.operands[1:]]
+    base = w.value(op.arg("tensor"))
+    coords = [w.value(c) for c in op.args("coords")]
     box = tuple(op.attrs["box"])
     if isinstance(base, tuple) and base[0] == "tensor":
         name = base[1]
@@ -37,8 +37,8 @@ def smem_alloc(w, op: Op) -> None:
 
 
 def smem_stage(w, op: Op) -> None:
-    buf = w.value(op.operands[0])
-    stage = w.value(op.operands[1])
+    buf = w.value(op.arg("buffer"))
+    stage = w.value(op.arg("stage"))
     if not isinstance(buf, SmemBuffer) or stage is None:
         w.env[op.result] = None
         return
@@ -46,8 +46,8 @@ def smem_stage(w, op: Op) -> None:
 
 
 def smem_tile(w, op: Op) -> None:
-    view = w.value(op.operands[0])
-    coords = [w.value(c) for c in op.operands[1:]]
+    view = w.value(op.arg("view"))
+    coords = [w.value(c) for c in op.args("coords")]
     box = tuple(op.attrs["box"])
     if not isinstance(view, SmemView) or any(c is None for c in coords):
         w.env[op.result] = None
@@ -86,7 +86,7 @@ def frag_alloc(w, op: Op) -> None:
 
 
 def frag_assign(w, op: Op) -> None:
-    dst, src = w.value(op.operands[0]), w.value(op.operands[1])
+    dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
     if not isinstance(dst, Fragment):
         return
     if isinstance(src, Fragment):
@@ -99,7 +99,7 @@ def frag_assign(w, op: Op) -> None:
 def frag_slice(w, op: Op) -> None:
     """tile(acc, (64, n), (0, j)): element (pr, pc) of the block is element (pr, pc + j*n)
     of the accumulator, so its tag is the accumulator's with pc shifted."""
-    x, block = w.value(op.operands[0]), w.value(op.operands[1])
+    x, block = w.value(op.arg("x")), w.value(op.arg("block"))
     t = op.result.type
     if not isinstance(x, Fragment) or block is None or isinstance(block, float) or \
             scalars.is_pred(block):
@@ -129,7 +129,7 @@ def frag_slice(w, op: Op) -> None:
 
 
 def load(w, op: Op) -> None:
-    src = w.value(op.operands[0])
+    src = w.value(op.arg("src"))
     t = op.result.type
     if isinstance(src, GlobalTile) and len(src.origin) in (1, 2):
         pos = (w.pos["pr"], w.pos["pc"])
@@ -147,7 +147,7 @@ def same_tag(x: Fragment, t: FragmentType, loc) -> Fragment:
 
 
 def cast(w, op: Op) -> None:
-    x = w.value(op.operands[0])
+    x = w.value(op.arg("x"))
     t = op.result.type
     if isinstance(x, Fragment) and t.layout == x.layout:
         w.env[op.result] = same_tag(x, t, op.loc)
@@ -184,13 +184,13 @@ def elementwise(w, op: Op) -> None:
 
 
 def tag_add(w, op: Op) -> None:
-    x = w.value(op.operands[0])
+    x = w.value(op.arg("x"))
     names = op.attrs.get("names", ())
     if not isinstance(x, Fragment):
         w.env[op.result] = None
         return
     out = same_tag(x, op.result.type, op.loc)
-    for name, v in zip(names, op.operands[1:]):
+    for name, v in zip(names, op.args("fields")):
         value = w.value(v)
         if value is None or isinstance(value, (Fragment, float)) or scalars.is_pred(value):
             out.tag.fields.pop(name, None)

@@ -36,7 +36,7 @@ from .values import AddRecord, Fragment, GlobalTile, StoreRecord
 def atomic_add(w, op: Op) -> None:
     if w.phase != "check":
         return
-    dst, src = w.value(op.operands[0]), w.value(op.operands[1])
+    dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
     if not (isinstance(dst, GlobalTile) and isinstance(src, Fragment)):
         w.not_modelled(op, "an atomic_add whose tile or value is not known")
         return
@@ -45,7 +45,7 @@ def atomic_add(w, op: Op) -> None:
         return
     rec = stores.record(w, op, dst, src.layout, src.shape)
     w.reductions.append(AddRecord(rec, src.tag.copy()))
-    if src.tag.state != "data" or id(op.operands[1]) in w.asserted:
+    if src.tag.state != "data" or id(op.arg("src")) in w.asserted:
         return
     inst, bounds, _ = stores._instance(w, src.layout, src.shape)
     stores.coordinates(w, op, rec, src, inst, bounds, when=nonzero(w, src.tag, inst))

@@ -94,7 +94,7 @@ def partner_gap(layout: str, shape: tuple[int, int], kind: str,
 
 
 def reduce_row(w, op: Op) -> None:
-    x = w.value(op.operands[0])
+    x = w.value(op.arg("x"))
     t = op.result.type
     kind = op.attrs.get("kind", "max")
     if w.phase != "check" or not isinstance(x, Fragment):
@@ -185,7 +185,7 @@ def _block_span(series: Series) -> Span:
 
 def _label(op: Op) -> str:
     from .violations import label
-    return label(op.operands[0])
+    return label(op.arg("x"))
 
 
 def _unknown(op: Op, why: str) -> Fragment:

@@ -25,8 +25,8 @@ def mul(w, op: Op, args) -> bool:
     a, b = args
     ma, mb = meaning(a), meaning(b)
     if isinstance(mb, Alpha) or isinstance(ma, Alpha):
-        x, alpha, xi = (a, mb, 0) if isinstance(mb, Alpha) else (b, ma, 1)
-        return _rescale(w, op, x, alpha, op.operands[xi])
+        x, alpha, xi = (a, mb, "lhs") if isinstance(mb, Alpha) else (b, ma, "rhs")
+        return _rescale(w, op, x, alpha, op.arg(xi))
     return False
 
 
@@ -100,8 +100,8 @@ def add(w, op: Op, args) -> bool:
             w.env[op.result] = rows_frag(w, op, s, s.row)
             return True
     if len(sums) == 1:
-        other, name = (mb, label(op.operands[1])) if isinstance(ma, Stat) and ma.exp_sum \
-            else (ma, label(op.operands[0]))
+        other, name = (mb, label(op.arg("rhs"))) if isinstance(ma, Stat) and ma.exp_sum \
+            else (ma, label(op.arg("lhs")))
         what = other.kind_text if isinstance(other, Stat) else "not a row sum of exp2(x - m)"
         refute(w, op, "tag.softmax-sum", True,
                message=lambda m, inst: (f"the row sum adds {name}, which is {what}"),
@@ -155,7 +155,7 @@ def div(w, op: Op, args) -> bool:
     mo, ml = meaning(o), meaning(l)
     if not (is_tile(o) and is_rows(l) and isinstance(mo, SoftAcc)):
         return False
-    lname = label(op.operands[1])
+    lname = label(op.arg("rhs"))
     if isinstance(l, Fragment) and l.tag.state == "empty":
         refute(w, op, "tag.softmax-normalise", True, layout=o.layout,
                message=lambda m, inst: (f"o / {lname}: {lname} still holds its initial "

@@ -125,7 +125,7 @@ def _functions(w) -> dict:
 
 def indices_load(w, op: Op) -> None:
     from .values import GlobalTile
-    src = w.value(op.operands[0])
+    src = w.value(op.arg("src"))
     n = op.result.type.length
     if not isinstance(src, GlobalTile) or len(src.box) != 1 or src.rows is not None:
         w.not_modelled(op, "index vectors loaded from anything but a 1-D tile")
@@ -148,7 +148,7 @@ def indices_load(w, op: Op) -> None:
 
 def prefix_sum(w, op: Op) -> bool:
     """Exclusive prefix sum of a short index vector; False when `op` is not one."""
-    v = w.value(op.operands[0])
+    v = w.value(op.arg("x"))
     if not isinstance(v, IndexVector):
         return False
     if v.entries is None:
@@ -164,7 +164,7 @@ def prefix_sum(w, op: Op) -> bool:
 
 
 def round_up(w, op: Op) -> None:
-    v = w.value(op.operands[0])
+    v = w.value(op.arg("v"))
     m = op.attrs["multiple"]
     if not isinstance(v, IndexVector) or v.entries is None:
         w.not_modelled(op, "round_up of an index vector the pass does not know")
@@ -176,8 +176,8 @@ def round_up(w, op: Op) -> None:
 
 def element(w, op: Op) -> bool:
     """Entry i of an index vector as a uniform scalar; False when `op` reads a fragment."""
-    v = w.value(op.operands[0])
-    i = w.value(op.operands[1])
+    v = w.value(op.arg("v"))
+    i = w.value(op.arg("i"))
     if not isinstance(v, IndexVector):
         return False
     if i is None:

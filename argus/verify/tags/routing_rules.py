@@ -19,7 +19,7 @@ def load(w, op: Op) -> None:
     """A plain load (memory.load), plus the routing fields the tag assumptions give the
     tensor's elements, and `live` for a tile of a segment."""
     memory.load(w, op)
-    frag, src = w.env.get(op.result), w.value(op.operands[0])
+    frag, src = w.env.get(op.result), w.value(op.arg("src"))
     if not (isinstance(frag, Fragment) and frag.tag.state == "data"
             and isinstance(src, GlobalTile)):
         return

@@ -48,7 +48,7 @@ class Segment:
 
 
 def segment(w, op: Op) -> None:
-    base, start, rows = (w.value(o) for o in op.operands)
+    base, start, rows = (w.value(op.arg(n)) for n in ("tensor", "start", "rows"))
     if not (isinstance(base, tuple) and base[0] == "tensor") or start is None or rows is None:
         w.not_modelled(op, "a segment of anything but a kernel tensor, or bounds the pass "
                            "cannot express")
@@ -59,11 +59,11 @@ def segment(w, op: Op) -> None:
 
 
 def tile(w, op: Op) -> None:
-    base = w.value(op.operands[0])
+    base = w.value(op.arg("tensor"))
     if not isinstance(base, Segment):
         memory.tile(w, op)
         return
-    coords = [w.value(c) for c in op.operands[1:]]
+    coords = [w.value(c) for c in op.args("coords")]
     box = tuple(op.attrs["box"])
     if any(c is None for c in coords):
         w.env[op.result] = None

@@ -221,8 +221,8 @@ def _max(w, op: Op, args) -> bool:
         w.env[op.result] = rows_frag(w, op, stat, stat.row)
         return True
     if len(stats) == 1:
-        other, name = (mb, label(op.operands[1])) if isinstance(ma, Stat) and ma.kind == "max" \
-            else (ma, label(op.operands[0]))
+        other, name = (mb, label(op.arg("rhs"))) if isinstance(ma, Stat) and ma.kind == "max" \
+            else (ma, label(op.arg("lhs")))
         what = other.kind_text if isinstance(other, Stat) else "not a row max"
         refute(w, op, "tag.softmax-max", True,
                message=lambda m, inst: (f"maximum combines a running row max with {name}, "
@@ -297,7 +297,7 @@ def _sub(w, op: Op, args) -> bool:
 
 
 def _diff(w, op, x: Fragment, m: Stat) -> bool:
-    series = series_of(w, x, op, label(op.operands[0]))
+    series = series_of(w, x, op, label(op.arg("lhs")))
     if series is None:
         return False
     if not same_series(m.series, series):

@@ -64,7 +64,7 @@ def inside(inst, rec: StoreRecord):
 
 
 def store(w, op: Op) -> None:
-    dst, src = w.value(op.operands[0]), w.value(op.operands[1])
+    dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
     if w.phase != "check":
         return
     if isinstance(dst, SmemView):
@@ -90,7 +90,7 @@ def store(w, op: Op) -> None:
         return                                            # MoE: padding, combine (reported)
     k_coverage(w, op, tag, inst, [*bounds, inside(inst, rec)], scope, src, rec.warpgroup,
                rec.thread_base, (dst.tensor, rec.dst))
-    if id(op.operands[1]) in w.asserted:
+    if id(op.arg("src")) in w.asserted:
         return            # the user's tag_assert states what this value must satisfy
     coordinates(w, op, rec, src, inst, bounds)
 

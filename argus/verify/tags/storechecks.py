@@ -21,7 +21,7 @@ def check(w, op, dst, src, inst, bounds, inside, scope, wg, base) -> bool:
         # one routed row stored where whole sums belong: checked as a sum of one term
         return combine.check(w, op, dst, src, inst, bounds, inside, scope, wg, base,
                              terms=[combine.Term(dict(src.tag.fields), (), op.loc)])
-    asserted = id(op.operands[1]) in w.asserted
+    asserted = id(op.arg("src")) in w.asserted
     missing = [f for f in COORDINATES[:len(dst.origin)] if f not in src.tag.fields]
     if routed(w, src.tag) and missing and not asserted:
         w.report(Finding(

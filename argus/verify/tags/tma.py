@@ -27,12 +27,13 @@ from .values import Barrier, GlobalTile, SmemBuffer, SmemView, Writer
 
 
 def tma_load(w, op: Op) -> None:
-    dst, src, bar = (w.value(o) for o in op.operands[:3])
-    mask = w.value(op.operands[3]) if len(op.operands) > 3 else None
+    dst, src, bar = (w.value(op.arg(n)) for n in ("dst", "src", "bar"))
+    multicast = op.arg("multicast")
+    mask = w.value(multicast) if multicast is not None else None
     if not (isinstance(dst, SmemView) and isinstance(src, GlobalTile) and isinstance(bar, Barrier)):
         w.not_modelled(op, "a TMA load whose stage, tile or barrier is not known")
         return
-    if len(op.operands) > 3 and (mask is None or isinstance(mask, float)):
+    if multicast is not None and (mask is None or isinstance(mask, float)):
         w.not_modelled(op, "a multicast mask the pass cannot express")
         return
     if w.phase == "collect":     # a multicast load's stages: bands.py

@@ -49,7 +49,7 @@ from .values import GlobalTile, SmemView, SmemWrite, TmaStoreRead
 def tma_store(w, op: Op) -> None:
     if w.phase != "check":
         return
-    dst, src = w.value(op.operands[0]), w.value(op.operands[1])
+    dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
     if not (isinstance(dst, GlobalTile) and isinstance(src, SmemView)):
         w.not_modelled(op, "a TMA store whose tiles are not known")
         return

@@ -58,7 +58,7 @@ def _kept(w, tag: FragTag, drop) -> FragTag:
 
 
 def frag_coord(w, op: Op, prev) -> None:
-    x = w.value(op.operands[0])
+    x = w.value(op.arg("x"))
     if not plain(x):
         return prev(w, op) if prev else _unmodelled(w, op, "coordinates of atom fragments")
     t = op.result.type
@@ -69,7 +69,7 @@ def frag_coord(w, op: Op, prev) -> None:
 
 
 def reduce_row(w, op: Op, prev) -> None:
-    x = w.value(op.operands[0])
+    x = w.value(op.arg("x"))
     if not plain(x):
         return prev(w, op) if prev else _unmodelled(w, op, "reductions of atom fragments")
     t = op.result.type
@@ -77,7 +77,7 @@ def reduce_row(w, op: Op, prev) -> None:
 
 
 def prefix_sum(w, op: Op) -> None:
-    x = w.value(op.operands[0])
+    x = w.value(op.arg("x"))
     t = op.result.type
     if not plain(x) or len(x.shape) != 1:
         _unmodelled(w, op, "prefix sums of fragments other than 1-D plain vectors")
@@ -94,7 +94,7 @@ def element(w, op: Op) -> None:
 
 
 def from_frag(w, op: Op) -> None:
-    x = w.value(op.operands[0])
+    x = w.value(op.arg("x"))
     if not isinstance(x, Fragment):
         _unmodelled(w, op, "an index vector from a value that is not known")
         return
@@ -112,7 +112,7 @@ def _data(w, op, p):
 
 
 def scatter(w, op: Op) -> None:
-    dst, rows, col, src = (w.value(o) for o in op.operands)
+    dst, rows, col, src = (w.value(op.arg(n)) for n in ("dst", "rows", "col", "src"))
     if not (isinstance(rows, IndexVector) and isinstance(src, Fragment)):
         _unmodelled(w, op, "a scatter whose rows or values are not known")
         return
@@ -155,7 +155,7 @@ def scatter(w, op: Op) -> None:
 
 def store(w, op: Op, prev) -> None:
     """A store of a 1-D tile, checked as an n x 1 tile; others as they are (store.py)."""
-    dst, src = w.value(op.operands[0]), w.value(op.operands[1])
+    dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
     if not (isinstance(dst, GlobalTile) and len(dst.box) == 1 and isinstance(src, Fragment)
             and len(src.shape) == 1):
         prev(w, op)
@@ -163,8 +163,8 @@ def store(w, op: Op, prev) -> None:
     flat_dst = GlobalTile(dst.tensor, (dst.box[0], 1), (dst.origin[0], 0),
                           (dst.extents[0], 1), dst.loc, dst.window, dst.rows)
     flat_src = Fragment((src.shape[0], 1), src.layout, src.tag, src.loc)
-    saved = {v: w.env.get(v) for v in op.operands[:2]}
-    w.env[op.operands[0]], w.env[op.operands[1]] = flat_dst, flat_src
+    saved = {v: w.env.get(v) for v in (op.arg("dst"), op.arg("src"))}
+    w.env[op.arg("dst")], w.env[op.arg("src")] = flat_dst, flat_src
     try:
         prev(w, op)
     finally:

@@ -197,7 +197,7 @@ class Walker:
         self.env[op.result] = out
 
     def op_assume(self, op: Op) -> None:
-        cond = self.value(op.operands[0])
+        cond = self.value(op.arg("cond"))
         if cond is not None and self.phase == "collect":
             self.ctx.facts.append(scalars.as_bool(cond))
 
@@ -224,7 +224,7 @@ class Walker:
         self.walk_block(op.regions[0])
 
     def op_if(self, op: Op) -> None:
-        cond = self.value(op.operands[0])
+        cond = self.value(op.arg("cond"))
         if cond is None:
             self.not_modelled(op, "a condition the pass cannot express")
             return
@@ -242,7 +242,7 @@ class Walker:
         return z3.simplify(bv(x)).sexpr()
 
     def op_for(self, op: Op) -> None:
-        start, stop, step = (self.value(o) for o in op.operands)
+        start, stop, step = (self.value(op.arg(n)) for n in ("start", "stop", "step"))
         depth = len(self.frames)
         key = ("for", depth, self._key(start), self._key(stop), self._key(step))
         (arg,) = op.regions[0].args
@@ -282,7 +282,7 @@ class Walker:
         self.frames.pop()
 
     def op_schedule(self, op: Op) -> None:
-        extents = tuple(self.value(o) for o in op.operands)
+        extents = tuple(self.value(o) for o in op.args("extents"))
         if None in extents:
             self.not_modelled(op, "tile-grid extents the pass cannot express")
             return
@@ -325,11 +325,11 @@ class Walker:
         self.env[op.result] = ("barriers", op.result.name, op.attrs.get("count"))
 
     def op_mbarrier_at(self, op: Op) -> None:
-        arr = self.value(op.operands[0])
-        self.env[op.result] = Barrier(arr[1] if arr else "?", self.value(op.operands[1]))
+        arr = self.value(op.arg("array"))
+        self.env[op.result] = Barrier(arr[1] if arr else "?", self.value(op.arg("index")))
 
     def op_mbarrier_wait(self, op: Op) -> None:
-        bar = self.value(op.operands[0])
+        bar = self.value(op.arg("bar"))
         if isinstance(bar, Barrier):
             self.frames[-1].waits.append((bar, op.loc))
 

@@ -25,7 +25,7 @@ from .values import Contribution, FragTag, Fragment, SmemView
 def mma(w, op: Op) -> None:
     if w.phase != "check":
         return
-    acc, a, b = (w.value(o) for o in op.operands)
+    acc, a, b = (w.value(op.arg(n)) for n in ("acc", "a", "b"))
     if not isinstance(acc, Fragment):
         return
     if a is None or b is None:           # an operand view already reported as wrong

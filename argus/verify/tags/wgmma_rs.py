@@ -30,13 +30,13 @@ from .violations import refute
 
 
 def mma(w, op: Op) -> None:
-    a = w.value(op.operands[1])
+    a = w.value(op.arg("a"))
     if not isinstance(a, Fragment):
         wgmma.mma(w, op)
         return
     if w.phase != "check":
         return
-    acc, _, b = (w.value(o) for o in op.operands)
+    acc, b = w.value(op.arg("acc")), w.value(op.arg("b"))
     if not isinstance(acc, Fragment):
         return
     if not isinstance(b, SmemView) or a.tag.state != "data" or acc.tag.state == "unknown" \
