@@ -31,6 +31,7 @@ from argus.agent.evaluators.base import Outcome
 from argus.agent.gemm_config import ConfigError, GemmConfig, parse_config
 from argus.agent.kernel_source import (LIBRARY_DIR, const_value, kernel_functions, kernel_names,
                                        module_constants)
+from argus.limits import SM_COUNT
 
 MAX_KERNEL_CHARS = 16000
 MAX_FINDINGS = 6
@@ -159,8 +160,8 @@ DT_OF = {"bfloat16": "bf16", "float16": "fp16"}
 
 def library_specialisation(source: str, dtype: str = "bfloat16") -> tuple[str, GemmConfig] | None:
     """(kernel name, knob config) when the source's kernel is a library GEMM kernel with only
-    its const defaults and module constants changed (DT the task's `dtype`, BLOCKS 132, ACC
-    matching BN); None otherwise. Parses, never executes."""
+    its const defaults and module constants changed (DT the task's `dtype`, BLOCKS the SM
+    count, ACC matching BN); None otherwise. Parses, never executes."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -184,7 +185,7 @@ def library_specialisation(source: str, dtype: str = "bfloat16") -> tuple[str, G
     consumers = module.get("WG", 2)
     if (consumers, tuple(module.get("CONSUMERS", (1, 2)))) not in ((2, (1, 2)), (1, (1,))):
         return None
-    if (module.get("BLOCKS") != 132 or module.get("ACC") != f"wgmma_acc_m64n{values['BN']}"
+    if (module.get("BLOCKS") != SM_COUNT or module.get("ACC") != f"wgmma_acc_m64n{values['BN']}"
             or module.get("DT") != DT_OF.get(dtype)):
         return None
     try:

@@ -24,6 +24,7 @@ from argus.agent import resources as R
 from argus.agent.gemm_config import GemmConfig
 from argus.agent.task import GemmTask
 from argus.agent.roofline_peaks import PEAKS, bound_seconds
+from argus.limits import SM_COUNT
 
 DEVICE = "H200"
 SUSTAINED_CLOCK_FRACTION = 0.9   # H200 under wgmma load holds ~1.6-1.7 GHz of the 1.83 spec
@@ -74,7 +75,7 @@ def predict(cfg: GemmConfig, task: GemmTask) -> dict[str, Any]:
     """The predicted time and its breakdown; call only on a config with no Violation."""
     e = task.element_bytes
     occ = max(1, R.occupancy(cfg, task))
-    sm_rate = peak_flops(task) / R.SM_COUNT
+    sm_rate = peak_flops(task) / SM_COUNT
     clock = 1.83e9 * SUSTAINED_CLOCK_FRACTION
 
     e_issue = cfg.BN / (cfg.BN + 24)
@@ -96,10 +97,10 @@ def predict(cfg: GemmConfig, task: GemmTask) -> dict[str, Any]:
 
     tiles_m, tiles_n = task.M // cfg.BM, task.N // cfg.BN
     tiles = tiles_m * tiles_n * cfg.split_k
-    per_wave = R.SM_COUNT * occ
+    per_wave = SM_COUNT * occ
     waves = math.ceil(tiles / per_wave)
     t_tile = 2.0 * cfg.BM * cfg.BN * k_split / (sm_rate / occ) / efficiency
-    store_rate = HBM_BYTES_PER_S / R.SM_COUNT * (1.0 if cfg.epilogue != "direct" else 0.5)
+    store_rate = HBM_BYTES_PER_S / SM_COUNT * (1.0 if cfg.epilogue != "direct" else 0.5)
     t_epilogue = cfg.BM * cfg.BN * (4 if cfg.split_k > 1 else 2) / (store_rate / occ)
     if cfg.persistent and cfg.warp_specialized:
         exposed_epi = 0.15 if cfg.epilogue != "direct" else 0.6

@@ -67,7 +67,7 @@ def repair(cfg: GemmConfig, task: GemmTask, space=None) -> GemmConfig:
     if cfg.BM % (64 * cfg.consumers):
         fits = [c for c in (3, 2, 1) if cfg.BM % (64 * c) == 0]
         cfg = replace(cfg, consumers=fits[0])
-    while R.consumer_registers(cfg) > R.MAX_REGS_PER_THREAD and cfg.consumers < 3 \
+    while R.consumer_registers(cfg) > R.MAX_REGISTERS_PER_THREAD and cfg.consumers < 3 \
             and cfg.BM % (64 * (cfg.consumers + 1)) == 0:
         cfg = replace(cfg, consumers=cfg.consumers + 1)
     while R.smem_bytes(cfg, task) > R.SMEM_PER_BLOCK and cfg.stages > 2:

@@ -2,8 +2,8 @@
 
 Each failed check is a `Violation` with a concrete counterexample (the numbers that break
 the limit), shaped like the verifier's findings (argus/verify/finding.py: check, message,
-hint, counterexample) so the planner feeds both back the same way. Limits are the CUDA
-programming guide's compute-capability-9.0 table.
+hint, counterexample) so the planner feeds both back the same way. The limits are
+argus.limits (the CUDA programming guide's compute-capability-9.0 table).
 """
 from __future__ import annotations
 
@@ -12,17 +12,10 @@ from typing import Any
 
 from argus.agent.gemm_config import GemmConfig
 from argus.agent.task import GemmTask
+from argus.limits import (MAX_BLOCKS_PER_SM, MAX_CLUSTER_SIZE, MAX_REGISTERS_PER_THREAD,
+                          MAX_THREADS_PER_BLOCK, MAX_THREADS_PER_SM, REGISTERS_PER_SM,
+                          SMEM_PER_BLOCK, SMEM_PER_SM, SMEM_RESERVED_PER_BLOCK)
 
-SM_COUNT = 132                      # H100 SXM / H200 SXM
-SMEM_PER_BLOCK = 227 * 1024         # opt-in maximum dynamic shared memory per block
-SMEM_PER_SM = 228 * 1024
-SMEM_RESERVED_PER_BLOCK = 1024      # the runtime's per-block reservation
-REGS_PER_SM = 65536
-MAX_REGS_PER_THREAD = 255
-MAX_THREADS_PER_BLOCK = 1024
-MAX_THREADS_PER_SM = 2048
-MAX_BLOCKS_PER_SM = 32
-MAX_CLUSTER = 8                     # portable cluster size
 PRODUCER_REGS = 40                  # setmaxnreg.dec of the producer warpgroup (ThunderKittens)
 REG_OVERHEAD = 32                   # addresses, loop counters, descriptors per consumer thread
 
@@ -74,7 +67,7 @@ def block_registers(cfg: GemmConfig) -> int:
 def occupancy(cfg: GemmConfig, task: GemmTask) -> int:
     """Resident CTAs per SM allowed by shared memory, registers, threads and the block cap."""
     by_smem = SMEM_PER_SM // (smem_bytes(cfg, task) + SMEM_RESERVED_PER_BLOCK)
-    by_regs = REGS_PER_SM // max(block_registers(cfg), 1)
+    by_regs = REGISTERS_PER_SM // max(block_registers(cfg), 1)
     by_threads = MAX_THREADS_PER_SM // cfg.threads()
     return max(0, min(by_smem, by_regs, by_threads, MAX_BLOCKS_PER_SM))
 
@@ -96,7 +89,8 @@ def check_resources(cfg: GemmConfig, task: GemmTask) -> list[Violation]:
     if smem > SMEM_PER_BLOCK:
         e = task.element_bytes
         out.append(Violation(
-            "resource.smem", f"shared memory {smem} B > {SMEM_PER_BLOCK} B (227 KB): "
+            "resource.smem",
+            f"shared memory {smem} B > {SMEM_PER_BLOCK} B ({SMEM_PER_BLOCK // 1024} KB): "
             f"{cfg.stages} stages x ({cfg.BM}x{cfg.BK} + {cfg.BN}x{cfg.BK}) x {e} B"
             + (f" + 2x{cfg.BM}x{min(cfg.BN, 64)}x2 B epilogue staging"
                if cfg.epilogue != "direct" else ""),
@@ -104,18 +98,18 @@ def check_resources(cfg: GemmConfig, task: GemmTask) -> list[Violation]:
             {"smem_bytes": smem, "limit_bytes": SMEM_PER_BLOCK, "stages": cfg.stages,
              "stage_bytes": (cfg.BM * cfg.BK + cfg.BN * cfg.BK) * e}))
     need = consumer_registers(cfg)
-    if need > MAX_REGS_PER_THREAD:
+    if need > MAX_REGISTERS_PER_THREAD:
         out.append(Violation(
             "resource.registers", f"each consumer thread needs {need} registers "
             f"({cfg.BM // max(cfg.consumers, 1)}x{cfg.BN} fp32 accumulator / 128 threads + "
-            f"{REG_OVERHEAD}) > {MAX_REGS_PER_THREAD}",
+            f"{REG_OVERHEAD}) > {MAX_REGISTERS_PER_THREAD}",
             "more consumer warpgroups for the same BM, or a smaller BM/BN",
-            {"registers_per_thread": need, "limit": MAX_REGS_PER_THREAD}))
-    elif block_registers(cfg) > REGS_PER_SM:
+            {"registers_per_thread": need, "limit": MAX_REGISTERS_PER_THREAD}))
+    elif block_registers(cfg) > REGISTERS_PER_SM:
         out.append(Violation(
             "resource.registers", f"the block needs {block_registers(cfg)} registers "
-            f"> {REGS_PER_SM} per SM", "fewer consumer warpgroups or a smaller tile",
-            {"block_registers": block_registers(cfg), "limit": REGS_PER_SM}))
+            f"> {REGISTERS_PER_SM} per SM", "fewer consumer warpgroups or a smaller tile",
+            {"block_registers": block_registers(cfg), "limit": REGISTERS_PER_SM}))
     if cfg.threads() > MAX_THREADS_PER_BLOCK:
         out.append(Violation("resource.threads", f"{cfg.threads()} threads > {MAX_THREADS_PER_BLOCK}",
                              "fewer warpgroups", {"threads": cfg.threads()}))
@@ -135,9 +129,10 @@ def check_resources(cfg: GemmConfig, task: GemmTask) -> list[Violation]:
             {"sizes": {"K": task.K}, "BK": cfg.BK, "split_k": cfg.split_k,
              "remainder": task.K % k_span}))
     cluster = cfg.cluster_m * cfg.cluster_n
-    if cluster > MAX_CLUSTER:
+    if cluster > MAX_CLUSTER_SIZE:
         out.append(Violation("cluster.size", f"cluster {cfg.cluster_m}x{cfg.cluster_n} = {cluster} "
-                             f"CTAs > {MAX_CLUSTER} (portable limit)", "a cluster of at most 8 CTAs",
+                             f"CTAs > {MAX_CLUSTER_SIZE} (portable limit)",
+                             f"a cluster of at most {MAX_CLUSTER_SIZE} CTAs",
                              {"cluster": [cfg.cluster_m, cfg.cluster_n]}))
     tiles_m, tiles_n = -(-task.M // cfg.BM), -(-task.N // cfg.BN)
     if tiles_m % cfg.cluster_m or tiles_n % cfg.cluster_n:

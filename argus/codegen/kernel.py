@@ -14,6 +14,8 @@ from pathlib import Path
 
 from argus.ir.nodes import Kernel
 from argus.ir.types import GlobalTensorType, ScalarType
+from argus.limits import (MAX_REGISTERS_PER_THREAD, REGISTER_GRANULE, REGISTERS_PER_SM,
+                          SMEM_PER_BLOCK, WARPGROUP_THREADS)
 
 from .context import Context, ParamSpec, TensorMapSpec
 from .emitter import Emitter
@@ -23,8 +25,6 @@ from .values import C_ELEMENT, TensorParam
 
 HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_descriptor.cuh", "argus_exchange.cuh", "argus_fence.cuh", "argus_ldmatrix.cuh", "argus_math.cuh",
            "argus_mbarrier.cuh", "argus_reduce.cuh", "argus_regs.cuh", "argus_tma.cuh", "argus_wgmma.cuh")
-REGISTER_FILE = 65536
-SMEM_LIMIT = 227 * 1024
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,12 @@ class GeneratedKernel:
                 "params": [p.name for p in self.params]}
 
 
+def _registers_at_entry(block: int) -> int:
+    """Registers per thread when one block of `block` threads holds the SM's register file,
+    rounded down to the allocation granule."""
+    return REGISTERS_PER_SM // block // REGISTER_GRANULE * REGISTER_GRANULE
+
+
 def generate(kernel: Kernel, source_lines: list[str] | None = None) -> GeneratedKernel:
     if source_lines is None:
         try:
@@ -56,10 +62,10 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
     ctx = Context(kernel, em)
     ctx.accumulators = {id(op.operands[0]) for op in kernel.walk() if op.opcode == "wgmma.mma"}
     block = kernel.launch.block
-    if block % 128 and kernel.launch.roles:
+    if block % WARPGROUP_THREADS and kernel.launch.roles:
         raise CodegenError(f"a kernel with roles needs whole warpgroups (block={block})",
                            kernel.loc)
-    ctx.default_regs = min(255, (REGISTER_FILE // block) // 8 * 8)
+    ctx.default_regs = min(MAX_REGISTERS_PER_THREAD, _registers_at_entry(block))
     params: list[ParamSpec] = []
     sizes: dict[str, str] = {}
     for sym in kernel.symbols:
@@ -76,7 +82,7 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
                                kernel.loc, "make it a const parameter")
     for sym in kernel.symbols:
         from .values import Scalar
-        ctx.bind(sym, Scalar(sizes[sym.name]))
+        ctx.bind(sym, Scalar(sizes[sym.name], 0))
         params.append(ParamSpec("size", sizes[sym.name], sym.name))
 
     body = Emitter(source_lines)
@@ -89,9 +95,9 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
         per_warpgroup = -(-ctx.exchange_bytes // 16) * 16
         exchange_offset = ctx.allocate_smem(per_warpgroup * max(1, block // 128), 16)
     smem_bytes = ctx.smem_bytes + (1024 if ctx.smem_bytes else 0)
-    if ctx.smem_bytes > SMEM_LIMIT:
+    if ctx.smem_bytes > SMEM_PER_BLOCK:
         raise CodegenError(f"the kernel needs {ctx.smem_bytes} B of shared memory, over the "
-                           f"{SMEM_LIMIT} B a block can have", kernel.loc,
+                           f"{SMEM_PER_BLOCK} B a block can have", kernel.loc,
                            "use fewer stages or smaller tiles")
     maps = tuple(ctx.tensor_maps.values())
     params += [ParamSpec("tensormap", m.param, m.tensor, m) for m in maps]
@@ -120,7 +126,7 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
         # keeps): 65536 / 384 threads gives 168, but 256 threads would start at 255, above
         # a consumer's 232, so there the count is capped (the two cannot be combined)
         cap = max(r.regs for r in kernel.launch.roles)
-        bounds = (f"__launch_bounds__({block}, 1)" if (65536 // block) // 8 * 8 <= cap
+        bounds = (f"__launch_bounds__({block}, 1)" if _registers_at_entry(block) <= cap
                   else f"__maxnreg__({cap})")
     out.line(f'extern "C" __global__ void {bounds} {kernel.name}(')
     for i, a in enumerate(args):

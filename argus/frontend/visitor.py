@@ -15,6 +15,7 @@ from argus.ir.nodes import Block, Kernel, Launch, Loc, Role, Schedule, Value
 from argus.ir.schedule import ORDERS as SCHEDULE_ORDERS
 from argus.ir.types import (DTYPES, INDEX, PRED, BarrierArrayType, BarrierType, FragmentType,
                             ScalarType, SmemBufferType, SmemTileType)
+from argus.limits import REGISTER_GRANULE, SETMAXNREG_MAX, SETMAXNREG_MIN
 
 from .builder import Builder
 from .errors import DSLError
@@ -382,8 +383,9 @@ class KernelVisitor:
                 a.fail("warpgroups", f"warpgroups {sorted(set(r.warpgroups) & set(wgs))} "
                        f"already run role {r.name}")
         regs = a.static_int("regs")
-        if not 24 <= regs <= 256 or regs % 8:
-            a.fail("regs", f"setmaxnreg takes 24..256 in steps of 8, got {regs}")
+        if not SETMAXNREG_MIN <= regs <= SETMAXNREG_MAX or regs % REGISTER_GRANULE:
+            a.fail("regs", f"setmaxnreg takes {SETMAXNREG_MIN}..{SETMAXNREG_MAX} in steps of "
+                   f"{REGISTER_GRANULE}, got {regs}")
         self.in_role = True
         try:
             block = self._body(Block(), node.body)

@@ -24,6 +24,7 @@ import numpy as np
 
 from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import GlobalTensorType
+from argus.limits import SMEM_PER_SM
 
 from .errors import InterpretError
 from .cluster import ClusterState, check_cluster, group_blocks
@@ -221,7 +222,7 @@ def interpret(kernel: Kernel, inputs: dict[str, np.ndarray], seed: int = 0,
     if size > 1:
         # a peer's multicast may land before this CTA's expect_tx (tx-count goes negative)
         options.setdefault("strict_tx", False)
-        options.setdefault("smem_bytes", size * 228 * 1024)
+        options.setdefault("smem_bytes", size * SMEM_PER_SM)
     runs: dict[int, RunResult] = {}
     for members in group_blocks(indices, grid, kernel.launch.cluster):
         block_seed = zlib.crc32(f"{seed}:{members[0]}".encode())

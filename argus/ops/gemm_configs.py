@@ -15,10 +15,10 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-SMS = 132
+from argus.limits import SM_COUNT, SMEM_PER_BLOCK
+
 WIDTHS = (256, 128, 64)
 TUNED_FILE = Path(__file__).with_name("gemm_tuned.json")
-SMEM_BUDGET = 227 * 1024
 
 # What the library GEMM can be asked for by knob (argus.agent.gemm_config names), and what
 # its DSL kernel supports today; anything else is refused with the supported values.
@@ -51,7 +51,7 @@ def deepest_ring(per_stage: int, epilogue_bytes: int) -> int:
     """The most stages (2 to 12) the whole 227 KB holds next to the epilogue buffers: 4
     stages of 48 KB beside the two 16 KB column buffers of the "tma_chunks" epilogue
     (BM = 128, BN = 256)."""
-    stages = (SMEM_BUDGET - smem_bytes(0, per_stage, epilogue_bytes)) // (per_stage + 16)
+    stages = (SMEM_PER_BLOCK - smem_bytes(0, per_stage, epilogue_bytes)) // (per_stage + 16)
     return max(2, min(12, stages))
 
 
@@ -65,10 +65,10 @@ def heuristic_knobs(m: int, n: int, k: int, layout: str) -> dict:
     fill = 0.75 if layout == "nk" else 0.35
     bn = WIDTHS[0]
     for bn in WIDTHS:
-        if _cdiv(m, 128) * _cdiv(n, bn) >= fill * SMS:
+        if _cdiv(m, 128) * _cdiv(n, bn) >= fill * SM_COUNT:
             break
     knobs = {"BN": bn}
-    if bn == 256 and _cdiv(m, 128) * _cdiv(n, 256) >= SMS:
+    if bn == 256 and _cdiv(m, 128) * _cdiv(n, 256) >= SM_COUNT:
         knobs["epilogue"] = "tma_chunks"
     return knobs
 
@@ -112,7 +112,7 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
     if merged.get("epilogue") == "tma_chunks" and "BN" not in knobs and \
             merged.get("BN", 256) % 128:
         merged["BN"] = 128     # the heuristic's narrow tile, widened to one pair of blocks
-    cfg: dict = {"BLOCKS": SMS, "BN": 256}
+    cfg: dict = {"BLOCKS": SM_COUNT, "BN": 256}
     problems = []
     for name, value in merged.items():
         if name in FIXED_KNOBS:
@@ -197,9 +197,9 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
     if cfg.get("SPLIT"):
         cfg.pop("GROUP", None)          # the split-K schedule is row-major
     stage = (bm + cfg["BN"]) * bk * 2
-    if smem_bytes(cfg["S"], stage, epilogue_tile) > SMEM_BUDGET:
+    if smem_bytes(cfg["S"], stage, epilogue_tile) > SMEM_PER_BLOCK:
         raise LaunchError(f"{cfg['S']} stages of {stage} B"
                           + (f" and a {epilogue_tile} B epilogue tile" if epilogue_tile else "")
-                          + " exceed the 227 KB of shared memory a block can have; use fewer "
-                          "stages")
+                          + f" exceed the {SMEM_PER_BLOCK // 1024} KB of shared memory a block "
+                          "can have; use fewer stages")
     return cfg

@@ -13,6 +13,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from argus.limits import MAX_REGISTERS_PER_THREAD
 from argus.runtime import toolchain
 from argus.runtime.errors import (
     SOURCE_NAME,
@@ -44,8 +45,9 @@ class BuildOptions:
             raise ValueError(f"compiler must be one of {COMPILERS}, got {self.compiler!r}")
         if not re.fullmatch(r"sm_\d+a?", self.arch):
             raise ValueError(f"arch must look like 'sm_90a', got {self.arch!r}")
-        if self.max_registers is not None and not 16 <= self.max_registers <= 255:
-            raise ValueError(f"max_registers must be in [16, 255], got {self.max_registers}")
+        top = MAX_REGISTERS_PER_THREAD
+        if self.max_registers is not None and not 16 <= self.max_registers <= top:
+            raise ValueError(f"max_registers must be in [16, {top}], got {self.max_registers}")
         for item in self.defines:
             if not (isinstance(item, tuple) and len(item) == 2):
                 raise ValueError(f"defines must be (name, value) pairs, got {item!r}")

@@ -1,4 +1,4 @@
-"""Resource checks of a kernel against the Hopper limits (sm_90a).
+"""Resource checks of a kernel against the Hopper limits (sm_90a; the numbers: argus.limits).
 
   resources.smem            shared memory per block <= 227 KB: every smem.alloc (stages
                             padded to the swizzle alignment, buffers aligned to it) plus
@@ -23,6 +23,8 @@ from argus.ir.nodes import Kernel
 from argus.ir.types import GlobalTileType, SmemTileType
 from argus.layout import symbolic as sym
 from argus.layout.hopper.tma import TmaBox, TmaError
+from argus.limits import (MAX_CLUSTER_SIZE, MBARRIER_BYTES, REGISTER_GRANULE, REGISTERS_PER_SM,
+                          SETMAXNREG_MAX, SETMAXNREG_MIN, SMEM_PER_BLOCK, WARPGROUP_THREADS)
 
 SWIZZLE_SPAN = {"32B": 32, "64B": 64, "128B": 128}
 from argus.verify.finding import Counterexample, Finding
@@ -30,13 +32,7 @@ from argus.verify.protocol import smt
 from argus.verify.protocol.model import Model, build
 from argus.verify.protocol.report import counterexample, finding
 
-SMEM_LIMIT = 227 * 1024
-REGISTER_FILE = 64 * 1024
-MAX_THREAD_REGS = 256     # allocated per thread (255 addressable, allocation granularity 8)
-MIN_REGS, MAX_REGS = 24, 256
-MAX_CLUSTER = 8
 SWIZZLE_ALIGN = {"none": 128, "32B": 256, "64B": 512, "128B": 1024}
-MBARRIER_BYTES = 8
 INT32_MAX = (1 << 31) - 1
 
 
@@ -68,22 +64,31 @@ def smem_bytes(kernel: Kernel) -> tuple[int, list[tuple[object, int]]]:
 
 def _smem(m: Model) -> list:
     total, parts = smem_bytes(m.kernel)
-    if total <= SMEM_LIMIT:
+    if total <= SMEM_PER_BLOCK:
         return []
     biggest = max(parts, key=lambda p: p[1])[0]
     listing = ", ".join(f"{op.result.name} {size // 1024} KB" if size >= 1024 else
                         f"{op.result.name} {size} B" for op, size in parts)
     return [finding(
         "resources.smem", biggest,
-        f"the block needs {total} B of shared memory ({listing}), over the {SMEM_LIMIT} B "
-        "(227 KB) a Hopper block can have", "use fewer stages or smaller tiles (e.g. "
+        f"the block needs {total} B of shared memory ({listing}), over the {SMEM_PER_BLOCK} B "
+        f"({SMEM_PER_BLOCK // 1024} KB) a Hopper block can have",
+        "use fewer stages or smaller tiles (e.g. "
         "stages=S-1)", Counterexample(smem_byte=total))]
 
 
 def register_pool(threads: int) -> int:
-    """Registers the block holds after launch: per-thread allocation in steps of 8."""
-    per_thread = min(MAX_THREAD_REGS, REGISTER_FILE // threads // 8 * 8)
+    """Registers the block holds after launch: per-thread allocation in steps of 8, at most
+    256 a thread (255 addressable)."""
+    per_thread = min(SETMAXNREG_MAX, REGISTERS_PER_SM // threads // REGISTER_GRANULE
+                     * REGISTER_GRANULE)
     return per_thread * threads
+
+
+def _legal_budget(regs: int) -> int:
+    """The nearest setmaxnreg count at or below `regs` (at least the minimum)."""
+    down = regs // REGISTER_GRANULE * REGISTER_GRANULE
+    return max(SETMAXNREG_MIN, min(SETMAXNREG_MAX, down))
 
 
 def _registers(m: Model) -> list:
@@ -95,29 +100,29 @@ def _registers(m: Model) -> list:
     role_ops = {op.attrs["name"]: op for op in m.kernel.walk() if op.opcode == "role"}
     for role in launch.roles:
         anchor = role_ops.get(role.name)
-        if not (MIN_REGS <= role.regs <= MAX_REGS) or role.regs % 8:
+        if not (SETMAXNREG_MIN <= role.regs <= SETMAXNREG_MAX) or role.regs % REGISTER_GRANULE:
             out.append(Finding(
                 "resources.registers", "error",
                 f"role {role.name} asks for {role.regs} registers per thread; setmaxnreg "
-                f"takes {MIN_REGS}..{MAX_REGS} in steps of 8", role.loc, "role",
-                f"regs={max(MIN_REGS, min(MAX_REGS, role.regs // 8 * 8))}"))
+                f"takes {SETMAXNREG_MIN}..{SETMAXNREG_MAX} in steps of {REGISTER_GRANULE}",
+                role.loc, "role", f"regs={_legal_budget(role.regs)}"))
         covered |= set(role.warpgroups)
-        total += role.regs * 128 * len(role.warpgroups)
+        total += role.regs * WARPGROUP_THREADS * len(role.warpgroups)
     if not launch.roles:
         return out
-    rest = threads // 128 - len(covered)
-    total += rest * 128 * (pool // threads)
+    rest = threads // WARPGROUP_THREADS - len(covered)
+    total += rest * WARPGROUP_THREADS * (pool // threads)
     if total > pool:
-        parts = " + ".join(f"{r.regs} x {128 * len(r.warpgroups)} ({r.name})"
+        parts = " + ".join(f"{r.regs} x {WARPGROUP_THREADS * len(r.warpgroups)} ({r.name})"
                            for r in launch.roles)
         biggest = max(launch.roles, key=lambda r: r.regs * len(r.warpgroups))
         out.append(Finding(
             "resources.registers", "error",
             f"the roles ask for {parts} = {total} registers, but a block of {threads} "
             f"threads holds {pool} ({pool // threads} per thread at launch, of the "
-            f"{REGISTER_FILE} register file): setmaxnreg.inc would wait forever",
+            f"{REGISTERS_PER_SM} register file): setmaxnreg.inc would wait forever",
             biggest.loc, "role", f"lower the budgets so they sum to <= {pool}, e.g. a "
-            f"producer at {MIN_REGS}", Counterexample(warpgroup=biggest.warpgroups[0])))
+            f"producer at {SETMAXNREG_MIN}", Counterexample(warpgroup=biggest.warpgroups[0])))
     return out
 
 
@@ -125,11 +130,11 @@ def _cluster(m: Model) -> list:
     c = m.kernel.launch.cluster
     out = []
     size = prod(c)
-    if size > MAX_CLUSTER:
+    if size > MAX_CLUSTER_SIZE:
         out.append(Finding("resources.cluster", "error",
                            f"cluster={tuple(c)} has {size} blocks; Hopper clusters hold at "
-                           f"most {MAX_CLUSTER} (portable)", m.kernel.loc, "kernel",
-                           "use a cluster of <= 8 blocks, e.g. (2, 1, 1)"))
+                           f"most {MAX_CLUSTER_SIZE} (portable)", m.kernel.loc, "kernel",
+                           f"use a cluster of <= {MAX_CLUSTER_SIZE} blocks, e.g. (2, 1, 1)"))
     for axis, (g, k) in enumerate(zip(m.kernel.launch.grid, c)):
         if str(g).isdigit() and int(g) % k:
             out.append(Finding("resources.cluster", "error",

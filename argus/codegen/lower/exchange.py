@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from argus.limits import COMPILER_BARRIERS, WARPGROUP_THREADS
+
 from ..errors import CodegenError
 from ..registers import index_expr, register_layout
 from .elementwise import declare, materialize, round_to
 
-EXCHANGE_BARRIER = 12          # named barriers 12..15: one per warpgroup of the block
+EXCHANGE_BARRIER = COMPILER_BARRIERS.start   # named barriers 12..15, one per warpgroup
 COMBINE = {"max": "argus::max({a}, {b})", "min": "argus::min({a}, {b})",
            "sum": "({a}) + ({b})"}
 
@@ -37,10 +39,10 @@ def _source(ctx, op):
 
 def _exchange_buffer(ctx, op, words: int) -> str:
     """The C address of this warpgroup's exchange buffer, at least `words` 32-bit words."""
-    if ctx.kernel.launch.block > 4 * 128:
+    if ctx.kernel.launch.block > len(COMPILER_BARRIERS) * WARPGROUP_THREADS:
         raise CodegenError("the backend exchanges values through one named barrier per "
-                           "warpgroup, for at most 4 warpgroups; this block has "
-                           f"{ctx.kernel.launch.block} threads", op.loc)
+                           f"warpgroup, for at most {len(COMPILER_BARRIERS)} warpgroups; this "
+                           f"block has {ctx.kernel.launch.block} threads", op.loc)
     ctx.exchange_bytes = max(ctx.exchange_bytes, 4 * words)
     return "argus_exchange"
 

@@ -4,6 +4,8 @@ multicast mask each box lands at the same offset in every CTA of the mask."""
 
 from __future__ import annotations
 
+from argus.limits import TMA_BOX_MAX_DIM
+
 from ..errors import CodegenError
 from ..values import GlobalTile, SmemTile
 
@@ -17,12 +19,13 @@ def _load(ctx, op):
     if len(src.box) != 2 or tuple(src.box) != (g.rows, g.cols):
         raise CodegenError(f"TMA box {src.box} does not match the destination "
                            f"{g.rows}x{g.cols}", op.loc)
-    if g.rows > 256:
-        raise CodegenError(f"a TMA box has at most 256 rows, this one {g.rows}", op.loc,
-                           "split the tile into two loads")
+    if g.rows > TMA_BOX_MAX_DIM:
+        raise CodegenError(f"a TMA box has at most {TMA_BOX_MAX_DIM} rows, this one {g.rows}",
+                           op.loc, "split the tile into two loads")
     w = g.chunk_cols if g.swizzle != "none" else g.cols
-    if g.swizzle == "none" and w > 256:
-        raise CodegenError(f"a TMA box has at most 256 columns, this one {w}", op.loc)
+    if g.swizzle == "none" and w > TMA_BOX_MAX_DIM:
+        raise CodegenError(f"a TMA box has at most {TMA_BOX_MAX_DIM} columns, this one {w}",
+                           op.loc)
     # a segment's box is addressed in the tensor it is part of: rows past the segment's end
     # are the tensor's next rows, not zeros (TMA clips at the tensor's bounds only); they
     # reach only the M/N rows of a product whose store the segment masks

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from argus.limits import COMPILER_BARRIERS, NAMED_BARRIERS
+
 from .base import Args, rule
 
 
@@ -21,8 +23,12 @@ _plain("cluster_sync", "barrier.cluster")
 @rule("named_barrier")
 def named_barrier(fx, a: Args):
     bid = a.static_int("id", minimum=0)
-    if bid > 15:
-        a.fail("id", f"named barriers are 0..15, got {bid}")
+    if bid >= NAMED_BARRIERS:
+        a.fail("id", f"named barriers are 0..{NAMED_BARRIERS - 1}, got {bid}")
+    if bid in COMPILER_BARRIERS:
+        a.fail("id", f"named barrier ids {COMPILER_BARRIERS.start}..{COMPILER_BARRIERS.stop - 1} "
+               f"are the compiler's (its warpgroup exchanges use them), got {bid}",
+               f"use an id in 1..{COMPILER_BARRIERS.start - 1}")
     threads = a.static_int("threads", minimum=32)
     if threads % 32:
         a.fail("threads", f"a named barrier counts whole warps; {threads} is not a multiple of 32")

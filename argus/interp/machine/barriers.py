@@ -7,14 +7,17 @@ acquire the joined clock of everyone who arrived.
 
 from __future__ import annotations
 
+from argus.limits import NAMED_BARRIERS
+
 from .clocks import VectorClock
 from .errors import SchedulerError
 
 
 class NamedBarrier:
     def __init__(self, barrier_id: int, prefix: str = ""):
-        if not 0 <= barrier_id < 16:
-            raise SchedulerError(f"named barrier id {barrier_id} out of range; Hopper has ids 0..15")
+        if not 0 <= barrier_id < NAMED_BARRIERS:
+            raise SchedulerError(f"named barrier id {barrier_id} out of range; Hopper has ids "
+                                 f"0..{NAMED_BARRIERS - 1}")
         self.barrier_id = barrier_id
         self.prefix = prefix      # "cta<rank>." in a cluster: each CTA has its own 16 barriers
         self.expected: int | None = None

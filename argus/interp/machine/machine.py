@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import itertools
 
+from argus.limits import SMEM_PER_SM
+
 from . import instructions as ins
 from .barriers import ClusterBarrier, NamedBarrier
 from .clocks import ClockOwner
@@ -31,7 +33,7 @@ from .scheduler import Agent, Scheduler
 
 class Machine:
     def __init__(self, seed: int = 0, detect_races: bool = True, step_budget: int = 200_000,
-                 smem_bytes: int = 228 * 1024, strict_tx: bool = True, tma_pieces: int = 2,
+                 smem_bytes: int = SMEM_PER_SM, strict_tx: bool = True, tma_pieces: int = 2,
                  exact: bool = False):
         self.seed = seed
         self.exact = exact  # shared memory as bytes through the swizzles (exact mode)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from argus.limits import SMEM_PER_SM
+
 from .clocks import Event
 from .dtypes import ElementType, element_type
 from .errors import MemoryModelError
@@ -211,7 +213,7 @@ class _Access:
 
 @dataclass
 class SharedMemory:
-    capacity: int = 228 * 1024
+    capacity: int = SMEM_PER_SM
     exact: bool = False  # regions carry byte images through the buffers' swizzles
     bytes: np.ndarray = field(init=False)
     buffers: dict[str, SharedBuffer] = field(default_factory=dict)
