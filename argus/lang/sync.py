@@ -20,7 +20,8 @@ def sync_block():
 
 @surface
 def named_barrier(id, threads):
-    """bar.sync id, threads: synchronise a subset of warps."""
+    """bar.sync id, threads: synchronise a subset of warps. `id` is 0..11 (12..15 are the
+    compiler's, argus.limits.COMPILER_BARRIERS); `threads` a multiple of 32."""
 
 
 @surface
