@@ -66,14 +66,14 @@ def _atom(op, shape) -> FragLayout:
 
 
 def _ldmatrix(agent, op, args):
-    src = args[0]
+    src = op.arg("src", args)
     if not isinstance(src, Region):
         raise InterpretError(f"{op.loc}: ldmatrix needs a shared-memory tile")
     return (yield LdMatrix(src, _atom(op, src.shape), int(op.attrs["num"])))
 
 
 def _stmatrix(agent, op, args):
-    dst, src = args
+    dst, src = op.arg("dst", args), op.arg("src", args)
     if not isinstance(dst, Region):
         raise InterpretError(f"{op.loc}: stmatrix needs a shared-memory tile")
     atom = _atom(op, dst.shape)
@@ -86,7 +86,7 @@ def _stmatrix(agent, op, args):
                              f"{atom.values} registers ({atom.name}); the fragment holds "
                              f"{regs.shape[0]} x {regs.shape[1]} per (thread, register): "
                              f"convert_layout it to \"{atom.name}\" first")
-    regs = round_to(regs, op.operands[0].type.dtype)
+    regs = round_to(regs, op.arg("dst").type.dtype)
     yield StMatrix(dst, atom, regs, int(op.attrs["num"]))
 
 

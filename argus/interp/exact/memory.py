@@ -31,7 +31,7 @@ def _frag_alloc(agent, op, args):
 
 @pure
 def _frag_assign(agent, op, args):
-    dst, src = args
+    dst, src = op.arg("dst", args), op.arg("src", args)
     if not isinstance(dst, RegisterFragment):
         raise InterpretError(f"{op.loc}: frag.assign into a value that is not a register "
                              f"fragment ({type(dst).__name__}); assign into a `fragment(...)`")
@@ -43,11 +43,12 @@ def _frag_assign(agent, op, args):
 @pure
 def _frag_slice(agent, op, args):
     layout = layout_of(op.result.type)
-    return Regs(layout, layout.from_logical(column_block(args[0], op, args[1])))
+    block = column_block(op.arg("x", args), op, op.arg("block", args))
+    return Regs(layout, layout.from_logical(block))
 
 
 def _load(agent, op, args):
-    src = args[0]
+    src = op.arg("src", args)
     layout = layout_of(op.result.type)
     if isinstance(src, GlobalTile):
         tile = yield GlobalLoad(src)
@@ -59,7 +60,7 @@ def _load(agent, op, args):
 
 
 def _gather_load(agent, op, args):
-    tensor, rows, col = args
+    tensor, rows, col = (op.arg(n, args) for n in ("src", "rows", "col"))
     if not isinstance(tensor, GlobalTensor):
         raise InterpretError(f"{op.loc}: gather from {type(tensor).__name__}")
     tile = yield GatherLoad(tensor, rows, int(col), int(op.attrs["cols"]))

@@ -15,7 +15,7 @@ from .regs import Regs
 
 
 def _prefix_sum(agent, op, args):
-    layout, data = _layout_and_data(args[0])
+    layout, data = _layout_and_data(op.arg("x", args))
     if layout is None or not isinstance(op.result.type, FragmentType):
         return (yield from VALUE_RULES["scan.prefix_sum"](agent, op, args))
     out = layout_of(op.result.type)

@@ -10,9 +10,9 @@ from .regs import Regs
 
 
 def _mma(agent, op, args):
-    acc, a, b = args
+    acc, a, b = (op.arg(n, args) for n in ("acc", "a", "b"))
     if isinstance(a, Regs):
-        frag = RegisterFragment(f"{agent.name}.{op.operands[1]}", a.data, layout=a.layout)
+        frag = RegisterFragment(f"{agent.name}.{op.arg('a')}", a.data, layout=a.layout)
         frag.owner, frag.needs_fence = agent.name, False
         a = frag
     trans_b = op.attrs.get("b_major", "k") == "k"

@@ -1,5 +1,9 @@
 """Interpreter rules, one module per op family: opcode -> rule(agent, op, args).
 
+`args` holds the operands' values in the op table's order; a rule reads them by the
+table's names, `op.arg("dst", args)`, `op.args("coords", args)` (the rules of whole
+families, arithmetic and elementwise math, take them all in order).
+
 A rule is a generator: it yields machine instructions (scheduling points) and returns
 the op's result. `KNOWN_MISSING` lists opcodes of the op table with no rule yet, so a
 test can fail when a new opcode appears without either.

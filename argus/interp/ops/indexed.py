@@ -111,27 +111,27 @@ class GatherTmaIssue(Instruction):
 
 
 def _indices_load(agent, op, args):
-    vals = yield GlobalLoad(args[0])
+    vals = yield GlobalLoad(op.arg("src", args))
     return np.asarray(vals).astype(np.int64)
 
 
 def _gather_load(agent, op, args):
-    tensor, rows, col = args
+    tensor, rows, col = (op.arg(n, args) for n in ("src", "rows", "col"))
     return (yield GatherLoad(tensor, rows, int(col), int(op.attrs["cols"])))
 
 
 def _gather_tma(agent, op, args):
-    dst, tensor, rows, col, bar = args
+    dst, tensor, rows, col, bar = (op.arg(n, args) for n in ("dst", "src", "rows", "col", "bar"))
     yield GatherTmaIssue(tensor, np.asarray(rows), int(col), dst, bar)
 
 
 def _scatter_store(agent, op, args):
-    tensor, rows, col, src = args
+    tensor, rows, col, src = (op.arg(n, args) for n in ("dst", "rows", "col", "src"))
     yield ScatterStore(tensor, np.asarray(rows), int(col), np.asarray(values(src)))
 
 
 def _atomic_add(agent, op, args):
-    dst, src = args
+    dst, src = op.arg("dst", args), op.arg("src", args)
     yield AtomicAdd(dst, np.asarray(values(src), dtype=np.float32))
 
 

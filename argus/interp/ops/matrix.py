@@ -21,12 +21,13 @@ def _region(op, x) -> Region:
 
 
 def _ldmatrix(agent, op, args):
-    return (yield agent.machine.ld_shared(_region(op, args[0])))
+    return (yield agent.machine.ld_shared(_region(op, op.arg("src", args))))
 
 
 def _stmatrix(agent, op, args):
-    dst, src = _region(op, args[0]), args[1]
-    dtype = op.operands[0].type.dtype if isinstance(op.operands[0].type, SmemTileType) else "fp32"
+    dst, src = _region(op, op.arg("dst", args)), op.arg("src", args)
+    t = op.arg("dst").type
+    dtype = t.dtype if isinstance(t, SmemTileType) else "fp32"
     yield agent.machine.st_shared(dst, round_to(values(src), dtype))
 
 

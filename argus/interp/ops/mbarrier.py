@@ -17,7 +17,7 @@ def _alloc(agent, op, args):
 
 @pure
 def _at(agent, op, args):
-    array, index = args
+    array, index = op.arg("array", args), op.arg("index", args)
     if not 0 <= index < len(array):
         raise InterpretError(f"{op.loc}: mbarrier index {index} out of range for an array "
                              f"of {len(array)}; compute it modulo the stage count")
@@ -25,24 +25,25 @@ def _at(agent, op, args):
 
 
 def _init(agent, op, args):
-    yield agent.machine.mbarrier_init(args[0], op.attrs["arrivals"])
+    yield agent.machine.mbarrier_init(op.arg("bar", args), op.attrs["arrivals"])
 
 
 def _arrive(agent, op, args):
-    bar = args[0]
-    if len(args) > 1 and args[1] is not None:
-        bar = agent.block.cluster.peer_barrier(op, bar, args[1])
+    bar, cta = op.arg("bar", args), op.arg("cta", args)
+    if cta is not None:
+        bar = agent.block.cluster.peer_barrier(op, bar, cta)
     yield agent.machine.arrive(bar, agent.threads)
 
 
 def _expect_tx(agent, op, args):
     # every executing thread arrives and adds its bytes (so do it inside elect_one)
     n = agent.threads
-    yield agent.machine.arrive(args[0], n, expect_tx=n * int(args[1]))
+    nbytes = int(op.arg("bytes", args))
+    yield agent.machine.arrive(op.arg("bar", args), n, expect_tx=n * nbytes)
 
 
 def _wait(agent, op, args):
-    yield agent.machine.wait(args[0], int(args[1]) & 1)
+    yield agent.machine.wait(op.arg("bar", args), int(op.arg("phase", args)) & 1)
 
 
 RULES = {"mbarrier.alloc": _alloc, "mbarrier.at": _at, "mbarrier.init": _init,

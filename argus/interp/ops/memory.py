@@ -54,7 +54,7 @@ class GlobalStore(Instruction):
 
 @pure
 def _tile(agent, op, args):
-    tensor, coords = args[0], args[1:]
+    tensor, coords = op.arg("tensor", args), op.args("coords", args)
     box = tuple(op.attrs["box"])
     if not isinstance(tensor, GlobalTensor):
         raise InterpretError(f"{op.loc}: tile of {type(tensor).__name__}, not a global tensor")
@@ -68,13 +68,13 @@ def _smem_alloc(agent, op, args):
 
 @pure
 def _smem_stage(agent, op, args):
-    buffer, s = args
+    buffer, s = op.arg("buffer", args), op.arg("stage", args)
     return buffer.stage(int(s))
 
 
 @pure
 def _smem_tile(agent, op, args):
-    view, coords = args[0], args[1:]
+    view, coords = op.arg("view", args), op.args("coords", args)
     box = tuple(op.attrs["box"])
     if any(c != 0 for c in coords[1:]) or tuple(box[1:]) != tuple(view.shape[1:]):
         raise InterpretError(f"{op.loc}: a shared-memory tile must span whole rows (box "
@@ -97,7 +97,7 @@ def _frag_alloc(agent, op, args):
 
 @pure
 def _frag_assign(agent, op, args):
-    dst, src = args
+    dst, src = op.arg("dst", args), op.arg("src", args)
     src = np.broadcast_to(np.asarray(values(src), dtype=np.float32), dst.shape)
     if isinstance(dst, RegisterFragment):
         dst.write(src)
@@ -117,11 +117,11 @@ def column_block(x, op, block):
 
 @pure
 def _frag_slice(agent, op, args):
-    return column_block(args[0], op, args[1])
+    return column_block(op.arg("x", args), op, op.arg("block", args))
 
 
 def _load(agent, op, args):
-    src = args[0]
+    src = op.arg("src", args)
     if isinstance(src, GlobalTile):
         return (yield GlobalLoad(src))
     if isinstance(src, Region):
@@ -130,7 +130,7 @@ def _load(agent, op, args):
 
 
 def _store(agent, op, args):
-    dst, src = args
+    dst, src = op.arg("dst", args), op.arg("src", args)
     data = values(src)
     if isinstance(dst, GlobalTile):
         if np.shape(data) != dst.box:
@@ -138,7 +138,7 @@ def _store(agent, op, args):
                                  f"{dst.box}; the fragment must match the tile")
         yield GlobalStore(dst, data)
     elif isinstance(dst, Region):
-        yield agent.machine.st_shared(dst, round_to(data, _dtype(op.operands[0])))
+        yield agent.machine.st_shared(dst, round_to(data, _dtype(op.arg("dst"))))
     else:
         raise InterpretError(f"{op.loc}: store into {type(dst).__name__}")
 

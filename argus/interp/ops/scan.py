@@ -40,13 +40,13 @@ def exclusive_sum(x: np.ndarray, result_type) -> np.ndarray:
 
 @pure
 def _prefix_sum(agent, op, args):
-    return exclusive_sum(_vector(op, args[0]), op.result.type)
+    return exclusive_sum(_vector(op, op.arg("x", args)), op.result.type)
 
 
 @pure
 def _element(agent, op, args):
-    v = _vector(op, args[0])
-    i = int(args[1])
+    v = _vector(op, op.arg("v", args))
+    i = int(op.arg("i", args))
     if not 0 <= i < len(v):
         raise InterpretError(f"{op.loc}: element {i} of an index vector of {len(v)} entries; "
                              f"the index must be in 0..{len(v) - 1}")
@@ -55,7 +55,7 @@ def _element(agent, op, args):
 
 @pure
 def _from_frag(agent, op, args):
-    v = _vector(op, args[0])
+    v = _vector(op, op.arg("x", args))
     if not np.all(v == np.round(v)):
         raise InterpretError(f"{op.loc}: to_indices of non-integer values; cast to int32 first")
     return v.astype(np.int64)
@@ -63,14 +63,15 @@ def _from_frag(agent, op, args):
 
 @pure
 def _round_up(agent, op, args):
-    v = _vector(op, args[0]).astype(np.int64)
+    v = _vector(op, op.arg("v", args)).astype(np.int64)
     m = int(op.attrs["multiple"])
     return -(-v // m) * m
 
 
 @pure
 def _segment(agent, op, args):
-    tensor, start, rows = args[0], int(args[1]), int(args[2])
+    tensor = op.arg("tensor", args)
+    start, rows = int(op.arg("start", args)), int(op.arg("rows", args))
     if not isinstance(tensor, GlobalTensor):
         raise InterpretError(f"{op.loc}: segment of {type(tensor).__name__}, not a global tensor")
     extent = tensor.codes.shape[0]

@@ -34,14 +34,14 @@ def _warpgroup_index(agent, op, args):
 
 
 def _for(agent, op, args):
-    start, stop, step = args
+    start, stop, step = (op.arg(n, args) for n in ("start", "stop", "step"))
     for i in range(start, stop, step):
         yield from agent.run_block(op.regions[0], (i,))
 
 
 def _if(agent, op, args):
     regions = op.regions
-    if args[0]:
+    if op.arg("cond", args):
         yield from agent.run_block(regions[0])
     elif len(regions) > 1:
         yield from agent.run_block(regions[1])
@@ -70,7 +70,7 @@ def _elect_one(agent, op, args):
 
 
 def _schedule(agent, op, args):
-    extents = tuple(int(a) for a in args)
+    extents = tuple(int(a) for a in op.args("extents", args))
     walker, walkers = agent.block.block_index, agent.block.num_blocks
     if op.attrs.get("by") == "cluster":    # every block of a cluster visits the same steps
         walker, walkers = cluster_index(walker, agent.block.grid,
@@ -82,7 +82,7 @@ def _schedule(agent, op, args):
 
 @pure
 def _assume(agent, op, args):
-    if not args[0]:
+    if not op.arg("cond", args):
         raise InterpretError(f"{op.loc}: assumption does not hold for these inputs "
                              f"(symbols {agent.block.symbols}); pass shapes that satisfy it")
 

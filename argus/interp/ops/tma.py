@@ -21,19 +21,19 @@ class TmaMulticastIssue(Instruction):
 
 
 def _load(agent, op, args):
-    dst, src, bar = args[:3]
-    if len(args) > 3 and args[3] is not None:
+    dst, src, bar, mask = (op.arg(n, args) for n in ("dst", "src", "bar", "multicast"))
+    if mask is not None:
         cluster = agent.block.cluster
         yield TmaMulticastIssue([
             TmaLoadIssue(src.tensor, tuple(src.origin), cluster.peer_region(op, dst, r),
                          cluster.peer_barrier(op, bar, r))
-            for r in cluster.ranks_of(op, args[3])])
+            for r in cluster.ranks_of(op, mask)])
         return
     yield agent.machine.tma_load(src.tensor, src.origin, dst, bar)
 
 
 def _store(agent, op, args):
-    dst, src = args
+    dst, src = op.arg("dst", args), op.arg("src", args)
     yield agent.machine.tma_store(src, dst.tensor, dst.origin)
 
 

@@ -13,10 +13,10 @@ def _fence(agent, op, args):
 
 
 def _mma(agent, op, args):
-    acc, a, b = args
+    acc, a, b = (op.arg(n, args) for n in ("acc", "a", "b"))
     if isinstance(a, np.ndarray):
         # a register A operand computed by ordinary code before this op's wgmma.fence
-        frag = RegisterFragment(f"{agent.name}.{op.operands[1]}", a)
+        frag = RegisterFragment(f"{agent.name}.{op.arg('a')}", a)
         frag.owner, frag.needs_fence = agent.name, False
         a = frag
     trans_b = op.attrs.get("b_major", "k") == "k"
