@@ -59,7 +59,7 @@ class Context:
         if isinstance(operand, bool):
             return Scalar("true" if operand else "false")
         if isinstance(operand, int):
-            return Scalar(str(operand))
+            return Scalar(str(operand), operand)
         if isinstance(operand, float):
             return Scalar(c_float(operand))
         try:
@@ -75,11 +75,21 @@ class Context:
                                op.loc if op else None)
         return v.expr
 
-    def scalar(self, op: Op, ctype: str, text: str) -> None:
-        """`const ctype name = text;` for the op's one result."""
+    def scalar(self, op: Op, ctype: str, text: str, nonneg: bool = False,
+               lo: int | None = None) -> None:
+        """`const ctype name = text;` for the op's one result (with what is known of its
+        lower bound)."""
         name = self.em.name(op.result.name)
         self.em.line(f"const {ctype} {name} = {text};")
-        self.bind(op.result, Scalar(name))
+        self.bind(op.result, Scalar(name, lo if lo is not None else (0 if nonneg else None)))
+
+    def lower_bound(self, operand, op: Op | None = None) -> int | None:
+        v = self.get(operand, op)
+        return v.lo if isinstance(v, Scalar) and not isinstance(operand, bool) else None
+
+    def nonneg(self, operand, op: Op | None = None) -> bool:
+        lo = self.lower_bound(operand, op)
+        return lo is not None and lo >= 0
 
     # ---- resources ----------------------------------------------------------------------
     def allocate_smem(self, nbytes: int, align: int) -> int:

@@ -26,6 +26,11 @@ def c_float(x: float) -> str:
 @dataclass(frozen=True)
 class Scalar:
     expr: str
+    lo: int | None = None    # a known lower bound (sizes, ids and counters are >= 0)
+
+    @property
+    def nonneg(self) -> bool:
+        return self.lo is not None and self.lo >= 0
 
 
 @dataclass(frozen=True)

@@ -81,8 +81,14 @@ def test_codegen_recipe_builds(recipe, ids, cache):
     entry = build_kernel(gen.source, cache=cache)
     assert entry.cubin[:4] == b"\x7fELF"
     regs = entry.meta["resources"]["kernels"][recipe.name]["registers"]
-    assert 0 < regs <= 255 and entry.meta["resources"]["kernels"][recipe.name][
-        "spill_store_bytes"] == 0, ids
+    assert 0 < regs <= 255, ids
+    # the one-block router keeps whole-block row vectors (rows(blocked)) in every thread:
+    # it spills, by design (docs/design/codegen.md); every other recipe must not
+    if recipe.name not in SPILLS_BY_DESIGN:
+        assert entry.meta["resources"]["kernels"][recipe.name]["spill_store_bytes"] == 0, ids
+
+
+SPILLS_BY_DESIGN = {"moe_route"}
 
 
 def test_codegen_flag_is_honest():

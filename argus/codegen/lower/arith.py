@@ -17,12 +17,36 @@ C_BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "/", "mod": "%", "an
 def _binary(ctx, op):
     name = op.opcode.split(".", 1)[1]
     lhs, rhs = (ctx.expr(x, op) for x in op.operands)
-    if name in ("min", "max", "floordiv", "mod"):
+    la, lb = (ctx.lower_bound(x, op) for x in op.operands)
+    a, b = (lo is not None and lo >= 0 for lo in (la, lb))
+    if name in ("min", "max") or (name in ("floordiv", "mod") and not (a and b)):
         text = f"argus::{name}({lhs}, {rhs})"
-    else:
+    else:       # both operands known >= 0: C's / and % are Python's
         text = f"({lhs}) {C_BINARY[name]} ({rhs})"
     ctype = "bool" if op.result.type.dtype == DType.pred else "int"
-    ctx.scalar(op, ctype, text)
+    ctx.scalar(op, ctype, text, lo=_lower_bound(name, op.operands, la, lb, a, b)
+               if ctype == "int" else None)
+
+
+def _lower_bound(name, operands, la, lb, a, b):
+    """A lower bound of the result from the operands' (None: unknown)."""
+    rhs_const = operands[1] if isinstance(operands[1], int) and not isinstance(
+        operands[1], bool) else None
+    if name == "add" and la is not None and lb is not None:
+        return la + lb
+    if name == "sub" and la is not None and rhs_const is not None:
+        return la - rhs_const
+    if name == "mul" and a and b:
+        return la * lb
+    if name in ("floordiv", "mod", "shr", "or") and a and b:
+        return 0
+    if name == "and" and (a or b):
+        return 0
+    if name == "min" and la is not None and lb is not None:
+        return min(la, lb)
+    if name == "max" and (la is not None or lb is not None):
+        return max(x for x in (la, lb) if x is not None)
+    return None
 
 
 def _neg(ctx, op):

@@ -36,20 +36,20 @@ def lower_block(ctx, block) -> None:
 
 
 def _block_id(ctx, op):
-    ctx.scalar(op, "int", f"(int)blockIdx.{op.attrs.get('axis', 'x')}")
+    ctx.scalar(op, "int", f"(int)blockIdx.{op.attrs.get('axis', 'x')}", nonneg=True)
 
 
 def _cluster_rank(ctx, op):
-    ctx.scalar(op, "int", "(int)argus::cluster_cta_rank()")
+    ctx.scalar(op, "int", "(int)argus::cluster_cta_rank()", nonneg=True)
 
 
 def _warpgroup_index(ctx, op):
     wgs = ctx.role_warpgroups
     if wgs is None:
-        ctx.scalar(op, "int", "argus_warpgroup")
+        ctx.scalar(op, "int", "argus_warpgroup", nonneg=True)
         return
     if list(wgs) == list(range(wgs[0], wgs[0] + len(wgs))):
-        ctx.scalar(op, "int", f"argus_warpgroup - {wgs[0]}")
+        ctx.scalar(op, "int", f"argus_warpgroup - {wgs[0]}", nonneg=True)
     else:
         table = ", ".join(str(wgs.index(w)) if w in wgs else "-1" for w in range(max(wgs) + 1))
         ctx.scalar(op, "int", f"((const int[]){{{table}}})[argus_warpgroup]")
@@ -59,7 +59,9 @@ def _for(ctx, op):
     start, stop, step = (ctx.expr(x, op) for x in op.operands)
     body = op.regions[0]
     var = ctx.em.name(body.args[0].name)
-    ctx.bind(body.args[0], Scalar(var))
+    # counting up from a value >= 0: the counter is >= 0 (C's / and % on it are Python's)
+    up = step.isdigit() and int(step) > 0
+    ctx.bind(body.args[0], Scalar(var, ctx.lower_bound(op.operands[0], op) if up else None))
     if all(x.lstrip("-").isdigit() for x in (start, stop, step)) and int(step) > 0 and \
             len(range(int(start), int(stop), int(step))) <= 16:
         # a short loop of constant bounds (an epilogue's column blocks): unrolled, so the
@@ -116,7 +118,7 @@ def _schedule(ctx, op):
     body = op.regions[0]
     names = [ctx.em.name(a.name) for a in body.args]
     for a, n in zip(body.args, names):
-        ctx.bind(a, Scalar(n))
+        ctx.bind(a, Scalar(n, 0))
     i, coords = names[0], names[1:]
     ext = [ctx.em.name(f"tiles{d}") for d in range(len(extents))]
     ctx.em.open("")
