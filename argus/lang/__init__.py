@@ -15,11 +15,15 @@ from .structure import (assume, block_id, cdiv, cluster_rank, elect_one, nbytes,
 from .sync import cluster_sync, fence_mbarrier_init, fence_proxy_async, named_barrier, sync_block
 from .tags import add_tag, coord, tag, tag_assert
 from .tma import tma_load, tma_store, tma_store_commit, tma_store_wait
+from .math import TABLE_STUBS
 from .types import Scalar, Tensor, bf16, const, fp8e4m3, fp16, fp32, int32
 from .wgmma import wgmma, wgmma_commit, wgmma_fence, wgmma_wait
 
 FAMILIES = ("structure", "memory", "mbarrier", "tma", "wgmma", "matrix", "sync", "math", "scan",
             "tags")
+
+
+globals().update(TABLE_STUBS)        # ops of the table with no hand-written stub
 
 
 def surface_functions() -> dict:

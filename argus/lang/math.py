@@ -122,3 +122,26 @@ def row_of(x):
 @surface
 def col_of(x):
     """The logical column each register of fragment x holds."""
+
+
+def _table_stubs() -> dict:
+    """A surface stub for each unary op of the op table that has no hand-written one above
+    (an op added with argus.ir.ops.math.define_unary): its doc comes from the table."""
+    from argus.ir.ops import OPS
+    from argus.ir.ops.math import UNARY
+    made = {}
+    for name in UNARY:
+        if name in globals() or name in ("neg", "gelu_tanh"):
+            continue
+
+        def stub(x):
+            pass
+        stub.__name__ = stub.__qualname__ = name
+        stub.__module__ = __name__
+        stub.__doc__ = OPS[f"math.{name}"].doc or f"Elementwise {name} (from the op table)."
+        made[name] = surface(stub)
+    return made
+
+
+TABLE_STUBS = _table_stubs()
+globals().update(TABLE_STUBS)

@@ -21,13 +21,16 @@ import numpy as np
 
 from argus.limits import COMPILER_BARRIERS, WARPGROUP_THREADS
 
+from argus.ir.ops.math import REDUCTIONS
+
 from ..errors import CodegenError
 from ..registers import index_expr, register_layout
 from .elementwise import declare, materialize, round_to
 
 EXCHANGE_BARRIER = COMPILER_BARRIERS.start   # named barriers 12..15, one per warpgroup
-COMBINE = {"max": "argus::max({a}, {b})", "min": "argus::min({a}, {b})",
-           "sum": "({a}) + ({b})"}
+# the C combine of two partials of each row reduction, from the op table
+COMBINE = {kind: c.replace("{lhs}", "{a}").replace("{rhs}", "{b}")
+           for kind, (_, c) in REDUCTIONS.items()}
 
 
 def _source(ctx, op):

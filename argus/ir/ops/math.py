@@ -117,3 +117,24 @@ SPECS += [
     op("frag.coord", "math", arg("x", *FRAG), results=1,
        doc="the logical row (axis 0) or column (axis 1) each register of x holds"),
 ]
+
+
+def define_unary(name: str, semantics, cuda: str, doc: str = "", integer: bool = False):
+    """Add an elementwise unary op `math.<name>` to the table: the one definition every
+    stage reads (the surface stub argus.lang makes for it, the frontend rule, the
+    interpreter in both modes, the verifier's tag transfer and the CUDA lowering all come
+    from it). The stages build their dispatch from the table when they are imported, so an
+    op defined at run time must be defined before them (a plugin's first import)."""
+    from . import OPS
+    opcode = f"math.{name}"
+    if opcode in OPS or not name.isidentifier():
+        raise ValueError(f"cannot define {opcode!r}: "
+                         + ("it exists" if opcode in OPS else "not an identifier"))
+    if "{x}" not in cuda:
+        raise ValueError(f"the C expression of {opcode} must use its operand {{x}}: {cuda!r}")
+    spec = op(opcode, "math", arg("x", *FRAG), results=1, semantics=semantics, cuda=cuda,
+              integer=integer, doc=doc)
+    UNARY[name] = (semantics, cuda)
+    SPECS.append(spec)
+    OPS[opcode] = spec
+    return spec
