@@ -3,7 +3,7 @@
 # launched on fresh random inputs with poisoned outputs, compared with its reference), at
 # the default shape and at larger ones with tails where the kernel allows, then
 # compute-sanitizer memcheck / racecheck / synccheck on each at its default shape.
-#   bash scripts/device_examples.sh [run|sanitize|all]
+#   bash scripts/device_examples.sh [run|sanitize|attention|all]
 # Run from the repo root through the device tool with carry [".whl"] (z3 wheel); logs in $OUT.
 set -uo pipefail
 OUT="${OUT:-out/device}"; mkdir -p "$OUT"
@@ -21,6 +21,9 @@ EXAMPLES=(
   "examples/gemm.py::gemm"
   "examples/flash_attention.py::flash_fwd --shape T=256"
   "examples/flash_attention.py::flash_fwd --shape T=1024 --seed 2"
+  "examples/flash_attention.py::flash_fwd --shape T=512 --const CAUSAL=0 --seed 8"
+  "examples/flash_attention.py::flash_fwd --shape T=512 --const HD=128 --seed 9"
+  "examples/flash_attention.py::flash_fwd --shape T=1024 --const HD=128,CAUSAL=0 --seed 10"
   "examples/moe_route.py::moe_route --shape T=128,P=256"
   "examples/moe_route.py::moe_route --shape T=512,P=1024 --seed 5"
   "examples/moe_combine.py::moe_combine --shape T=128,N=128,P=256"
@@ -31,6 +34,15 @@ EXAMPLES=(
   "examples/moe.py::moe_grouped --shape T=1000,K=256,N=512,EN=4096 --seed 7"
 )
 runs() { for e in "${EXAMPLES[@]}"; do run 120 $A run $e; done; }
+attention() {   # head dims 64 and 128, causal and not, then the sanitizers on d=128
+  for e in "${EXAMPLES[@]}"; do case "$e" in *flash*) run 120 $A run $e;; esac; done
+  for tool in memcheck racecheck synccheck; do
+    for c in "CAUSAL=0" "HD=128" "HD=128,CAUSAL=0"; do
+      run 120 compute-sanitizer --tool $tool --report-api-errors no $A run \
+        examples/flash_attention.py::flash_fwd --shape T=256 --const $c
+    done
+  done
+}
 sanitize() {
   for tool in memcheck racecheck synccheck; do
     for e in "${EXAMPLES[@]}"; do
@@ -41,6 +53,6 @@ sanitize() {
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv
 case "$PHASE" in
-  run) runs ;; sanitize) sanitize ;; all) runs; sanitize ;;
+  run) runs ;; sanitize) sanitize ;; attention) attention ;; all) runs; sanitize ;;
   *) echo "unknown phase $PHASE"; exit 2 ;;
 esac 2>&1 | tee "$OUT/examples-$PHASE.log"

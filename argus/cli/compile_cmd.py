@@ -83,23 +83,24 @@ def split_target(target: str, need_kernel: bool = True) -> tuple[Path, str | Non
     return path, (name or None)
 
 
-def load_kernels(path: Path) -> dict:
-    """Every kernel of the file as checked IR; DSL and IR errors become usage errors."""
+def load_kernels(path: Path, overrides: dict | None = None) -> dict:
+    """Every kernel of the file as checked IR (module constants and const parameters
+    replaced by `overrides`); DSL and IR errors become usage errors."""
     from argus.frontend import DSLError, parse_file
     from argus.ir.check import IRError
 
     try:
-        return parse_file(path)
+        return parse_file(path, overrides=overrides or None)
     except DSLError as err:
         raise UsageError(err.format()) from None
     except IRError as err:
         raise UsageError(f"{path}: malformed IR: {err}") from None
 
 
-def load_kernel(target: str):
+def load_kernel(target: str, overrides: dict | None = None):
     """The checked IR of FILE.py::KERNEL; an unknown name lists the kernels the file has."""
     path, name = split_target(target)
-    kernels = load_kernels(path)
+    kernels = load_kernels(path, overrides)
     if name not in kernels:
         known = ", ".join(kernels) or "none (no function decorated with @kernel)"
         raise UsageError(f"{path}:1: no kernel named '{name}'; kernels defined there: {known}")

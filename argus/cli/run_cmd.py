@@ -64,6 +64,9 @@ def register(subparsers) -> None:
                         help="bind shape symbols, e.g. M=256,N=256,K=128")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the inputs and of the interpreter's scheduler")
+    parser.add_argument("--const", type=parse_shape, default={}, metavar="NAME=N,...",
+                        help="replace module constants or const parameters, e.g. "
+                             "HD=128,CAUSAL=0 (the reference gets them by name too)")
     parser.set_defaults(run=run_kernel)
 
 
@@ -83,7 +86,7 @@ def run_kernel(args) -> int:
     from argus.interp.errors import InterpretError
     from argus.interp.evaluator import interpret
 
-    kernel = load_kernel(args.target)
+    kernel = load_kernel(args.target, getattr(args, "const", None))
     path, kernel_name = split_target(args.target)
     reference = load_reference(path, kernel_name)
     symbols = bind_shapes(kernel, args.shape)

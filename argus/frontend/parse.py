@@ -18,12 +18,19 @@ from .helpers import ModuleFunctions, read_module
 from .visitor import SURFACE, KernelVisitor
 
 
-def _module_constants(tree: ast.Module, filename: str) -> dict[str, Any]:
-    """Top-level `NAME = literal` (or a fold of earlier constants) bindings."""
+def _module_constants(tree: ast.Module, filename: str,
+                      overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Top-level `NAME = literal` (or a fold of earlier constants) bindings; an overridden
+    name takes its override where it is bound, so the constants folded from it follow
+    (`SCALE = 1 / HD ** 0.5` with HD overridden)."""
     consts: dict[str, Any] = {}
+    overrides = overrides or {}
     for stmt in tree.body:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        if stmt.targets[0].id in overrides:
+            consts[stmt.targets[0].id] = overrides[stmt.targets[0].id]
             continue
         try:
             expr = ast.Expression(_Substitute(consts).visit(stmt.value))
@@ -73,7 +80,7 @@ def parse_source(source: str, filename: str = "<string>",
         raise DSLError(f"syntax error: {e.msg}", Loc(filename, e.lineno or 1, e.offset or 1),
                        "fix the Python syntax", (e.text or "")) from None
     lines = source.splitlines()
-    module = _module_constants(tree, filename)
+    module = _module_constants(tree, filename, overrides)
     consts = dict(module)
     consts.update(overrides or {})
     # helpers see the module's constants (specialised by the overrides), not a kernel's

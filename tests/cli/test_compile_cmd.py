@@ -79,3 +79,12 @@ def test_bad_targets_exit_2_with_a_hint(target, hint, capsys):
     assert main(["compile", f"{EXAMPLES / target}"]) == 2
     err = capsys.readouterr().err
     assert hint in err and "Traceback" not in err
+
+
+def test_run_const_overrides_reach_the_kernel_and_the_reference(capsys):
+    from argus.cli.main import main as cli
+    target = f"{EXAMPLES / 'flash_attention.py'}::flash_fwd"
+    assert cli(["run", target, "--interpret", "--shape", "T=128", "--const",
+                "HD=128,CAUSAL=0"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS" in out
