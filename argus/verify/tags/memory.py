@@ -164,19 +164,28 @@ ELEMENTWISE = tuple(s.opcode for s in OPS.values() if s.family == "math"
 
 
 def elementwise(w, op: Op) -> None:
-    """Join of the operands' tags: kept when every fragment operand carries the same terms."""
+    """Join of the operands' tags: kept when every fragment operand carries the same terms.
+    A row vector broadcast along a tile's columns (x - row_sum(x)) joins when each of its
+    fields (its row's: no col) is the tile's term at that element; the tile's tag is kept."""
     frags = [w.value(o) for o in op.operands if isinstance(w.value(o), Fragment)]
     t = op.result.type
     if not frags:
         w.env[op.result] = None
         return
-    first = frags[0]
-    same = all(f.layout == first.layout and f.tag.state == first.tag.state
-               and f.tag.fields.keys() == first.tag.fields.keys()
-               and all(z3.simplify(bv(f.tag.fields[k]) == bv(first.tag.fields[k])).eq(
-                   z3.BoolVal(True)) for k in f.tag.fields)
-               for f in frags[1:])
-    if same and first.tag.state != "unknown":
+    first = next((f for f in frags if len(f.shape) == len(t.shape)), frags[0])
+
+    def agrees(f: Fragment) -> bool:
+        if f.tag.state != first.tag.state:
+            return False
+        if len(f.shape) == len(first.shape):
+            if f.layout != first.layout or f.tag.fields.keys() != first.tag.fields.keys():
+                return False
+        elif not (len(f.shape) == 1 and f.tag.fields.keys() <= first.tag.fields.keys() - {"col"}):
+            return False
+        return all(z3.simplify(bv(f.tag.fields[k]) == bv(first.tag.fields[k])).eq(
+            z3.BoolVal(True)) for k in f.tag.fields)
+
+    if first.tag.state != "unknown" and all(agrees(f) for f in frags if f is not first):
         w.env[op.result] = same_tag(first, t, op.loc)
     else:
         w.env[op.result] = Fragment(t.shape, t.layout, FragTag(
