@@ -74,7 +74,7 @@ def _binary(fn):
             return fn(*args)
         out = layout_of(op.result.type)
         with np.errstate(all="ignore"):
-            return _result(op, fn(operand_regs(op, args[0], out), operand_regs(op, args[1], out)))
+            return _result(op, fn(operand_regs(op, op.arg("lhs", args), out), operand_regs(op, op.arg("rhs", args), out)))
     return rule
 
 
@@ -83,13 +83,13 @@ def _unary(fn):
     def rule(agent, op, args):
         out = layout_of(op.result.type)
         with np.errstate(all="ignore"):
-            return _result(op, fn(operand_regs(op, args[0], out)))
+            return _result(op, fn(operand_regs(op, op.arg("x", args), out)))
     return rule
 
 
 @pure
 def _cast(agent, op, args):
-    return _result(op, operand_regs(op, args[0], layout_of(op.result.type)))
+    return _result(op, operand_regs(op, op.arg("x", args), layout_of(op.result.type)))
 
 
 @pure
@@ -107,13 +107,13 @@ def _cmp(agent, op, args):
     if not isinstance(op.result.type, FragmentType):
         return _CMP[pred](*args)
     out = layout_of(op.result.type)
-    res = _CMP[pred](operand_regs(op, args[0], out), operand_regs(op, args[1], out))
+    res = _CMP[pred](operand_regs(op, op.arg("lhs", args), out), operand_regs(op, op.arg("rhs", args), out))
     return Regs(out, np.broadcast_to(res, (out.threads, out.values)).astype(np.float32))
 
 
 @pure
 def _reduce_row(agent, op, args):
-    src_layout, data = _layout_and_data(args[0])
+    src_layout, data = _layout_and_data(op.arg("x", args))
     r = reduce_rows(op, src_layout.to_logical(data))
     out = layout_of(op.result.type)
     return Regs(out, round_to(out.from_logical(r), op.result.type.dtype))
@@ -121,7 +121,7 @@ def _reduce_row(agent, op, args):
 
 @pure
 def _convert(agent, op, args):
-    src_layout, data = _layout_and_data(args[0])
+    src_layout, data = _layout_and_data(op.arg("x", args))
     out = layout_of(op.result.type)
     slots = out.thread_slots(src_layout)
     if data.shape[0] == slots.shape[0] and np.all(slots >= 0):     # registers renamed

@@ -47,7 +47,7 @@ def _binary(fn):
     @pure
     def rule(agent, op, args):
         with np.errstate(all="ignore"):
-            return _result(op, fn(*_rows(_f32(args[0]), _f32(args[1]))))
+            return _result(op, fn(*_rows(_f32(op.arg("lhs", args)), _f32(op.arg("rhs", args)))))
     return rule
 
 
@@ -55,13 +55,13 @@ def _unary(fn):
     @pure
     def rule(agent, op, args):
         with np.errstate(all="ignore"):
-            return _result(op, fn(_f32(args[0])))
+            return _result(op, fn(_f32(op.arg("x", args))))
     return rule
 
 
 @pure
 def _cast(agent, op, args):
-    return _result(op, _f32(args[0]))
+    return _result(op, _f32(op.arg("x", args)))
 
 
 @pure
@@ -75,14 +75,14 @@ def _cmp(agent, op, args):
     pred = op.attrs["pred"]
     if pred not in _CMP:
         raise ValueError(f"unknown comparison {pred!r}; one of {sorted(_CMP)}")
-    out = _CMP[pred](*_rows(_f32(args[0]), _f32(args[1])))
+    out = _CMP[pred](*_rows(_f32(op.arg("lhs", args)), _f32(op.arg("rhs", args))))
     t = op.result.type
     return np.broadcast_to(out, t.shape).astype(np.float32) if isinstance(t, FragmentType) else out
 
 
 @pure
 def _reduce_row(agent, op, args):
-    r = reduce_rows(op, _f32(args[0]))
+    r = reduce_rows(op, _f32(op.arg("x", args)))
     t = op.result.type
     return _result(op, r.reshape(t.shape) if isinstance(t, FragmentType) else r)
 
@@ -98,12 +98,12 @@ def reduce_rows(op, x):
 @pure
 def _convert(agent, op, args):
     # value mode: a layout conversion keeps every logical element where it is
-    return _result(op, _f32(args[0]))
+    return _result(op, _f32(op.arg("x", args)))
 
 
 @pure
 def _coord(agent, op, args):
-    shape = np.shape(values(args[0]))
+    shape = np.shape(values(op.arg("x", args)))
     axis = int(op.attrs["axis"])
     return _result(op, np.indices(shape)[axis].astype(np.float32))
 
