@@ -43,17 +43,35 @@ def changed_lines(original: str, mutated: str, line: int) -> tuple[str, str]:
     return before, after
 
 
+def called_helpers(tree: ast.Module, fn: ast.FunctionDef) -> list[ast.FunctionDef]:
+    """The module's @helper functions `fn` calls, directly or through other helpers."""
+    helpers = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)
+               and any((d.id if isinstance(d, ast.Name) else getattr(d, "attr", None) if not
+                        isinstance(d, ast.Call) else getattr(d.func, "id", None)) == "helper"
+                       for d in node.decorator_list)}
+    found, stack = [], [fn]
+    while stack:
+        for node in ast.walk(stack.pop()):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in helpers and helpers[node.func.id] not in found:
+                found.append(helpers[node.func.id])
+                stack.append(helpers[node.func.id])
+    return sorted(found, key=lambda f: f.lineno)
+
+
 def generate_mutants(target, operators=None) -> list[Mutant]:
-    """Every mutant of `target`'s kernel function (targets.Target), one per distinct
+    """Every mutant of `target`'s kernel function (targets.Target) and of the DSL helpers it
+    calls (inlined into it at parse time, so their code is the kernel's), one per distinct
     mutated source, numbered in source order within each operator."""
     source = target.source()
     tree = ast.parse(source)
-    ctx = Context.build(tree, kernel_function(tree, target.kernel), target)
+    kernel = kernel_function(tree, target.kernel)
+    contexts = [Context.build(tree, fn, target) for fn in [kernel, *called_helpers(tree, kernel)]]
     chosen = OPERATORS if operators is None else {k: OPERATORS[k] for k in operators}
     seen = {source}
     out: list[Mutant] = []
     for name, operator in chosen.items():
-        for edit in operator(ctx):
+        for edit in (e for ctx in contexts for e in operator(ctx)):
             mutated = edit.apply(source)
             if mutated in seen:
                 continue
