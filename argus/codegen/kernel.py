@@ -60,7 +60,7 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
             source_lines = []
     em = Emitter(source_lines)
     ctx = Context(kernel, em)
-    ctx.accumulators = {id(op.operands[0]) for op in kernel.walk() if op.opcode == "wgmma.mma"}
+    ctx.accumulators = {id(op.arg("acc")) for op in kernel.walk() if op.opcode == "wgmma.mma"}
     block = kernel.launch.block
     if block % WARPGROUP_THREADS and kernel.launch.roles:
         raise CodegenError(f"a kernel with roles needs whole warpgroups (block={block})",
@@ -161,9 +161,9 @@ def _assumptions(kernel: Kernel):
           "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "land": "and",
           "lor": "or", "and": "&", "or": "|", "xor": "^"}
     for op in kernel.body.ops:     # assumptions live at the top level of the kernel
-        if op.opcode.startswith("arith.") and op.opcode[6:] in py and len(op.operands) == 2:
+        if op.opcode.startswith("arith.") and op.opcode[6:] in py:     # lhs, rhs
             parts = []
-            for x in op.operands:
+            for x in (op.arg("lhs"), op.arg("rhs")):
                 if isinstance(x, (int, float)):
                     parts.append(repr(x))
                 elif id(x) in exprs:
@@ -173,7 +173,7 @@ def _assumptions(kernel: Kernel):
             else:
                 exprs[id(op.result)] = f"({parts[0]} {py[op.opcode[6:]]} {parts[1]})"
         elif op.opcode == "assume":
-            cond = op.operands[0]
+            cond = op.arg("cond")
             if id(cond) in exprs:
                 text = exprs[id(cond)]
                 ast.parse(text, mode="eval")

@@ -16,22 +16,23 @@ C_BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "/", "mod": "%", "an
 
 def _binary(ctx, op):
     name = op.opcode.split(".", 1)[1]
-    lhs, rhs = (ctx.expr(x, op) for x in op.operands)
-    la, lb = (ctx.lower_bound(x, op) for x in op.operands)
+    x, y = op.arg("lhs"), op.arg("rhs")
+    lhs, rhs = ctx.expr(x, op), ctx.expr(y, op)
+    la, lb = ctx.lower_bound(x, op), ctx.lower_bound(y, op)
     a, b = (lo is not None and lo >= 0 for lo in (la, lb))
     if name in ("min", "max") or (name in ("floordiv", "mod") and not (a and b)):
         text = f"argus::{name}({lhs}, {rhs})"
     else:       # both operands known >= 0: C's / and % are Python's
         text = f"({lhs}) {C_BINARY[name]} ({rhs})"
     ctype = "bool" if op.result.type.dtype == DType.pred else "int"
-    ctx.scalar(op, ctype, text, lo=_lower_bound(name, op.operands, la, lb, a, b)
+    ctx.scalar(op, ctype, text, lo=_lower_bound(name, y, la, lb, a, b)
                if ctype == "int" else None)
 
 
-def _lower_bound(name, operands, la, lb, a, b):
-    """A lower bound of the result from the operands' (None: unknown)."""
-    rhs_const = operands[1] if isinstance(operands[1], int) and not isinstance(
-        operands[1], bool) else None
+def _lower_bound(name, rhs, la, lb, a, b):
+    """A lower bound of the result from the operands' (None: unknown); `rhs` is the right
+    operand itself (an int when it is a constant)."""
+    rhs_const = rhs if isinstance(rhs, int) and not isinstance(rhs, bool) else None
     if name == "add" and la is not None and lb is not None:
         return la + lb
     if name == "sub" and la is not None and rhs_const is not None:
@@ -50,12 +51,12 @@ def _lower_bound(name, operands, la, lb, a, b):
 
 
 def _neg(ctx, op):
-    ctx.scalar(op, "int", f"-({ctx.expr(op.operands[0], op)})")
+    ctx.scalar(op, "int", f"-({ctx.expr(op.arg('x'), op)})")
 
 
 def _not(ctx, op):
     ctype = "bool" if op.result.type.dtype == DType.pred else "int"
-    ctx.scalar(op, ctype, f"{'!' if ctype == 'bool' else '~'}({ctx.expr(op.operands[0], op)})")
+    ctx.scalar(op, ctype, f"{'!' if ctype == 'bool' else '~'}({ctx.expr(op.arg('x'), op)})")
 
 
 RULES = {f"arith.{n}": _binary for n in (*C_BINARY, "min", "max")}

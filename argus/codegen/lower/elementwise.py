@@ -103,7 +103,7 @@ def _math(ctx, op):
 
 def _cmp(ctx, op):
     out = declare(ctx, op.result, op)
-    lhs, rhs = (operand(ctx, op, x, out) for x in op.operands)
+    lhs, rhs = (operand(ctx, op, op.arg(n), out) for n in ("lhs", "rhs"))
     pred = op.attrs["pred"]
     if pred not in CMP:
         raise CodegenError(f"unknown comparison {pred!r}", op.loc)
@@ -112,7 +112,7 @@ def _cmp(ctx, op):
 
 def _select(ctx, op):
     out = declare(ctx, op.result, op)
-    cond, a, b = (operand(ctx, op, x, out) for x in op.operands)
+    cond, a, b = (operand(ctx, op, op.arg(n), out) for n in ("cond", "a", "b"))
     each(ctx, out, round_to(out.dtype, f"(({cond}) != 0.0f ? ({a}) : ({b}))"))
 
 
@@ -134,10 +134,12 @@ def _consumers(ctx, value):
 
 
 DEFERRED = ("store", "tma.store", "atomic.add", "frag.slice", "tag.assert", "tag.assume")
+# the ops that write a register fragment in place, and the operand they write
+WRITES_IN_PLACE = {"frag.assign": "dst", "wgmma.mma": "acc"}
 
 
 def _cast(ctx, op):
-    src = ctx.get(op.operands[0], op)
+    src = ctx.get(op.arg("x"), op)
     dtype = op.attrs["dtype"]
     dtype = dtype if isinstance(dtype, DType) else DType[str(dtype)]
     if not isinstance(src, Fragment):
@@ -148,8 +150,8 @@ def _cast(ctx, op):
         # an accumulator rounded only at its store: one cvt per register pair there, no
         # second array; valid while the accumulator is not written before the last use
         for u in ctx.following:
-            if u.opcode in ("frag.assign", "wgmma.mma") and u.operands and \
-                    ctx.values.get(id(u.operands[0])) is src:
+            written = WRITES_IN_PLACE.get(u.opcode)
+            if written is not None and ctx.values.get(id(u.arg(written))) is src:
                 raise CodegenError("the accumulator is written again while its cast is still "
                                    "in use; store the cast value before updating the "
                                    "accumulator", op.loc)
@@ -157,11 +159,11 @@ def _cast(ctx, op):
                                      cast=dtype, first=src.first))
         return
     out = declare(ctx, op.result, op)
-    each(ctx, out, round_to(dtype, operand(ctx, op, op.operands[0], out)))
+    each(ctx, out, round_to(dtype, operand(ctx, op, op.arg("x"), out)))
 
 
 def _assign(ctx, op):
-    dst, src = ctx.get(op.operands[0], op), op.operands[1]
+    dst, src = ctx.get(op.arg("dst"), op), op.arg("src")
     if not isinstance(dst, Fragment):
         raise CodegenError("assign into a value that is not a register fragment", op.loc)
     each(ctx, dst, round_to(dst.dtype, operand(ctx, op, src, dst)))

@@ -34,7 +34,7 @@ COMBINE = {kind: c.replace("{lhs}", "{a}").replace("{rhs}", "{b}")
 
 
 def _source(ctx, op):
-    src = ctx.get(op.operands[0], op)
+    src = ctx.get(op.arg("x"), op)     # reduce.row, frag.convert, scan.prefix_sum
     if getattr(src, "cast", None) is not None:
         src = materialize(ctx, op, src)
     return src

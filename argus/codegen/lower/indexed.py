@@ -60,7 +60,7 @@ def _box_access(tile: GlobalTile, layout, v: str):
 
 
 def load(ctx, op):
-    src = ctx.get(op.operands[0], op)
+    src = ctx.get(op.arg("src"), op)
     if isinstance(src, SmemTile):
         raise CodegenError("load from shared memory into registers is not generated; use "
                            "ldmatrix, or wgmma on the shared-memory tile", op.loc)
@@ -130,7 +130,7 @@ def _array(ctx, op, length: int, fill) -> IndexVector:
 
 
 def _indices_load(ctx, op):
-    tile = ctx.get(op.operands[0], op)
+    tile = ctx.get(op.arg("src"), op)
     if not isinstance(tile, GlobalTile) or len(tile.box) != 1:
         raise CodegenError("load_indices reads a 1-D tile of an int32 tensor", op.loc)
     if tile.tensor.dtype != DType.int32:
@@ -167,10 +167,10 @@ def _vector(ctx, op, x) -> IndexVector:
 
 
 def _prefix_sum(ctx, op):
-    if not isinstance(ctx.get(op.operands[0], op), IndexVector):
+    if not isinstance(ctx.get(op.arg("x"), op), IndexVector):
         prefix_sum_fragment(ctx, op)
         return
-    src = _vector(ctx, op, op.operands[0])
+    src = _vector(ctx, op, op.arg("x"))
     name = ctx.em.name(op.result.name)
     em = ctx.em
     em.line(f"int {name}[{src.length}];  // exclusive prefix sum")
@@ -182,29 +182,29 @@ def _prefix_sum(ctx, op):
 
 
 def _round_up(ctx, op):
-    src = _vector(ctx, op, op.operands[0])
+    src = _vector(ctx, op, op.arg("v"))
     m = int(op.attrs["multiple"])
     _array(ctx, op, src.length,
            lambda i: f"(({src.element(i)} + {m - 1}) / {m}) * {m}")
 
 
 def _from_frag(ctx, op):
-    ctx.bind(op.result, _vector(ctx, op, op.operands[0]))
+    ctx.bind(op.result, _vector(ctx, op, op.arg("x")))
 
 
 def _element(ctx, op):
-    vec = _vector(ctx, op, op.operands[0])
-    i = ctx.expr(op.operands[1], op)
+    vec = _vector(ctx, op, op.arg("v"))
+    i = ctx.expr(op.arg("i"), op)
     ctx.scalar(op, "int", vec.element(i))
 
 
 # ---- segments, gathers, scatters --------------------------------------------------------
 
 def _segment(ctx, op):
-    tensor = ctx.get(op.operands[0], op)
+    tensor = ctx.get(op.arg("tensor"), op)
     if not isinstance(tensor, TensorParam):
         raise CodegenError("segment of a value that is not a global tensor", op.loc)
-    start, rows = (ctx.expr(x, op) for x in op.operands[1:3])
+    start, rows = ctx.expr(op.arg("start"), op), ctx.expr(op.arg("rows"), op)
     s_name = ctx.em.name(f"{op.result.name}_start")
     n_name = ctx.em.name(f"{op.result.name}_rows")
     ctx.em.line(f"const int {s_name} = {start}, {n_name} = {rows};  // segment of "
@@ -215,9 +215,9 @@ def _segment(ctx, op):
 
 
 def _gather_load(ctx, op):
-    tensor = ctx.get(op.operands[0], op)
-    rows = _vector(ctx, op, op.operands[1])
-    col = ctx.expr(op.operands[2], op)
+    tensor = ctx.get(op.arg("src"), op)
+    rows = _vector(ctx, op, op.arg("rows"))
+    col = ctx.expr(op.arg("col"), op)
     cols = int(op.attrs["cols"])
     out = declare(ctx, op.result, op)
     if len(tensor.shape) != 2 or out.shape != (rows.length, cols):
@@ -238,10 +238,10 @@ def _gather_load(ctx, op):
 
 
 def _scatter_store(ctx, op):
-    tensor = ctx.get(op.operands[0], op)
-    rows = _vector(ctx, op, op.operands[1])
-    col = ctx.expr(op.operands[2], op)
-    src = ctx.get(op.operands[3], op)
+    tensor = ctx.get(op.arg("dst"), op)
+    rows = _vector(ctx, op, op.arg("rows"))
+    col = ctx.expr(op.arg("col"), op)
+    src = ctx.get(op.arg("src"), op)
     if src.cast is not None:
         src = materialize(ctx, op, src)
     if src.dtype != tensor.dtype:
@@ -270,11 +270,11 @@ def _scatter_store(ctx, op):
 
 
 def _gather_tma(ctx, op):
-    dst = ctx.get(op.operands[0], op)
-    tensor = ctx.get(op.operands[1], op)
-    rows = _vector(ctx, op, op.operands[2])
-    col = ctx.expr(op.operands[3], op)
-    bar = ctx.get(op.operands[4], op)
+    dst = ctx.get(op.arg("dst"), op)
+    tensor = ctx.get(op.arg("src"), op)
+    rows = _vector(ctx, op, op.arg("rows"))
+    col = ctx.expr(op.arg("col"), op)
+    bar = ctx.get(op.arg("bar"), op)
     if not isinstance(dst, SmemTile) or not isinstance(tensor, TensorParam):
         raise CodegenError("gather_tma copies rows of a global tensor into a shared tile",
                            op.loc)

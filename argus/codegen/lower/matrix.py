@@ -34,7 +34,7 @@ def _row_address(ctx, op, tile: SmemTile, num: int) -> str:
 
 
 def _ldmatrix(ctx, op):
-    src = ctx.get(op.operands[0], op)
+    src = ctx.get(op.arg("src"), op)
     if not isinstance(src, SmemTile):
         raise CodegenError("ldmatrix reads a shared-memory tile", op.loc)
     num, trans = int(op.attrs["num"]), bool(op.attrs.get("trans"))
@@ -52,7 +52,7 @@ def _ldmatrix(ctx, op):
 
 
 def _stmatrix(ctx, op):
-    dst, src = ctx.get(op.operands[0], op), ctx.get(op.operands[1], op)
+    dst, src = ctx.get(op.arg("dst"), op), ctx.get(op.arg("src"), op)
     if not isinstance(dst, SmemTile) or not isinstance(src, Fragment):
         raise CodegenError("stmatrix writes a register fragment into a shared-memory tile",
                            op.loc)

@@ -14,34 +14,35 @@ def _alloc(ctx, op):
 
 
 def _at(ctx, op):
-    array = ctx.get(op.operands[0], op)
-    index = ctx.expr(op.operands[1], op)
+    array = ctx.get(op.arg("array"), op)
+    index = ctx.expr(op.arg("index"), op)
     ctx.bind(op.result, Barrier(array.name, f"({array.address} + 8 * ({index}))", index))
 
 
 def _init(ctx, op):
-    bar = ctx.get(op.operands[0], op)
+    bar = ctx.get(op.arg("bar"), op)
     ctx.em.line(f"argus::mbarrier_init({bar.address}, {op.attrs['arrivals']});")
 
 
 def _arrive(ctx, op):
-    bar = ctx.get(op.operands[0], op)
-    if len(op.operands) > 1:
+    bar = ctx.get(op.arg("bar"), op)
+    cta = op.arg("cta")
+    if cta is not None:
         ctx.em.line(f"argus::mbarrier_arrive_remote({bar.address}, "
-                    f"{ctx.expr(op.operands[1], op)});")
+                    f"{ctx.expr(cta, op)});")
     else:
         ctx.em.line(f"argus::mbarrier_arrive({bar.address});")
 
 
 def _expect_tx(ctx, op):
-    bar = ctx.get(op.operands[0], op)
+    bar = ctx.get(op.arg("bar"), op)
     ctx.em.line(f"argus::mbarrier_arrive_expect_tx({bar.address}, "
-                f"{ctx.expr(op.operands[1], op)});")
+                f"{ctx.expr(op.arg('bytes'), op)});")
 
 
 def _wait(ctx, op):
-    bar = ctx.get(op.operands[0], op)
-    parity = ctx.expr(op.operands[1], op)
+    bar = ctx.get(op.arg("bar"), op)
+    parity = ctx.expr(op.arg("phase"), op)
     ctx.em.line(f"argus::mbarrier_wait_parity({bar.address}, ({parity}) & 1, "
                 f"\"{bar.array} at {op.loc.file.rsplit('/', 1)[-1]}:{op.loc.line}\");")
 

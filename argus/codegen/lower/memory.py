@@ -33,9 +33,9 @@ def _bytes(dtype: DType) -> int:
 
 
 def _tile(ctx, op):
-    tensor = ctx.get(op.operands[0], op)
+    tensor = ctx.get(op.arg("tensor"), op)
     box = tuple(op.attrs["box"])
-    coords = [ctx.expr(c, op) for c in op.operands[1:]]
+    coords = [ctx.expr(c, op) for c in op.args("coords")]
     if len(coords) != len(box):
         raise CodegenError(f"tile of a {len(box)}-D box needs {len(box)} coordinates", op.loc)
     origin = []
@@ -64,16 +64,16 @@ def _smem_alloc(ctx, op):
 
 
 def _smem_stage(ctx, op):
-    buf = ctx.get(op.operands[0], op)
-    s = ctx.expr(op.operands[1], op)
+    buf = ctx.get(op.arg("buffer"), op)
+    s = ctx.expr(op.arg("stage"), op)
     addr = f"({buf.address} + {buf.stage_bytes} * ({s}))" if s != "0" else buf.address
     ctx.bind(op.result, SmemTile(buf.name, addr, buf.dtype, ctx.geometries[buf.name]))
 
 
 def _smem_tile(ctx, op):
-    view = ctx.get(op.operands[0], op)
+    view = ctx.get(op.arg("view"), op)
     box = tuple(op.attrs["box"])
-    coords = [ctx.expr(c, op) for c in op.operands[1:]]
+    coords = [ctx.expr(c, op) for c in op.args("coords")]
     g = view.geometry
     if coords[1:] != ["0"] * (len(coords) - 1) or box[1:] != (g.cols,):
         raise CodegenError(f"a shared-memory tile must span whole rows (box {box} of "
@@ -143,7 +143,7 @@ def each_register(em, split, row0: str, col0: str, paired: bool):
 
 
 def _store(ctx, op):
-    dst, src = (ctx.get(x, op) for x in op.operands)
+    dst, src = ctx.get(op.arg("dst"), op), ctx.get(op.arg("src"), op)
     if isinstance(dst, SmemTile) and isinstance(src, Fragment):
         _store_shared(ctx, op, dst, src)
         return
@@ -220,7 +220,7 @@ def _store_shared(ctx, op, dst, src):
 
 def _atomic_add(ctx, op):
     """red.global.add of each register (pair) at the element the layout gives it; fp32."""
-    dst, src = (ctx.get(x, op) for x in op.operands)
+    dst, src = ctx.get(op.arg("dst"), op), ctx.get(op.arg("src"), op)
     if not (isinstance(dst, GlobalTile) and isinstance(src, Fragment)):
         raise CodegenError("atomic_add adds a register fragment into a global tile", op.loc)
     if dst.tensor.dtype != DType.fp32 or src.cast is not None:
@@ -259,11 +259,11 @@ def _atom_tile(frag) -> bool:
 def _frag_slice(ctx, op):
     """A column block of an accumulator: registers [block * n/2, block * n/2 + n/2) of the
     thread's array (wgmma's accumulator steps 8 columns per 4 registers), no copy."""
-    src = ctx.get(op.operands[0], op)
+    src = ctx.get(op.arg("x"), op)
     if not isinstance(src, Fragment) or accumulator_width(src.layout) is None:
         raise CodegenError("a column block of a value that is not a wgmma accumulator", op.loc)
     cols = int(op.attrs["box"][1])
-    block = ctx.expr(op.operands[1], op)
+    block = ctx.expr(op.arg("block"), op)
     per = cols // 2
     start = str(int(block) * per) if block.lstrip("-").isdigit() else f"({block}) * {per}"
     first = start if src.first == "0" else f"{src.first} + {start}"
@@ -277,7 +277,7 @@ def _tag_assert(ctx, op):
 
 def _tag_add(ctx, op):
     # extra tag fields are the verifier's: the data (and its registers) stay where they are
-    ctx.bind(op.result, ctx.get(op.operands[0], op))
+    ctx.bind(op.result, ctx.get(op.arg("x"), op))
 
 
 def _tag_assume(ctx, op):

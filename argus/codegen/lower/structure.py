@@ -56,12 +56,12 @@ def _warpgroup_index(ctx, op):
 
 
 def _for(ctx, op):
-    start, stop, step = (ctx.expr(x, op) for x in op.operands)
+    start, stop, step = (ctx.expr(op.arg(n), op) for n in ("start", "stop", "step"))
     body = op.regions[0]
     var = ctx.em.name(body.args[0].name)
     # counting up from a value >= 0: the counter is >= 0 (C's / and % on it are Python's)
     up = step.isdigit() and int(step) > 0
-    ctx.bind(body.args[0], Scalar(var, ctx.lower_bound(op.operands[0], op) if up else None))
+    ctx.bind(body.args[0], Scalar(var, ctx.lower_bound(op.arg("start"), op) if up else None))
     if all(x.lstrip("-").isdigit() for x in (start, stop, step)) and int(step) > 0 and \
             len(range(int(start), int(stop), int(step))) <= 16:
         # a short loop of constant bounds (an epilogue's column blocks): unrolled, so the
@@ -73,7 +73,7 @@ def _for(ctx, op):
 
 
 def _if(ctx, op):
-    ctx.em.open(f"if ({ctx.expr(op.operands[0], op)})")
+    ctx.em.open(f"if ({ctx.expr(op.arg('cond'), op)})")
     lower_block(ctx, op.regions[0])
     if len(op.regions) > 1 and op.regions[1].ops:
         ctx.em.close(" else {")
@@ -114,7 +114,7 @@ def _elect_one(ctx, op):
 
 def _schedule(ctx, op):
     order, group = op.attrs["order"], op.attrs.get("group", 1)
-    extents = [ctx.expr(x, op) for x in op.operands]
+    extents = [ctx.expr(x, op) for x in op.args("extents")]
     body = op.regions[0]
     names = [ctx.em.name(a.name) for a in body.args]
     for a, n in zip(body.args, names):
@@ -176,7 +176,7 @@ def _tile_coords(ctx, op, order, group, ext, t, coords):
 
 
 def _assume(ctx, op):
-    cond = ctx.expr(op.operands[0], op)
+    cond = ctx.expr(op.arg("cond"), op)
     ctx.em.line(f"(void){cond};  // assume: checked by the host at launch")
 
 

@@ -11,8 +11,9 @@ from ..values import GlobalTile, SmemTile
 
 
 def _load(ctx, op):
-    dst, src, bar = (ctx.get(x, op) for x in op.operands[:3])
-    mask = ctx.expr(op.operands[3], op) if len(op.operands) > 3 else None
+    dst, src, bar = (ctx.get(op.arg(n), op) for n in ("dst", "src", "bar"))
+    multicast = op.arg("multicast")
+    mask = ctx.expr(multicast, op) if multicast is not None else None
     if not (isinstance(dst, SmemTile) and isinstance(src, GlobalTile)):
         raise CodegenError("tma_load copies a global tile into a shared-memory tile", op.loc)
     g = dst.geometry
@@ -44,7 +45,7 @@ def _load(ctx, op):
 
 
 def _store(ctx, op):
-    dst, src = (ctx.get(x, op) for x in op.operands)
+    dst, src = (ctx.get(op.arg(n), op) for n in ("dst", "src"))
     if not (isinstance(dst, GlobalTile) and isinstance(src, SmemTile)):
         raise CodegenError("tma_store copies a shared-memory tile to a global tile", op.loc)
     g = src.geometry

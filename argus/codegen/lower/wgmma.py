@@ -21,7 +21,7 @@ def _fields(desc) -> str:
 
 
 def _mma(ctx, op):
-    acc, a, b = (ctx.get(x, op) for x in op.operands)
+    acc, a, b = (ctx.get(op.arg(n), op) for n in ("acc", "a", "b"))
     m, n, k, major = (op.attrs[x] for x in ("m", "n", "k", "b_major"))
     if isinstance(a, Fragment):
         _mma_rs(ctx, op, acc, a, b, m, n, k, major)
