@@ -155,6 +155,27 @@ def _shape(fn: ast.FunctionDef, module: dict[str, Any] | None = None
     return ast.dump(fn, include_attributes=False), consts
 
 
+def _helper_code(tree: ast.Module, fn: ast.FunctionDef) -> dict[str, str]:
+    """The @helper functions `fn` calls, directly or through other helpers, dumped by name:
+    they are inlined into the kernel, so a change in one is a change of the kernel."""
+    helpers = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)
+               and any(_decorator_name(d) == "helper" for d in node.decorator_list)}
+    found: dict[str, str] = {}
+    stack = [fn]
+    while stack:
+        for node in ast.walk(stack.pop()):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in helpers and node.func.id not in found:
+                found[node.func.id] = ast.dump(helpers[node.func.id], include_attributes=False)
+                stack.append(helpers[node.func.id])
+    return found
+
+
+def _decorator_name(d: ast.expr) -> str | None:
+    d = d.func if isinstance(d, ast.Call) else d
+    return d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else None
+
+
 DT_OF = {"bfloat16": "bf16", "float16": "fp16"}
 
 
@@ -179,6 +200,8 @@ def library_specialisation(source: str, dtype: str = "bfloat16") -> tuple[str, G
     shape, consts = _shape(fn, module)
     lib_shape, lib_consts = _shape(lib_fn, module)
     if not shape or shape != lib_shape:
+        return None
+    if _helper_code(tree, fn) != _helper_code(lib_tree, lib_fn):     # inlined: kernel code
         return None
     values = {**lib_consts, **consts}
     epilogue = module.get("EPILOGUE", epilogue)

@@ -25,10 +25,11 @@ Two compile-time choices (module constants, specialised by argus.ops like DT and
   buffers in turn (32 KB instead of the tile's 64 KB at BN = 256, which leaves room for a
   fourth stage of the ring), each written once the store before the newest has read it.
 
-The two kernels share the ring's barriers (ring_barriers, start_together), the producer
-warpgroup (producer: it loads B's tile as the layout says) and the block epilogue
-(store_in_blocks): @helper functions, inlined where the kernels call them, so each kernel
-keeps only its B layout, its consumer warpgroups and the other epilogues.
+The two kernels share everything but B's layout through @helper functions, inlined where
+they are called: the ring's barriers (ring_barriers, start_together), the epilogue's buffers
+(epilogue_buffers), the producer warpgroup (producer: it loads B's tile as the layout says),
+the consumer warpgroups (consumer: the wgmma reads B's stage as the layout says, then the
+epilogue) and the block epilogue (store_in_blocks).
 """
 
 from argus.lang import (Tensor, arrive, assign, assume, cast, cluster_rank, cluster_sync, const,
@@ -134,26 +135,32 @@ def store_in_blocks(C, c0, c1, out, tm, tn, wg, BM, BN):
                 tma_store_commit()
 
 
-@kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(CM, 1, 1))
-def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N", DT],
-            BM: const = 64 * WG, BN: const = 256, BK: const = 64, S: const = 4, GROUP: const = 8):
-    assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
-    assume(N % 8 == 0)
-    assume(N <= 2147483392)   # 2^31 - 256: the last BN-wide tile's columns fit int32 (BN = 192)
-    KT = (K + BK - 1) // BK
-    a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
-    b_s = smem(DT, (BN, BK), stages=S, swizzle="128B")
+@helper
+def epilogue_buffers(BM, BN):
+    """The shared memory the epilogue stores through: nothing ("direct"), the BM x BN tile
+    c_s ("smem_tma"), or two 64-column blocks of it, c0 and c1 ("tma_chunks")."""
     if EPILOGUE == "smem_tma":
         c_s = smem(DT, (BM, BN), swizzle="128B")     # the epilogue tile, stored by TMA
-    if EPILOGUE == "tma_chunks":
+        bufs = (c_s,)
+    elif EPILOGUE == "tma_chunks":
         # two 64-column blocks of the epilogue tile, stored by TMA in turn
         c0 = smem(DT, (BM, 64), swizzle="128B")
         c1 = smem(DT, (BM, 64), swizzle="128B")
-    full, empty = ring_barriers(S)
-    rank = start_together()
+        bufs = (c0, c1)
+    else:
+        bufs = ()
+    return bufs
 
-    producer(A, B, a_s, b_s, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, b_major="k")
 
+@helper
+def consumer(C, a_s, b_s, c, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, b_major):
+    """The consumer warpgroups, 64 rows of the BM x BN tile each: for every tile of the walk,
+    accumulate its k-steps with wgmma (one in flight), releasing each stage once the wgmma
+    reading it has retired; then store the tile by the EPILOGUE, through the buffers `c`."""
+    if EPILOGUE == "smem_tma":
+        c_s = c[0]
+    elif EPILOGUE == "tma_chunks":
+        c0, c1 = c
     with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
         acc = fragment(fp32, (64, BN), ACC, init=0.0)
@@ -166,7 +173,10 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
                 s = g % S
                 wait(full[s], (g // S) & 1)
                 wgmma_fence()
-                wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s])
+                if b_major == "k":      # B's tile N x K (gemm_nt)
+                    wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s])
+                else:                   # K x N (gemm_nn)
+                    wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s], b_major="mn")
                 wgmma_commit()
                 # keep this step's wgmma in flight; the previous one is done: free its stage
                 wgmma_wait(1)
@@ -208,6 +218,24 @@ def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N"
             if wg == 0:
                 with elect_one():
                     tma_store_wait(0)
+
+
+@kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(CM, 1, 1))
+def gemm_nt(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N", DT],
+            BM: const = 64 * WG, BN: const = 256, BK: const = 64, S: const = 4, GROUP: const = 8):
+    assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
+    assume(N % 8 == 0)
+    assume(N <= 2147483392)   # 2^31 - 256: the last BN-wide tile's columns fit int32 (BN = 192)
+    KT = (K + BK - 1) // BK
+    a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
+    b_s = smem(DT, (BN, BK), stages=S, swizzle="128B")
+    c = epilogue_buffers(BM, BN)
+    full, empty = ring_barriers(S)
+    rank = start_together()
+
+    producer(A, B, a_s, b_s, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, b_major="k")
+
+    consumer(C, a_s, b_s, c, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, b_major="k")
     if CM > 1:
         cluster_sync()     # no block leaves while its peer may still write or arrive into it
 
@@ -221,71 +249,13 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
     KT = (K + BK - 1) // BK
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
     b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")
-    if EPILOGUE == "smem_tma":
-        c_s = smem(DT, (BM, BN), swizzle="128B")     # the epilogue tile, stored by TMA
-    if EPILOGUE == "tma_chunks":
-        # two 64-column blocks of the epilogue tile, stored by TMA in turn
-        c0 = smem(DT, (BM, 64), swizzle="128B")
-        c1 = smem(DT, (BM, 64), swizzle="128B")
+    c = epilogue_buffers(BM, BN)
     full, empty = ring_barriers(S)
     rank = start_together()
 
     producer(A, B, a_s, b_s, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, b_major="mn")
 
-    with role("consumer", warpgroups=CONSUMERS, regs=232):
-        wg = warpgroup_index()
-        acc = fragment(fp32, (64, BN), ACC, init=0.0)
-        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
-                                  order="grouped", group=GROUP, by="cluster"):
-            tm = cm * CM + rank
-            assign(acc, 0.0)
-            for k in range(KT):
-                g = i * KT + k
-                s = g % S
-                wait(full[s], (g // S) & 1)
-                wgmma_fence()
-                wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s], b_major="mn")
-                wgmma_commit()
-                # keep this step's wgmma in flight; the previous one is done: free its stage
-                wgmma_wait(1)
-                if k > 0:
-                    with elect_one():
-                        if CM > 1:
-                            for r in range(CM):
-                                arrive(empty[(g - 1) % S], cta=r)
-                        else:
-                            arrive(empty[(g - 1) % S])
-            wgmma_wait(0)
-            with elect_one():
-                if CM > 1:
-                    for r in range(CM):
-                        arrive(empty[(i * KT + KT - 1) % S], cta=r)
-                else:
-                    arrive(empty[(i * KT + KT - 1) % S])
-            out = cast(acc, DT)
-            dst = tile(C, (64, BN), (tm * WG + wg, tn))
-            tag_assert(tag(out).row == coord(dst)[0] and tag(out).col == coord(dst)[1])
-            if EPILOGUE == "smem_tma":
-                # the previous tile's TMA store must have read c_s before it is overwritten
-                if wg == 0:
-                    with elect_one():
-                        tma_store_wait(0)
-                named_barrier(1, 128 * WG)
-                store(tile(c_s[0], (64, BN), (wg, 0)), out)
-                fence_proxy_async()
-                named_barrier(1, 128 * WG)
-                if wg == 0:
-                    with elect_one():
-                        tma_store(tile(C, (BM, BN), (tm, tn)), c_s[0])
-                        tma_store_commit()
-            elif EPILOGUE == "tma_chunks":
-                store_in_blocks(C, c0, c1, out, tm, tn, wg, BM, BN)
-            else:
-                store(dst, out)
-        if EPILOGUE != "direct":
-            if wg == 0:
-                with elect_one():
-                    tma_store_wait(0)
+    consumer(C, a_s, b_s, c, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, b_major="mn")
     if CM > 1:
         cluster_sync()     # no block leaves while its peer may still write or arrive into it
 

@@ -3,8 +3,9 @@
 into every kernel (or helper) that calls it.
 
 The function bodies are never run: the decorators record where the source is, and
-`KernelDef.ir()` asks the frontend to parse it. The decorator's own arguments are read
-from the source too (they may name the kernel's constants and shape symbols)."""
+`argus.frontend.parse_kernel_function(k.function)` parses it (the surface knows no
+frontend). The decorator's own arguments are read from the source too (they may name the
+kernel's constants and shape symbols)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,6 @@ class KernelDef:
     file: str
     function: Any
     launch: dict
-
-    def ir(self):
-        """The kernel's IR (parsed from the defining file's source)."""
-        from argus.frontend import parse_kernel_function
-        return parse_kernel_function(self.function)
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"kernel {self.name} is not callable from Python; run it with "

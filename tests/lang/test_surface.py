@@ -36,5 +36,6 @@ def test_kernel_decorator_records_without_running(tmp_path, monkeypatch):
     assert isinstance(kmod.k, lang.KernelDef) and kmod.k.launch["block"] == 128
     with pytest.raises(TypeError, match="argus run"):
         kmod.k(1)
-    ir = kmod.k.ir()
+    from argus.frontend import parse_kernel_function
+    ir = parse_kernel_function(kmod.k.function)
     assert ir.name == "k" and len(ir.assumptions) == 1

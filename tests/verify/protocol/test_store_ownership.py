@@ -21,9 +21,10 @@ CLUSTER = {"BLOCKS": 4, "CM": 2, "BN": 64, "ACC": "wgmma_acc_m64n64", "S": 3,
 
 
 def _nn_lines(source: str, text: str) -> list[int]:
-    """1-based numbers of the lines of gemm_nn that contain `text`, in order."""
+    """1-based numbers of the lines of gemm_nn's consumer warpgroups (the helper `consumer`
+    it inlines) that contain `text`, in order."""
     lines = source.splitlines()
-    start = next(i for i, x in enumerate(lines) if x.startswith("def gemm_nn("))
+    start = next(i for i, x in enumerate(lines) if x.startswith("def consumer("))
     return [i + 1 for i in range(start, len(lines)) if text in lines[i]]
 
 
