@@ -38,8 +38,9 @@ def test_this_sessions_nvcc_report_matches_the_kernel(every_wrapper_nvcc):
     k = every_wrapper_nvcc.resources.kernels["every_wrapper"]
     # __launch_bounds__(384, 1): 65536 registers / 384 threads, rounded down to a multiple of 8.
     assert k.registers <= (65536 // 384) // 8 * 8
-    # the 16 KiB tile plus two 8-byte barriers; bar ids 0 (__syncthreads), 1 and 2.
-    assert (k.shared_bytes, k.barriers) == (64 * 64 * 2 * 2 + 16, 3)
+    # the 16 KiB tile plus two 8-byte barriers; bar ids 0 (__syncthreads), 1 and 2, and a
+    # bar.sync whose id is a register (argus::warpgroup_sync), so ptxas reserves all 16
+    assert (k.shared_bytes, k.barriers) == (64 * 64 * 2 * 2 + 16, 16)
 
 
 def test_this_sessions_spills_are_reported(spilling_nvcc):
