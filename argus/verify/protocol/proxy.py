@@ -32,8 +32,8 @@ from .walk import role_blocks, walk
 # count here (_buffer is None for the rest): the ordinary (generic-proxy) writes are
 # store's and stmatrix's dst; the async-proxy reads tma.store's src and wgmma's a and b;
 # the ordinary reads load's and ldmatrix's src.
-GENERIC_WRITES = {s.opcode: s.writes for s in OPS.values() if s.writes and not s.asynchronous}
-ASYNC_READS = {s.opcode: s.reads for s in OPS.values() if s.reads and s.asynchronous}
+GENERIC_WRITES = {s.opcode: s.writes for s in OPS.values() if s.writes and s.proxy == "generic"}
+ASYNC_READS = {s.opcode: s.reads for s in OPS.values() if s.reads and s.proxy == "async"}
 READS = {s.opcode: s.reads for s in OPS.values() if s.reads}
 
 

@@ -29,9 +29,8 @@ from .report import counterexample, finding
 from .terms import UnknownTerm
 
 # the asynchronous copies that complete on their mbarrier operand `bar` (transaction
-# bytes), from the op table: tma.load and gather.tma
-TMA_BAR = tuple(s.opcode for s in OPS.values()
-                if s.asynchronous and any(o.name == "bar" for o in s.operands))
+# bytes), from the op table's effects (completes="mbarrier:bar"): tma.load and gather.tma
+TMA_BAR = tuple(s.opcode for s in OPS.values() if s.completes == "mbarrier:bar")
 # every op with an mbarrier operand `bar`: those, mbarrier.init/arrive/expect_tx/wait
 BAR_OPS = frozenset(s.opcode for s in OPS.values() if any(o.name == "bar" for o in s.operands))
 
