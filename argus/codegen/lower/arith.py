@@ -1,17 +1,15 @@
 """Uniform scalar arithmetic. Index values are 32-bit ints (sizes, tile coordinates, loop
-counters). Floor division and modulo have the interpreter's (Python's) meaning for every
-sign, through argus::floordiv / argus::mod (C's / and % truncate toward zero; on the
-non-negative values kernels mostly compute the two agree and the compiler folds the
-correction away when it can prove the signs); the verifier's index-range check covers
-overflow."""
+counters). Each op's C expression is the op table's (argus/ir/ops/arith.py): floor division
+and modulo have the interpreter's (Python's) meaning for every sign, through
+argus::floordiv / argus::mod (C's / and % truncate toward zero), and the plain C operators
+where both operands are known >= 0 (there the two agree; the table's NONNEGATIVE); the
+verifier's index-range check covers overflow."""
 
 from __future__ import annotations
 
+from argus.ir import spec_of
+from argus.ir.ops.arith import BINARY, INT, NONNEGATIVE
 from argus.ir.types import DType
-
-C_BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "/", "mod": "%", "and": "&",
-            "or": "|", "xor": "^", "shl": "<<", "shr": ">>", "eq": "==", "ne": "!=",
-            "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "land": "&&", "lor": "||"}
 
 
 def _binary(ctx, op):
@@ -20,10 +18,8 @@ def _binary(ctx, op):
     lhs, rhs = ctx.expr(x, op), ctx.expr(y, op)
     la, lb = ctx.lower_bound(x, op), ctx.lower_bound(y, op)
     a, b = (lo is not None and lo >= 0 for lo in (la, lb))
-    if name in ("min", "max") or (name in ("floordiv", "mod") and not (a and b)):
-        text = f"argus::{name}({lhs}, {rhs})"
-    else:       # both operands known >= 0: C's / and % are Python's
-        text = f"({lhs}) {C_BINARY[name]} ({rhs})"
+    template = NONNEGATIVE.get(name) if a and b else None
+    text = (template or spec_of(op.opcode).cuda).format(lhs=lhs, rhs=rhs)
     ctype = "bool" if op.result.type.dtype == DType.pred else "int"
     ctx.scalar(op, ctype, text, lo=_lower_bound(name, y, la, lb, a, b)
                if ctype == "int" else None)
@@ -51,13 +47,14 @@ def _lower_bound(name, rhs, la, lb, a, b):
 
 
 def _neg(ctx, op):
-    ctx.scalar(op, "int", f"-({ctx.expr(op.arg('x'), op)})")
+    ctx.scalar(op, "int", spec_of(op.opcode).cuda.format(x=ctx.expr(op.arg("x"), op)))
 
 
 def _not(ctx, op):
     ctype = "bool" if op.result.type.dtype == DType.pred else "int"
-    ctx.scalar(op, ctype, f"{'!' if ctype == 'bool' else '~'}({ctx.expr(op.arg('x'), op)})")
+    template = spec_of(op.opcode).cuda if ctype == "bool" else INT["not"]
+    ctx.scalar(op, ctype, template.format(x=ctx.expr(op.arg("x"), op)))
 
 
-RULES = {f"arith.{n}": _binary for n in (*C_BINARY, "min", "max")}
+RULES = {f"arith.{n}": _binary for n in BINARY}
 RULES.update({"arith.neg": _neg, "arith.not": _not})

@@ -169,7 +169,8 @@ def _assign(ctx, op):
     each(ctx, dst, round_to(dst.dtype, operand(ctx, op, src, dst)))
 
 
-# every op of the table with a one-element C expression lowers through _math
-RULES = {s.opcode: _math for s in OPS.values() if s.cuda is not None}
+# every math op of the table with a one-element C expression lowers through _math (the
+# arith ops' expressions are scalar ones: lower/arith.py)
+RULES = {s.opcode: _math for s in OPS.values() if s.family == "math" and s.cuda is not None}
 RULES.update({"math.cmp": _cmp, "math.select": _select, "frag.coord": _coord,
               "math.cast": _cast, "frag.assign": _assign})
