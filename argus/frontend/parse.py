@@ -10,6 +10,7 @@ from typing import Any
 
 from argus.ir.check import check_kernel
 from argus.ir.nodes import Kernel, Loc
+from argus.ir.ops.arith import SEMANTICS
 
 from .barrier_checks import check_barriers
 from .errors import DSLError
@@ -62,12 +63,16 @@ class _Substitute(ast.NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
         if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
-            ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-                   ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
-                   ast.Div: lambda a, b: a / b, ast.Pow: _pow}
-            if type(node.op) in ops:
-                return ast.Constant(ops[type(node.op)](node.left.value, node.right.value))
+            fn = _FOLDS.get(type(node.op))
+            if fn is not None:
+                return ast.Constant(fn(node.left.value, node.right.value))
         return node
+
+
+# + - * // fold through the op table's semantics (argus/ir/ops/arith.py); / and ** are not
+# scalar ops of a kernel, only of its module constants (`SCALE = 1 / HD ** 0.5`)
+_FOLDS = {ast.Add: SEMANTICS["add"], ast.Sub: SEMANTICS["sub"], ast.Mult: SEMANTICS["mul"],
+          ast.FloorDiv: SEMANTICS["floordiv"], ast.Div: lambda a, b: a / b, ast.Pow: _pow}
 
 
 def parse_source(source: str, filename: str = "<string>",

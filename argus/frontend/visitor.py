@@ -12,6 +12,7 @@ from typing import Any
 
 import argus.lang as lang
 from argus.ir.nodes import Block, Kernel, Launch, Loc, Role, Schedule, Value
+from argus.ir.ops.arith import SEMANTICS
 from argus.ir.schedule import ORDERS as SCHEDULE_ORDERS
 from argus.ir.types import (DTYPES, INDEX, PRED, BarrierArrayType, BarrierType, FragmentType,
                             ScalarType, SmemBufferType, SmemTileType)
@@ -31,12 +32,9 @@ ARITH = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordi
          ast.Mod: "mod", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor",
          ast.LShift: "shl", ast.RShift: "shr"}
 CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
-FOLD = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "and": lambda a, b: a & b,
-        "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b, "shl": lambda a, b: a << b,
-        "shr": lambda a, b: a >> b, "min": min, "max": max, "eq": lambda a, b: a == b,
-        "ne": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
-        "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+# compile-time operands fold through the op table's semantics (argus/ir/ops/arith.py): what
+# the interpreter computes and the generated code means, floor division Python's
+FOLD = SEMANTICS
 UNSUPPORTED_STMT = {
     ast.While: "use `for i in range(n)` with a compile-time or symbolic bound",
     ast.Try: "kernels cannot catch exceptions; state preconditions with assume(...)",
@@ -465,13 +463,13 @@ class KernelVisitor:
         x = self.expr(node.operand)
         if isinstance(node.op, ast.USub):
             if isinstance(x, (int, float)) and not isinstance(x, bool):
-                return -x
+                return FOLD["neg"](x)
             if isinstance(x, Value) and isinstance(x.type, FragmentType):
                 return self.emit("math.neg", (x,), node, x.type)
             return self.binop("sub", 0, x, node)
         if isinstance(node.op, ast.Not):
             if isinstance(x, bool):
-                return not x
+                return FOLD["not"](x)
             if isinstance(x, Value) and x.type == PRED:
                 return self.emit("arith.not", (x,), node, PRED)
         raise self.error(node, f"unsupported unary operator on {describe(x)}")
@@ -493,7 +491,7 @@ class KernelVisitor:
         for v in node.values[1:]:
             y = self.expr(v)
             if isinstance(out, bool) and isinstance(y, bool):
-                out = (out and y) if op == "land" else (out or y)
+                out = FOLD[op](out, y)
             else:
                 out = self.emit(f"arith.{op}", (out, y), node, PRED)
         return out

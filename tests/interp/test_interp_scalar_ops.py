@@ -67,7 +67,7 @@ def _call(opcode, *args):
     ("arith.eq", (3, 3), True), ("arith.ne", (3, 3), False), ("arith.lt", (3, 4), True),
     ("arith.le", (4, 4), True), ("arith.gt", (3, 4), False), ("arith.ge", (3, 4), False),
     ("arith.land", (1, 0), False), ("arith.lor", (1, 0), True), ("arith.neg", (5,), -5),
-    ("arith.not", (0,), True),
+    ("arith.not", (False,), True), ("arith.not", (True,), False), ("arith.not", (5,), -6),
 ])
 def test_each_arith_rule(opcode, args, want):
     assert _call(opcode, *args) == want

@@ -1,21 +1,13 @@
-"""Uniform scalar arithmetic on Python ints and bools (index and pred values)."""
+"""Uniform scalar arithmetic on Python ints and bools (index and pred values: every pred
+is a bool here, the result of a comparison, land, lor or not): the op table's semantics
+(argus/ir/ops/arith.py), floor division and modulo Python's, `not` of an int its
+complement as in the generated C."""
 
 from __future__ import annotations
 
-import operator
+from argus.ir.ops.arith import BINARY, UNARY
 
 from ._rule import pure
-
-_BINARY = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
-    "floordiv": operator.floordiv, "mod": operator.mod, "min": min, "max": max,
-    "and": operator.and_, "or": operator.or_, "xor": operator.xor,
-    "shl": operator.lshift, "shr": operator.rshift,
-    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
-    "gt": operator.gt, "ge": operator.ge,
-    "land": lambda a, b: bool(a) and bool(b), "lor": lambda a, b: bool(a) or bool(b),
-}
-_UNARY = {"neg": operator.neg, "not": lambda x: not x}
 
 
 def _binary(fn):
@@ -32,5 +24,5 @@ def _unary(fn):
     return rule
 
 
-RULES = {f"arith.{n}": _binary(f) for n, f in _BINARY.items()}
-RULES.update({f"arith.{n}": _unary(f) for n, f in _UNARY.items()})
+RULES = {f"arith.{n}": _binary(fn) for n, (fn, _) in BINARY.items()}
+RULES.update({f"arith.{n}": _unary(fn) for n, (fn, _) in UNARY.items()})
