@@ -20,6 +20,7 @@ from typing import Iterable, Optional
 import z3
 
 from argus.layout import symbolic as sym
+from argus.verify.arith import term
 
 WIDTH = 64
 VAR_LIMIT = 1 << 24          # every base variable is below this
@@ -27,16 +28,11 @@ TIMEOUT_MS = 5000
 
 
 def bv(x) -> z3.BitVecRef:
-    """An int or a term as a WIDTH-bit term."""
-    if isinstance(x, bool):
-        raise TypeError("a predicate is not an index")
-    if isinstance(x, int):
-        return z3.BitVecVal(x, WIDTH)
+    """An int or a term as a WIDTH-bit term (layout sums widen defensively; their values
+    stay below 2^WIDTH, so a wider term is cut to WIDTH bits)."""
     if isinstance(x, z3.BoolRef):    # predicates pass through (substitution helpers)
         return x
-    if x.size() > WIDTH:             # layout sums widen defensively; values stay < 2^WIDTH
-        return z3.Extract(WIDTH - 1, 0, x)
-    return sym.widen(x, WIDTH)
+    return term(x, WIDTH)
 
 
 def narrow(x, bits: int = 24):

@@ -299,8 +299,9 @@ class _Walker:
 def _grid_term(text: str, m: Model):
     """A grid extent written over shape symbols and constants ("M // BM") as a term."""
     import ast
-    from argus.layout import symbolic as sym
     symbols = {s.name: m.terms.env[s] for s in m.kernel.symbols}
+    names = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv",
+             ast.Mod: "mod"}
 
     def conv(n):
         if isinstance(n, ast.Constant) and isinstance(n.value, int):
@@ -312,14 +313,8 @@ def _grid_term(text: str, m: Model):
             if isinstance(value, int):
                 return value
             raise UnknownTerm(n.id)
-        if isinstance(n, ast.BinOp):
-            a, b = conv(n.left), conv(n.right)
-            w = (lambda x: smt.as_term(x) if sym.is_symbolic(x) else x)
-            ops = {ast.Add: lambda: sym.add(w(a), w(b)), ast.Mult: lambda: m.terms.mul(a, b),
-                   ast.FloorDiv: lambda: sym.udiv(w(a), w(b)),
-                   ast.Mod: lambda: sym.umod(w(a), w(b)), ast.Sub: lambda: smt.sub(a, b)}
-            if type(n.op) in ops:
-                return ops[type(n.op)]()
+        if isinstance(n, ast.BinOp) and type(n.op) in names:
+            return m.terms.render(names[type(n.op)], conv(n.left), conv(n.right))
         raise UnknownTerm(ast.dump(n))
     return conv(ast.parse(text, mode="eval").body)
 

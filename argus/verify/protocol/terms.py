@@ -21,7 +21,9 @@ from typing import Any
 import z3
 
 from argus.ir.nodes import Op, Value
+from argus.ir.types import DType
 from argus.layout import symbolic as sym
+from argus.verify import arith
 
 from . import smt
 
@@ -86,46 +88,23 @@ class Terms:
         return a * b
 
     def arith(self, op: Op):
+        """The term of an arith op (argus.verify.arith renders it; the table's value when
+        its operands are constants). Predicates here are z3 Bools or 0/1 numbers: `not`,
+        `land` and `lor` read theirs as Bools, every other op as numbers."""
         name = op.opcode.split(".", 1)[1]
         args = [self.of(o) for o in op.operands]
-        if not any(sym.is_symbolic(a) or z3.is_expr(a) for a in args):
-            return _concrete(name, args)
-        if name in ("not", "neg"):
-            x = args[0]
-            return z3.Not(smt.bool_of(x)) if name == "not" else smt.sub(0, x)
-        a, b = args
-        if name in ("eq", "ne", "lt", "le", "gt", "ge", "land", "lor"):
-            return _compare(name, a, b)
-        a, b = _num(a), _num(b)
-        if name == "add":
-            return sym.add(_w(a), _w(b))
-        if name == "sub":
-            return smt.sub(a, b)
-        if name == "mul":
-            return self.mul(a, b)
-        if name == "floordiv":
-            return sym.udiv(_w(a), _w(b))
-        if name == "mod":
-            return sym.umod(_w(a), _w(b))
-        if name == "and":
-            return sym.band(_w(a), _w(b))
-        if name == "xor":
-            return sym.xor(_w(a), _w(b))
-        if name == "or":
-            return smt.as_term(a) | smt.as_term(b)
-        if name == "shl" and isinstance(b, int):
-            return smt.as_term(a) << b
-        if name == "shr" and isinstance(b, int):
-            return sym.lshr(_w(a), b)
-        if name == "min":
-            return smt.select(smt.le(a, b), a, b)
-        if name == "max":
-            return smt.select(smt.le(a, b), b, a)
-        raise UnknownTerm(op.opcode)
+        if name in ("land", "lor") or (name == "not" and op.result.type.dtype == DType.pred):
+            args = [smt.bool_of(a) for a in args]
+        else:
+            args = [_num(a) for a in args]
+        if name in ("shl", "shr") and sym.is_symbolic(args[1]):
+            raise UnknownTerm(op.opcode)     # a shift by a symbolic amount: not modelled
+        out = arith.render(name, args, smt.WIDTH, self.mul)
+        return int(out) if isinstance(out, bool) else out
 
-
-def _w(x):
-    return smt.as_term(x) if sym.is_symbolic(x) else x
+    def render(self, name: str, a, b):
+        """arith.<name> of two index terms or ints (a launch extent's arithmetic)."""
+        return arith.binary(name, a, b, smt.WIDTH, self.mul)
 
 
 def _num(x):
@@ -133,27 +112,3 @@ def _num(x):
     if z3.is_expr(x) and z3.is_bool(x):
         return smt.pred_as_int(x)
     return x
-
-
-def _compare(name, a, b):
-    if name in ("land", "lor"):
-        x, y = smt.bool_of(a), smt.bool_of(b)
-        return z3.And(x, y) if name == "land" else z3.Or(x, y)
-    a, b = _num(a), _num(b)
-    return {"eq": lambda: smt.eq(a, b), "ne": lambda: z3.Not(smt.eq(a, b)),
-            "lt": lambda: smt.lt(a, b), "le": lambda: smt.le(a, b),
-            "gt": lambda: smt.lt(b, a), "ge": lambda: smt.le(b, a)}[name]()
-
-
-def _concrete(name, args):
-    import operator
-    fns = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-           "floordiv": operator.floordiv, "mod": operator.mod, "min": min, "max": max,
-           "and": operator.and_, "or": operator.or_, "xor": operator.xor,
-           "shl": operator.lshift, "shr": operator.rshift, "eq": operator.eq,
-           "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
-           "ge": operator.ge, "land": lambda a, b: bool(a) and bool(b),
-           "lor": lambda a, b: bool(a) or bool(b), "neg": operator.neg,
-           "not": lambda x: not x}
-    out = fns[name](*args)
-    return int(out) if isinstance(out, bool) else out
