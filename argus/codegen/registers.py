@@ -161,6 +161,13 @@ class RegisterLayout:
                               f"({LANE} & {mask}) == 0" if mask else None) if g]
         return " && ".join(guards) or None
 
+    def whole_in_every_thread(self) -> bool:
+        """A 1-D layout in which every thread holds every entry, register i entry i
+        (rows(blocked)): an index vector or a scan needs no exchange."""
+        n = self.shape[0]
+        return self.rank == 1 and np.array_equal(self.table.rows,
+                                                  np.tile(np.arange(n), (self.threads, 1)))
+
     def same_as(self, other: "RegisterLayout") -> bool:
         return self.table.same_as(other.table)
 

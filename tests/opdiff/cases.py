@@ -61,11 +61,9 @@ class Case:
 
 
 def _round(x, dtype):
-    if dtype == "fp16":
-        return x.astype(np.float16).astype(np.float32)
-    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
-    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
-    return bits.view(np.float32)
+    """x as the dtype holds it (the interpreter's rounding, one definition)."""
+    from argus.interp.machine import round_to_bf16, round_to_fp16
+    return (round_to_fp16 if dtype == "fp16" else round_to_bf16)(x)
 
 
 def _kernel(name, params, body, block=128, grid="(1,)"):

@@ -169,9 +169,7 @@ def prefix_sum_fragment(ctx, op):
     d_layout = register_layout(out.layout, out.shape)
     n = src.shape[0]
     em = ctx.em
-    ordered = all(np.array_equal(x.table.rows, np.tile(np.arange(n), (x.threads, 1)))
-                  for x in (s_layout, d_layout))
-    if ordered:      # every thread holds the whole vector in order (rows(blocked))
+    if s_layout.whole_in_every_thread() and d_layout.whole_in_every_thread():      # every thread holds the whole vector in order (rows(blocked))
         em.open("", "exclusive prefix sum in registers, fp32 in element order")
         em.line("float argus_r = 0.0f;")
         em.line(f"{out.reg('0')} = 0.0f;")

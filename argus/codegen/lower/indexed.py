@@ -10,8 +10,6 @@ array where it is loaded, a longer one is read entry by entry where it is used.
 
 from __future__ import annotations
 
-import numpy as np
-
 from argus.ir.types import DType
 
 from ..errors import CodegenError
@@ -156,8 +154,7 @@ def _vector(ctx, op, x) -> IndexVector:
     if isinstance(v, Fragment):
         layout = register_layout(v.layout, v.shape)
         n = v.shape[0]
-        if len(v.shape) == 1 and np.array_equal(layout.table.rows,
-                                                np.tile(np.arange(n), (layout.threads, 1))):
+        if layout.whole_in_every_thread():
             v = materialize(ctx, op, v) if v.cast is not None else v
             return IndexVector(n, lambda i, f=v: f"(int)({f.reg(i)})")
         raise CodegenError(f"an index vector from a fragment of layout {v.layout}: every "
