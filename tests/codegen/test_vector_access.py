@@ -46,19 +46,23 @@ def _copy(dtype, box, shape, layout="blocked", grid="(2, 2)"):
     return parse_source(src, "<copy>")["copy"]
 
 
+def ptr_of(cond: str) -> str:
+    return re.match(r"argus::vector_aligned<\d+>\((\w+)\)", cond).group(1)
+
+
 def test_whole_runs_take_one_access_and_edges_go_element_by_element():
     cuda = generate(_copy("bf16", (64, 64), ("M", "N"))).source
-    assert "argus::load_vec<8>(X + " in cuda
+    assert "argus::load_vec<8>(X + " in cuda and "argus::load_vec<2>(X + " in cuda
     # 16-bit values are written as packed pairs: 4 words of 32 bits, one 16-byte access
     assert "argus::store_vec<4>(reinterpret_cast<argus::u32*>(Y + " in cuda
-    assert "argus::pack_bf16x2(x[argus_v + 2 * argus_i], x[argus_v + 2 * argus_i + 1])" in cuda
-    # one uniform alignment check per access: pointer, first column, pitch
-    checks = re.findall(r"const bool (\w+) = (.*);", cuda)
-    assert len(checks) == 2
-    for (flag, cond), ptr in zip(checks, "XY"):
-        assert cond.startswith(f"argus::vector_aligned<8>({ptr}) && "), cond
-        assert cond.endswith("% 8 == 0 && (N) % 8 == 0"), cond
-        assert f"if ({flag} && " in cuda
+    assert "argus::pack_bf16x2(x[argus_v + argus_c + 2 * argus_i], x[argus_v + argus_c + 2 * argus_i + 1])" in cuda
+    # uniform alignment checks per access, widest first: 16, 8 and 4 bytes (8, 4, 2 bf16)
+    checks = re.findall(r"const bool (\w+) = (.*);  // accesses of (\d+) elements", cuda)
+    assert [(ptr_of(c), int(e)) for _, c, e in checks] == \
+        [("X", 8), ("X", 4), ("X", 2), ("Y", 8), ("Y", 4), ("Y", 2)]
+    for flag, cond, e in checks:
+        assert cond.endswith(f"% {e} == 0 && (N) % {e} == 0"), cond
+        assert f"if (argus_whole && {flag})" in cuda
     # the fallback keeps the per-element bounds of the scalar path
     assert cuda.count("? argus::from_bf16(X[") == 1 and cuda.count(") Y[") == 1
 

@@ -5,10 +5,10 @@ At the (row, col) the layout gives each register (argus.codegen.registers): load
 outside the tensor (or the segment), stores drop what falls outside, and a replicated
 layout (rows(...)) stores from one holder of each element. Where a layout keeps runs of W
 row neighbours in consecutive registers (the blocked layout's vectors, the accumulator's
-pairs), each run moves with one W-wide access (argus_vector.cuh: LDG/STG .64/.128) when
-the whole run is inside the box and the address is aligned: the pointer, the row pitch
-and the box's first column, checked once at run time (a uniform branch); a run on the
-edge, or a view that is not aligned, moves element by element.
+pairs), each run moves with the widest access (argus_vector.cuh: LDG/STG of 16, 8 or 4
+bytes) for which the view is aligned (the pointer, the row pitch and the box's first
+column, checked once at run time: uniform branches) when the whole run is inside the box;
+a run on the edge, or a view with an odd pitch, moves element by element.
 Index vectors are uniform: a short one (at most INLINE entries) is read into a register
 array where it is loaded, a longer one is read entry by entry where it is used.
 """
@@ -69,29 +69,47 @@ def _vector_width(tile: GlobalTile, layout) -> int:
     return layout.vector()
 
 
-def _aligned(tile: GlobalTile, w: int) -> str:
-    """The run-time condition for every run of W row neighbours of `tile` to start at an
-    address aligned for one access: the pointer, the row pitch and the first column."""
+def _aligned(tile: GlobalTile, e: int) -> str:
+    """The run-time condition for accesses of E elements at every multiple of E in the box
+    to be aligned: the pointer, the row pitch and the box's first column."""
     t = tile.tensor
-    parts = [f"argus::vector_aligned<{w}>({t.pointer})", f"({tile.origin[-1]}) % {w} == 0"]
+    parts = [f"argus::vector_aligned<{e}>({t.pointer})", f"({tile.origin[-1]}) % {e} == 0"]
     if len(tile.box) == 2:
-        parts.append(f"({t.shape[1]}) % {w} == 0")
+        parts.append(f"({t.shape[1]}) % {e} == 0")
     return " && ".join(parts)
 
 
-def _runs(ctx, tile: GlobalTile, layout, count: int, w: int, vector, scalar):
-    """The loop over runs of W registers: vector(v, offset) where the run is whole and
-    aligned, scalar(v) (element by element, v an expression) where not."""
+def _access_tiers(tile: GlobalTile, w: int, widest: int = 16) -> list[int]:
+    """The access widths (elements) a run of W can take, widest first: W elements or 16
+    bytes, halving down to 2 elements; a view aligned only for a narrower access takes
+    that one instead of falling back to single elements."""
+    e = min(w, max(1, widest // (tile.tensor.dtype.bits // 8)))
+    tiers = []
+    while e >= 2:
+        tiers.append(e)
+        e //= 2
+    return tiers
+
+
+def _runs(ctx, tile: GlobalTile, layout, count: int, w: int, vector, scalar, widest=16):
+    """The loop over runs of W registers: vector(v, offset, e) (the run in accesses of E
+    elements) where the run is whole and the view aligned for E (the widest E that is),
+    scalar(v) (element by element, v an expression) where neither holds."""
     em = ctx.em
-    flag = em.name("argus_vec")
+    tiers = _access_tiers(tile, w, widest)
+    flags = []
+    for e in tiers:
+        flags.append(em.name(f"argus_vec{e}"))
+        em.line(f"const bool {flags[-1]} = {_aligned(tile, e)};  // accesses of {e} elements")
     last_ok, _ = _box_access(tile, layout, f"(argus_v + {w - 1})")
     _, first_at = _box_access(tile, layout, "argus_v")
-    em.line(f"const bool {flag} = {_aligned(tile, w)};")
     em.line("#pragma unroll")
     em.open(f"for (int argus_v = 0; argus_v < {count}; argus_v += {w})")
-    em.open(f"if ({flag} && {last_ok})")
-    vector("argus_v", first_at)
-    em.close()
+    em.line(f"const bool argus_whole = {last_ok};")
+    for i, (e, flag) in enumerate(zip(tiers, flags)):
+        em.open(f"{'else ' if i else ''}if (argus_whole && {flag})")
+        vector("argus_v", first_at, e)
+        em.close()
     em.open("else")
     em.line("#pragma unroll")
     em.open(f"for (int argus_i = 0; argus_i < {w}; ++argus_i)")
@@ -124,18 +142,22 @@ def load(ctx, op):
                 f"{out.reg('argus_v')} = ({ok}) ? {ref} : 0.0f;")
         return
 
-    def vector(v, at):
-        em.line(f"const argus::Vec<{w}, {C_ELEMENT[t.dtype]}> argus_e = "
-                f"argus::load_vec<{w}>({t.pointer} + {at});")
+    def vector(v, at, e):
         em.line("#pragma unroll")
-        em.line(f"for (int argus_i = 0; argus_i < {w}; ++argus_i) "
-                f"{out.reg(f'{v} + argus_i')} = {_read(t.dtype, 'argus_e.e[argus_i]', op.loc)};")
+        em.open(f"for (int argus_c = 0; argus_c < {w}; argus_c += {e})")
+        em.line(f"const argus::Vec<{e}, {C_ELEMENT[t.dtype]}> argus_e = "
+                f"argus::load_vec<{e}>({t.pointer} + {at} + argus_c);")
+        em.line("#pragma unroll")
+        em.line(f"for (int argus_i = 0; argus_i < {e}; ++argus_i) "
+                f"{out.reg(f'{v} + argus_c + argus_i')} = "
+                f"{_read(t.dtype, 'argus_e.e[argus_i]', op.loc)};")
+        em.close()
 
     def scalar(v):
         ok, at = _box_access(src, layout, v)
         em.line(f"{out.reg(v)} = ({ok}) ? {_read(t.dtype, f'{t.pointer}[{at}]', op.loc)} : 0.0f;")
 
-    em.open("", f"load {out.layout}: runs of {w} as one access each")
+    em.open("", f"load {out.layout}: runs of {w} by the widest aligned access")
     _runs(ctx, src, layout, out.count, w, vector, scalar)
     em.close()
 
@@ -160,7 +182,7 @@ def store_global(ctx, op, dst: GlobalTile, src: Fragment):
     guard = layout.owner_guard()
     w = _vector_width(dst, layout)
     em.open(f"if ({guard})" if guard else "", f"store {src.layout}" +
-            (f": runs of {w} as one access each" if w > 1 else ""))
+            (f": runs of {w} by the widest aligned access" if w > 1 else ""))
     if w == 1:
         ok, at = _box_access(dst, layout, "argus_v")
         em.line("#pragma unroll")
@@ -168,21 +190,25 @@ def store_global(ctx, op, dst: GlobalTile, src: Fragment):
         em.line(f"if ({ok}) {t.pointer}[{at}] = {_write(t.dtype, src.reg('argus_v'), op.loc)};")
         em.close()
     else:
-        def vector(v, at):
-            if t.dtype in PACK:
-                em.line(f"argus::Vec<{w // 2}, argus::u32> argus_e;")
-                em.line("#pragma unroll")
-                em.line(f"for (int argus_i = 0; argus_i < {w // 2}; ++argus_i) argus_e.e[argus_i] = "
-                        f"{PACK[t.dtype]}({src.reg(f'{v} + 2 * argus_i')}, "
-                        f"{src.reg(f'{v} + 2 * argus_i + 1')});")
-                em.line(f"argus::store_vec<{w // 2}>("
-                        f"reinterpret_cast<argus::u32*>({t.pointer} + {at}), argus_e);")
-                return
-            em.line(f"argus::Vec<{w}, {C_ELEMENT[t.dtype]}> argus_e;")
+        def vector(v, at, e):
             em.line("#pragma unroll")
-            em.line(f"for (int argus_i = 0; argus_i < {w}; ++argus_i) argus_e.e[argus_i] = "
-                    f"{_write(t.dtype, src.reg(f'{v} + argus_i'), op.loc)};")
-            em.line(f"argus::store_vec<{w}>({t.pointer} + {at}, argus_e);")
+            em.open(f"for (int argus_c = 0; argus_c < {w}; argus_c += {e})")
+            reg = lambda i: src.reg(f"{v} + argus_c + {i}")      # noqa: E731
+            if t.dtype in PACK:
+                em.line(f"argus::Vec<{e // 2}, argus::u32> argus_e;")
+                em.line("#pragma unroll")
+                em.line(f"for (int argus_i = 0; argus_i < {e // 2}; ++argus_i) "
+                        f"argus_e.e[argus_i] = {PACK[t.dtype]}({reg('2 * argus_i')}, "
+                        f"{reg('2 * argus_i + 1')});")
+                em.line(f"argus::store_vec<{e // 2}>("
+                        f"reinterpret_cast<argus::u32*>({t.pointer} + {at} + argus_c), argus_e);")
+            else:
+                em.line(f"argus::Vec<{e}, {C_ELEMENT[t.dtype]}> argus_e;")
+                em.line("#pragma unroll")
+                em.line(f"for (int argus_i = 0; argus_i < {e}; ++argus_i) argus_e.e[argus_i] = "
+                        f"{_write(t.dtype, reg('argus_i'), op.loc)};")
+                em.line(f"argus::store_vec<{e}>({t.pointer} + {at} + argus_c, argus_e);")
+            em.close()
 
         def scalar(v):
             ok, at = _box_access(dst, layout, v)
@@ -213,7 +239,7 @@ def atomic_global(ctx, op, dst: GlobalTile, src: Fragment):
         em.line(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v) if ({ok}) "
                 f"argus::red_add_f32({t.pointer} + {at}, {src.reg('argus_v')});")
     else:
-        def vector(v, at):
+        def vector(v, at, e):
             em.line(f"argus::red_add_f32x2({t.pointer} + {at}, {src.reg(v)}, "
                     f"{src.reg(f'{v} + 1')});")
 
@@ -221,7 +247,7 @@ def atomic_global(ctx, op, dst: GlobalTile, src: Fragment):
             ok, at = _box_access(dst, layout, v)
             em.line(f"if ({ok}) argus::red_add_f32({t.pointer} + {at}, {src.reg(v)});")
 
-        _runs(ctx, dst, layout, src.count, w, vector, scalar)
+        _runs(ctx, dst, layout, src.count, w, vector, scalar, widest=8)
     em.close()
 
 
