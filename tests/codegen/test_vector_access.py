@@ -63,8 +63,14 @@ def test_whole_runs_take_one_access_and_edges_go_element_by_element():
     for flag, cond, e in checks:
         assert cond.endswith(f"% {e} == 0 && (N) % {e} == 0"), cond
         assert f"if (argus_whole && {flag})" in cuda
-    # the fallback keeps the per-element bounds of the scalar path
-    assert cuda.count("? argus::from_bf16(X[") == 1 and cuda.count(") Y[") == 1
+    # a box wholly inside the tensor takes the widest accesses with no per-run test
+    inside = re.findall(r"if \(\(\((\w+)\) \* 64\) \+ 64 <= M && \(\((\w+)\) \* 64\) \+ 64 <= N "
+                        r"&& (argus_vec8\w*)\) \{  // the whole box", cuda)
+    assert [flag for *_, flag in inside] == [checks[0][0], checks[3][0]], inside
+    # the fallback keeps the per-element bounds of the scalar path; loads convert after all
+    # the raw elements are in
+    assert cuda.count("? X[") == 1 and cuda.count(") Y[") == 1
+    assert "x[argus_v] = argus::from_bf16(argus_raw[argus_v]);" in cuda
 
 
 def test_a_layout_without_runs_moves_element_by_element():

@@ -91,10 +91,21 @@ def _access_tiers(tile: GlobalTile, w: int, widest: int = 16) -> list[int]:
     return tiers
 
 
+def _inside(tile: GlobalTile, layout) -> str:
+    """The uniform condition for this thread's whole part of the box to lie inside the
+    tensor (threads that hold nothing of a small layout excluded)."""
+    t = tile.tensor
+    parts = [f"({o}) + {b} <= {n}" for o, b, n in zip(tile.origin, tile.box, t.shape)]
+    held = layout.held_guard()
+    return " && ".join(([held] if held else []) + parts)
+
+
 def _runs(ctx, tile: GlobalTile, layout, count: int, w: int, vector, scalar, widest=16):
-    """The loop over runs of W registers: vector(v, offset, e) (the run in accesses of E
-    elements) where the run is whole and the view aligned for E (the widest E that is),
-    scalar(v) (element by element, v an expression) where neither holds."""
+    """The runs of W registers: vector(v, offset, e) (the run in accesses of E elements)
+    where the run is whole and the view aligned for E (the widest E that is), scalar(v)
+    (element by element, v an expression) where neither holds. A box wholly inside the
+    tensor and aligned for the widest access (the common case) takes a straight line of
+    accesses with no per-run test, so the compiler issues them all before any is used."""
     em = ctx.em
     tiers = _access_tiers(tile, w, widest)
     flags = []
@@ -103,6 +114,13 @@ def _runs(ctx, tile: GlobalTile, layout, count: int, w: int, vector, scalar, wid
         em.line(f"const bool {flags[-1]} = {_aligned(tile, e)};  // accesses of {e} elements")
     last_ok, _ = _box_access(tile, layout, f"(argus_v + {w - 1})")
     _, first_at = _box_access(tile, layout, "argus_v")
+    em.open(f"if ({_inside(tile, layout)} && {flags[0]})", "the whole box, widest accesses")
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_v = 0; argus_v < {count}; argus_v += {w})")
+    vector("argus_v", first_at, tiers[0])
+    em.close()
+    em.close()
+    em.open("else", "on the tensor's edge or a narrower alignment: run by run")
     em.line("#pragma unroll")
     em.open(f"for (int argus_v = 0; argus_v < {count}; argus_v += {w})")
     em.line(f"const bool argus_whole = {last_ok};")
@@ -114,6 +132,7 @@ def _runs(ctx, tile: GlobalTile, layout, count: int, w: int, vector, scalar, wid
     em.line("#pragma unroll")
     em.open(f"for (int argus_i = 0; argus_i < {w}; ++argus_i)")
     scalar("(argus_v + argus_i)")
+    em.close()
     em.close()
     em.close()
     em.close()
@@ -142,23 +161,30 @@ def load(ctx, op):
                 f"{out.reg('argus_v')} = ({ok}) ? {ref} : 0.0f;")
         return
 
+    element = C_ELEMENT[t.dtype]
+
     def vector(v, at, e):
         em.line("#pragma unroll")
         em.open(f"for (int argus_c = 0; argus_c < {w}; argus_c += {e})")
-        em.line(f"const argus::Vec<{e}, {C_ELEMENT[t.dtype]}> argus_e = "
+        em.line(f"const argus::Vec<{e}, {element}> argus_e = "
                 f"argus::load_vec<{e}>({t.pointer} + {at} + argus_c);")
         em.line("#pragma unroll")
         em.line(f"for (int argus_i = 0; argus_i < {e}; ++argus_i) "
-                f"{out.reg(f'{v} + argus_c + argus_i')} = "
-                f"{_read(t.dtype, 'argus_e.e[argus_i]', op.loc)};")
+                f"argus_raw[{v} + argus_c + argus_i] = argus_e.e[argus_i];")
         em.close()
 
     def scalar(v):
         ok, at = _box_access(src, layout, v)
-        em.line(f"{out.reg(v)} = ({ok}) ? {_read(t.dtype, f'{t.pointer}[{at}]', op.loc)} : 0.0f;")
+        em.line(f"argus_raw[{v}] = ({ok}) ? {t.pointer}[{at}] : ({element})0;")
 
+    # the raw elements first, converted once all are loaded (a conversion next to each
+    # load would wait for it before the next load is issued)
     em.open("", f"load {out.layout}: runs of {w} by the widest aligned access")
+    em.line(f"{element} argus_raw[{out.count}];")
     _runs(ctx, src, layout, out.count, w, vector, scalar)
+    em.line("#pragma unroll")
+    em.line(f"for (int argus_v = 0; argus_v < {out.count}; ++argus_v) "
+            f"{out.reg('argus_v')} = {_read(t.dtype, 'argus_raw[argus_v]', op.loc)};")
     em.close()
 
 
