@@ -6,6 +6,7 @@ import ast
 from typing import Any
 
 from argus.ir.nodes import Value
+from argus.limits import MAX_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK
 from argus.ir.types import DTYPES, INDEX, GlobalTensorType, ScalarType
 
 DTYPE_NAMES = tuple(n for n in DTYPES if n not in ("index", "pred"))
@@ -124,6 +125,10 @@ class Header:
                 if not isinstance(block, int) or block <= 0 or block % 128:
                     raise self.fx.error(kw.value, f"block={block!r} is not a positive multiple of "
                                         "128 threads", "a block is whole warpgroups: 128, 256, 384")
+                if block > MAX_THREADS_PER_BLOCK:
+                    raise self.fx.error(kw.value, f"block={block} is over the "
+                                        f"{MAX_THREADS_PER_BLOCK} threads a Hopper block can have",
+                                        "use at most 8 warpgroups (3 is the usual most)")
                 launch["block"] = block
             elif kw.arg == "cluster":
                 cluster = self.fx.static(kw.value, what="cluster")
@@ -131,6 +136,12 @@ class Header:
                 cluster = tuple(cluster) + (1,) * (3 - len(cluster))
                 if len(cluster) != 3 or not all(isinstance(c, int) and c > 0 for c in cluster):
                     raise self.fx.error(kw.value, f"cluster={cluster!r} is not up to 3 positive ints")
+                if cluster[0] * cluster[1] * cluster[2] > MAX_CLUSTER_SIZE:
+                    raise self.fx.error(kw.value, f"cluster={cluster!r} has "
+                                        f"{cluster[0] * cluster[1] * cluster[2]} blocks, over the "
+                                        f"{MAX_CLUSTER_SIZE} of a portable Hopper cluster",
+                                        f"use at most {MAX_CLUSTER_SIZE} blocks per cluster, "
+                                        f"e.g. cluster=(2, 1, 1)")
                 launch["cluster"] = cluster
             else:
                 raise self.fx.error(kw, f"unknown kernel argument {kw.arg!r}",
