@@ -29,6 +29,7 @@ fault), 2 on a usage or DSL error. Only --interpret exists: the GPU backend is n
 from __future__ import annotations
 
 import argparse
+import math
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from argus.cli.run_gpu import run_on_gpu
 from argus.cli.run_reference import (call_reference, compare, concrete_shape, example_inputs,
                                      load_reference, poisoned, random_input, split_params,
                                      tensor_params)
+from argus.input_limits import MAX_RUN_ELEMENTS, MAX_SHAPE_EXTENT
 
 DEFAULT_SHAPES = {
     "copy": {"M": 128, "N": 128},
@@ -77,6 +79,9 @@ def parse_shape(text: str) -> dict[str, int]:
         if not sep or not name.strip().isidentifier() or not value.strip().isdigit():
             raise argparse.ArgumentTypeError(
                 f"'{part}' is not SYM=N; write e.g. --shape M=256,N=256")
+        if len(value.strip()) > 12 or not 0 < int(value) <= MAX_SHAPE_EXTENT:
+            raise argparse.ArgumentTypeError(
+                f"'{part}': a size must be 1..{MAX_SHAPE_EXTENT} (int32 indices)")
         bindings[name.strip()] = int(value)
     return bindings
 
@@ -133,4 +138,11 @@ def bind_shapes(kernel, given: dict[str, int]) -> dict[str, int]:
     if missing:
         raise UsageError(f"no value for shape symbols {missing} of kernel {kernel.name}; "
                          f"pass --shape " + ",".join(f"{s}=N" for s in missing))
+    elements = sum(math.prod(concrete_shape(p.type, symbols)) for p in tensor_params(kernel))
+    if elements > MAX_RUN_ELEMENTS:
+        shape_text = ",".join(f"{k}={v}" for k, v in symbols.items())
+        raise UsageError(f"--shape {shape_text}: the tensors of kernel {kernel.name} would "
+                         f"have {elements} elements, over the {MAX_RUN_ELEMENTS} the "
+                         f"interpreter runs; use smaller sizes (the defaults are "
+                         f"{DEFAULT_SHAPES.get(kernel.name) or 'a few hundred'})")
     return symbols
