@@ -18,3 +18,5 @@ MAX_SOURCE_LINE_SHOWN = 160     # characters of a source line quoted under a dia
 MAX_SHAPE_EXTENT = 2 ** 31 - 1  # one shape symbol: tensor indices are int32 on the device
 MAX_RUN_ELEMENTS = 1 << 26      # elements of all tensors of one run (64 Mi: about 1 GiB
                                 # with the fp64 reference); the interpreter is for small shapes
+REFERENCE_SECONDS = 120         # the file's reference (and inputs) in its isolated child
+REFERENCE_MEMORY_BYTES = 16 << 30   # address space of that child

@@ -66,24 +66,29 @@ def register(subparsers) -> None:
                         help="bind shape symbols, e.g. M=256,N=256,K=128")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the inputs and of the interpreter's scheduler")
-    parser.add_argument("--const", type=parse_shape, default={}, metavar="NAME=N,...",
+    parser.add_argument("--const", type=parse_const, default={}, metavar="NAME=N,...",
                         help="replace module constants or const parameters, e.g. "
                              "HD=128,CAUSAL=0 (the reference gets them by name too)")
     parser.set_defaults(run=run_kernel)
 
 
-def parse_shape(text: str) -> dict[str, int]:
+def parse_shape(text: str, smallest: int = 1) -> dict[str, int]:
     bindings = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, value = part.partition("=")
         if not sep or not name.strip().isidentifier() or not value.strip().isdigit():
             raise argparse.ArgumentTypeError(
                 f"'{part}' is not SYM=N; write e.g. --shape M=256,N=256")
-        if len(value.strip()) > 12 or not 0 < int(value) <= MAX_SHAPE_EXTENT:
+        if len(value.strip()) > 12 or not smallest <= int(value) <= MAX_SHAPE_EXTENT:
             raise argparse.ArgumentTypeError(
-                f"'{part}': a size must be 1..{MAX_SHAPE_EXTENT} (int32 indices)")
+                f"'{part}': a value must be {smallest}..{MAX_SHAPE_EXTENT} (int32 indices)")
         bindings[name.strip()] = int(value)
     return bindings
+
+
+def parse_const(text: str) -> dict[str, int]:
+    """--const NAME=N,...: as --shape, and 0 is a value (CAUSAL=0)."""
+    return parse_shape(text, smallest=0)
 
 
 def run_kernel(args) -> int:
