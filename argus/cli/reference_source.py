@@ -40,8 +40,10 @@ class Reference:
     constants: dict = field(default_factory=dict)   # module constants (frontend's fold)
 
 
-def read_reference(path: Path, kernel_name: str | None = None) -> Reference:
-    """`reference_<kernel>` when the file has one (several kernels), else `reference`."""
+def read_reference(path: Path, kernel_name: str | None = None,
+                   overrides: dict | None = None) -> Reference:
+    """`reference_<kernel>` when the file has one (several kernels), else `reference`;
+    `overrides` replaces module constants as it does for the kernel (--const)."""
     from argus.frontend.errors import DSLError
     from argus.frontend.parse import _module_constants
     from argus.frontend.source_bounds import parse_tree, read_source
@@ -74,7 +76,8 @@ def read_reference(path: Path, kernel_name: str | None = None) -> Reference:
     return Reference(
         path=Path(path), name=fn.name, line=fn.lineno, params=params, defaults=defaults,
         has_inputs=inputs is not None and not inputs.decorator_list,
-        source=kept_source(tree, text), constants=_module_constants(tree, str(path)))
+        source=kept_source(tree, text),
+        constants=_module_constants(tree, str(path), overrides))
 
 
 def kept_source(tree: ast.Module, text: str) -> str:

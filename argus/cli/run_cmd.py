@@ -98,7 +98,7 @@ def run_kernel(args) -> int:
 
     kernel = load_kernel(args.target, getattr(args, "const", None))
     path, kernel_name = split_target(args.target)
-    reference = load_reference(path, kernel_name)
+    reference = load_reference(path, kernel_name, getattr(args, "const", None))
     symbols = bind_shapes(kernel, args.shape)
     inputs, outputs = split_params(kernel, reference)
     rng = np.random.default_rng(args.seed)

@@ -24,10 +24,11 @@ from argus.ir.types import GlobalTensorType
 TOLERANCE = {"fp32": 1e-5, "fp16": 2 ** -9, "bf16": 2 ** -7, "fp8e4m3": 2 ** -2, "int32": 0.0}
 
 
-def load_reference(path: Path, kernel_name: str | None = None) -> Reference:
+def load_reference(path: Path, kernel_name: str | None = None,
+                   overrides: dict | None = None) -> Reference:
     """`reference_<kernel>` when the file has one (several kernels), else `reference`: read
-    from the file's syntax tree, not imported."""
-    return read_reference(path, kernel_name)
+    from the file's syntax tree, not imported; `overrides` are the --const values."""
+    return read_reference(path, kernel_name, overrides)
 
 
 def poisoned(shape, dtype: str) -> np.ndarray:

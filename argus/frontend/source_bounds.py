@@ -1,5 +1,5 @@
 """The bounds on a kernel file checked before it is compiled (argus/input_limits.py):
-its size, its encoding, and how deep one statement's syntax tree nests.
+its size, its encoding, and how deep one expression's syntax tree nests.
 
 Each failure is a DSLError at the user's file:line, so a file of a million terms, 5000
 nested parentheses or Latin-1 bytes gets a diagnostic in well under a second rather
@@ -36,10 +36,11 @@ def read_source(path) -> str:
 def decode(data: bytes, filename: str) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as err:    # an unknown coding name, or a BOM that contradicts it
-        raise DSLError(f"bad encoding declaration: {err.msg if hasattr(err, 'msg') else err}",
-                       Loc(filename, 1, 1), "save the file as UTF-8 without a coding line"
-                       ) from None
+    except SyntaxError as err:
+        if "invalid or missing" not in str(err):   # an unknown coding name, a contradicting BOM
+            raise DSLError(f"bad encoding declaration: {err}", Loc(filename, 1, 1),
+                           "save the file as UTF-8 without a coding line") from None
+        encoding = "utf-8"    # a non-UTF-8 byte in the first two lines: located below
     try:
         return data.decode("utf-8-sig" if encoding == "utf-8-sig" else encoding)
     except UnicodeDecodeError as err:
@@ -69,21 +70,17 @@ def parse_tree(source: str, filename: str) -> ast.Module:
 
 
 def check_depth(tree: ast.Module, filename: str, lines: list[str]) -> None:
-    """Every expression nests at most MAX_EXPRESSION_DEPTH deep below its statement, and
-    statements nest at most as deep (walked with a stack: no recursion)."""
-    stack = [(tree, 0, 0)]        # node, statement depth, expression depth
+    """Every expression nests at most MAX_EXPRESSION_DEPTH deep below its statement
+    (walked with a stack: no recursion). Statements cannot nest deeper than Python's own
+    limit of 100 indentation levels, a syntax error."""
+    stack = [(tree, 0)]        # node, expression depth below its statement
     while stack:
-        node, stmts, exprs = stack.pop()
-        if isinstance(node, ast.stmt):
-            stmts, exprs = stmts + 1, 0
-        elif isinstance(node, ast.expr):
-            exprs += 1
-        if stmts > MAX_EXPRESSION_DEPTH or exprs > MAX_EXPRESSION_DEPTH:
-            what = "statement" if stmts > MAX_EXPRESSION_DEPTH else "expression"
-            raise _too_deep(filename, getattr(node, "lineno", 1),
-                            getattr(node, "col_offset", 0) + 1, lines,
-                            f"an {what} nested over {MAX_EXPRESSION_DEPTH} levels deep")
-        stack.extend((child, stmts, exprs) for child in ast.iter_child_nodes(node))
+        node, depth = stack.pop()
+        depth = depth + 1 if isinstance(node, ast.expr) else 0
+        if depth > MAX_EXPRESSION_DEPTH:
+            raise _too_deep(filename, node.lineno, node.col_offset + 1, lines,
+                            f"an expression nested over {MAX_EXPRESSION_DEPTH} levels deep")
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
 
 
 def _too_deep(filename: str, line: int, col: int, lines: list[str], what: str) -> DSLError:
