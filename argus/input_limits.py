@@ -12,6 +12,8 @@ drawings (argus/layout/notation.py, argus/layout/draw.py). Imports nothing.
 MAX_SOURCE_BYTES = 1 << 20      # one kernel file: the library's largest is under 20 KB
 MAX_EXPRESSION_DEPTH = 100      # nesting of one statement's syntax tree (a chain of 100
                                 # `+` terms or of 100 parentheses): deeper is split into steps
+MAX_MBARRIER_ARRAY = 256       # mbarriers of one array: a ring has one or two per stage;
+                                # the protocol pass checks each apart (about 15 ms each)
 MAX_SOURCE_LINE_SHOWN = 160     # characters of a source line quoted under a diagnostic
 
 # --- argus run (the interpreter on concrete shapes) ---------------------------------

@@ -82,9 +82,10 @@ def resolve_layout(text: str):
     names = list(atom_names())
     if text in names:
         return "atom", get_atom(text)
-    close = difflib.get_close_matches(text, names, n=3)
+    close = difflib.get_close_matches(text, names, n=3) if len(text) <= SHOWN_CHARS else []
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise UsageError(f"unknown atom '{text}'{hint} (run `argus layout list` for the atom "
+    shown = text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
+    raise UsageError(f"unknown atom '{shown}'{hint} (run `argus layout list` for the atom "
                      'names, or give a layout in CuTe notation such as "(4,8):(8,1)")')
 
 

@@ -38,6 +38,7 @@ def test_check_gives_file_line_and_exit_2(name, line, capsys):
     ("(100000,100000):(1,100000)", "10000000000 elements"),
     ("(" + ",".join(["2"] * 2000) + ")", "about 2**2000 elements"),
     ("(4," + "7" * 100 + ")", "digits"),
+    ("a" * 50000, "unknown atom 'aaaa"),
 ])
 def test_layout_show_refuses_what_it_cannot_draw(layout, words, tmp_path, capsys):
     err = _run(["layout", "show", layout, "-o", str(tmp_path / "l.svg")], capsys)

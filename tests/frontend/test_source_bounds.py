@@ -90,3 +90,13 @@ def test_a_bad_byte_past_the_first_lines_names_its_line_and_column():
     with pytest.raises(DSLError) as caught:
         decode(b"x = 1\ny = 2\nz = '\xff'\n", "k.py")
     assert (caught.value.loc.line, caught.value.loc.col) == (3, 6)
+
+
+def test_an_mbarrier_array_over_the_verifier_bound(tmp_path):
+    from argus.input_limits import MAX_MBARRIER_ARRAY
+
+    path = tmp_path / "ring.py"
+    path.write_text((INPUTS / "mbarriers_40000.py").read_text()
+                    .replace("40000", str(MAX_MBARRIER_ARRAY + 1)))
+    err = _error(path)
+    assert err.loc.line == 7 and f"over the {MAX_MBARRIER_ARRAY} the verifier" in err.message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from argus.input_limits import MAX_MBARRIER_ARRAY
 from argus.ir.types import BarrierArrayType, BarrierType
 from argus.limits import MBARRIER_BYTES, SMEM_PER_BLOCK
 
@@ -24,6 +25,10 @@ def mbarrier(fx, a: Args):
         a.fail("count", f"{count} mbarriers are {count * MBARRIER_BYTES} B, over the "
                f"{SMEM_PER_BLOCK} B of shared memory a Hopper block can have",
                "one mbarrier per pipeline stage: a few, not thousands")
+    if count > MAX_MBARRIER_ARRAY:
+        a.fail("count", f"{count} mbarriers in one array, over the {MAX_MBARRIER_ARRAY} the "
+               f"verifier checks (each is proved apart)",
+               "one mbarrier per pipeline stage and role: a few, not hundreds")
     return fx.emit("mbarrier.alloc", (), a.call, BarrierArrayType(count), {"count": count})
 
 
