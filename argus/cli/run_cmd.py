@@ -4,6 +4,9 @@ kernel on fresh random inputs and compare with the file's NumPy `reference`: on 
 the interpreter's fragment-exact mode (per-thread registers through the fragment layouts,
 shared memory as swizzled bytes); without it, value mode (logical tiles).
 
+The file is never imported: the reference is read from its syntax tree and runs in an
+isolated child process (run_reference.py), with the file's plain functions, its imports of
+numpy, math and a few standard modules, and its module constants; nothing else of the file.
 The reference is a function `reference(IN1, IN2, ...)` in the same file whose parameters
 are named after the kernel's input tensors; every tensor parameter it does not take is an
 output, and it returns that output (a tuple when there are several). Reference parameters
