@@ -60,8 +60,13 @@ def parse_tree(source: str, filename: str) -> ast.Module:
     try:
         tree = ast.parse(source, filename)
     except SyntaxError as e:
-        raise DSLError(f"syntax error: {e.msg}", Loc(filename, e.lineno or 1, e.offset or 1),
-                       "fix the Python syntax", (e.text or "")) from None
+        line, col = e.lineno or 1, e.offset or 1
+        if "\0" in source and "null bytes" in str(e.msg):   # the parser names no line for it
+            at = source.index("\0")
+            line, col = source.count("\n", 0, at) + 1, at - (source.rfind("\n", 0, at) + 1) + 1
+        raise DSLError(f"syntax error: {e.msg}", Loc(filename, line, col),
+                       "fix the Python syntax", e.text or (lines[line - 1] if line <= len(lines)
+                                                          else "")) from None
     except (RecursionError, MemoryError):   # CPython's parser gives up on its own stack
         line = _largest_statement(source)
         raise _too_deep(filename, line, 1, lines, "an expression too large for the Python parser to nest") from None

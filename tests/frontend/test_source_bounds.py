@@ -100,3 +100,10 @@ def test_an_mbarrier_array_over_the_verifier_bound(tmp_path):
                     .replace("40000", str(MAX_MBARRIER_ARRAY + 1)))
     err = _error(path)
     assert err.loc.line == 7 and f"over the {MAX_MBARRIER_ARRAY} the verifier" in err.message
+
+
+def test_a_nul_byte_names_its_line(tmp_path):
+    path = tmp_path / "nul.py"
+    path.write_bytes(b"x = 1\ny = '\x00'\n")
+    err = _error(path)
+    assert (err.loc.line, err.loc.col) == (2, 6) and "null bytes" in err.message
