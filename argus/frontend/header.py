@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from argus.ir.nodes import Value
-from argus.limits import MAX_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK
+from argus.limits import MAX_CLUSTER_SIZE, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from argus.ir.types import DTYPES, INDEX, GlobalTensorType, ScalarType
 
 DTYPE_NAMES = tuple(n for n in DTYPES if n not in ("index", "pred"))
@@ -120,6 +120,7 @@ class Header:
             if kw.arg == "grid":
                 items = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
                 launch["grid"] = tuple(self.grid_dim(i, symbols) for i in items)
+                self.check_grid(items, launch["grid"])
             elif kw.arg == "block":
                 block = self.fx.static(kw.value, what="block")
                 if not isinstance(block, int) or block <= 0 or block % 128:
@@ -168,6 +169,18 @@ class Header:
                     return n
                 return ast.Constant(fx.constants[n.id]) if n.id in fx.constants else n
         return ast.unparse(Fold().visit(ast.parse(ast.unparse(node), mode="eval").body))
+
+    def check_grid(self, items: list[ast.expr], grid: tuple[str, ...]) -> None:
+        """At most three dimensions, each literal one within Hopper's gridDim bounds."""
+        if len(grid) > len(MAX_GRID_DIMS):
+            raise self.fx.error(items[len(MAX_GRID_DIMS)], f"grid has {len(grid)} dimensions; "
+                                f"a grid has at most {len(MAX_GRID_DIMS)} (x, y, z)")
+        for node, text, most, axis in zip(items, grid, MAX_GRID_DIMS, "xyz"):
+            if text.isdigit() and int(text) > most:
+                raise self.fx.error(node, f"grid.{axis} = {text} is over the {most} a Hopper "
+                                    f"grid can have along {axis}",
+                                    "a persistent kernel launches one block per SM "
+                                    "(grid=(132,)); a data-parallel one cdiv(M, BM) blocks")
 
     def grid_dim(self, node: ast.expr, symbols: dict[str, Value]) -> str:
         """An int, or a string expression over shape symbols and constants, folded to text."""

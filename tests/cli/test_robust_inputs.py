@@ -27,7 +27,8 @@ def _run(argv, capsys, status=2):
 
 @pytest.mark.parametrize("name, line", [
     ("latin1_comment.py", 1), ("chain_of_150_terms.py", 12), ("ring_of_10000_stages.py", 8),
-    ("cluster_2_to_31.py", 5), ("block_of_2048.py", 5), ("mbarriers_40000.py", 7)])
+    ("cluster_2_to_31.py", 5), ("block_of_2048.py", 5), ("mbarriers_40000.py", 7),
+    ("grid_of_2_to_31.py", 5)])
 def test_check_gives_file_line_and_exit_2(name, line, capsys):
     err = _run(["check", str(INPUTS / name)], capsys)
     assert f"{INPUTS / name}:{line}:" in err and "hint:" in err

@@ -31,6 +31,7 @@ def _error(path: Path) -> DSLError:
     ("ring_of_10000_stages.py", 8, "10000 stages of (64, 64) bf16 are 81920000 B"),
     ("cluster_2_to_31.py", 5, "has 2147483648 blocks, over the 8"),
     ("block_of_2048.py", 5, "block=2048 is over the 1024 threads"),
+    ("grid_of_2_to_31.py", 5, "grid.x = 2147483648 is over the 2147483647"),
     ("mbarriers_40000.py", 7, "40000 mbarriers are 320000 B"),
 ])
 def test_each_input_file_is_an_error_at_its_line(name, line, words):
