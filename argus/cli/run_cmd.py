@@ -67,7 +67,7 @@ def register(subparsers) -> None:
                              "the layouts, shared memory through the swizzles (slower)")
     parser.add_argument("--shape", type=parse_shape, default={}, metavar="SYM=N,...",
                         help="bind shape symbols, e.g. M=256,N=256,K=128")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=parse_seed, default=0,
                         help="seed of the inputs and of the interpreter's scheduler")
     parser.add_argument("--const", type=parse_const, default={}, metavar="NAME=N,...",
                         help="replace module constants or const parameters, e.g. "
@@ -87,6 +87,17 @@ def parse_shape(text: str, smallest: int = 1) -> dict[str, int]:
                 f"'{part}': a value must be {smallest}..{MAX_SHAPE_EXTENT} (int32 indices)")
         bindings[name.strip()] = int(value)
     return bindings
+
+
+def parse_seed(text: str) -> int:
+    """--seed N: a non-negative integer under 2**63 (what NumPy's generators take)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if not 0 <= seed < 2 ** 63:
+        raise argparse.ArgumentTypeError(f"{text}: a seed is 0 .. 2**63-1")
+    return seed
 
 
 def parse_const(text: str) -> dict[str, int]:

@@ -321,11 +321,15 @@ def write_grid(grid: Grid, path: str | Path) -> Path:
     """Write `grid` to `path`, in the format its suffix names (.svg or .png)."""
     path = Path(path)
     _check_suffix(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".svg":
-        path.write_text(render_svg(grid), encoding="utf-8")
-    else:
-        render_png(grid, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix.lower() == ".svg":
+            path.write_text(render_svg(grid), encoding="utf-8")
+        else:
+            render_png(grid, path)
+    except OSError as err:
+        raise DrawError(f"cannot write {path}: {err.strerror or err}; give a path in a "
+                        f"folder you can write") from None
     return path
 
 

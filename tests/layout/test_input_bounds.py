@@ -58,3 +58,9 @@ def test_a_tuple_of_2000_modes_is_not_drawn(tmp_path):
 def test_the_largest_drawable_layout_is_drawn(tmp_path):
     path = draw_layout(parse_layout("(128,256):(256,1)"), tmp_path / "x.svg")
     assert path.read_text().count("<rect") >= MAX_CELLS
+
+
+def test_an_unwritable_path_is_a_draw_error():
+    with pytest.raises(DrawError) as caught:
+        draw_layout(parse_layout("(4,8)"), "/proc/argus/x.svg")
+    assert "cannot write /proc/argus/x.svg" in str(caught.value)
