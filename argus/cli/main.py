@@ -91,8 +91,8 @@ def internal_error(command: str, err: BaseException) -> int:
 
 def protect_targets(argv: list[str]) -> list[str]:
     """A positional FILE argument that begins with '-' (a file named `--help.py`) would
-    reach argparse as an option: after a subcommand, an argument naming an existing file
-    that begins with '-' and is not one of argparse's own options is passed after `--`.
+    reach argparse as an option: after a subcommand that takes a kernel file, the first
+    argument that begins with '-' and names an existing file is moved after `--`.
     (`argus check -- --help.py` works too, as argparse defines.)"""
     if not argv or argv[0] not in TARGET_COMMANDS or "--" in argv:
         return argv
