@@ -34,8 +34,9 @@ _BLOCKED_EVENTS = (
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
-class Refused(Exception):
-    """An operation the sandbox refuses (reported to the user as such)."""
+class Refused(PermissionError):
+    """An operation the sandbox refuses (reported to the user as such); an OSError, so code
+    that copes with an unreadable file (linecache, warnings) copes with it too."""
 
 
 def install_guard(job_dir: str) -> None:
