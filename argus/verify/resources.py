@@ -11,6 +11,8 @@
                             global row strides are multiples of 16 B for every size the
                             kernel's assumptions allow (symbolic, z3)
   resources.index-overflow  tile coordinates times box sizes fit in int32 (symbolic, z3)
+  resources.undecided       (warning) a coordinate the model cannot express, or a query the
+                            solver gave up on: that tile's overflow check did not run
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from argus.verify.finding import Counterexample, Finding
 from argus.verify.protocol import smt
 from argus.verify.protocol.model import Model, build
 from argus.verify.protocol.report import counterexample, finding
+from argus.verify.protocol.smt import SolverUnknown
+from argus.verify.protocol.terms import UnknownTerm
 
 SWIZZLE_ALIGN = {"none": 128, "32B": 256, "64B": 512, "128B": 1024}
 INT32_MAX = (1 << 31) - 1
@@ -214,20 +218,34 @@ def _index_overflow(m: Model) -> list:
         for d, (c, b) in enumerate(zip(e.op.args("coords"), t.shape)):
             try:
                 coord = m.terms.of(c)
-            except Exception:
+            except UnknownTerm as err:      # not expressible: say so, never skip silently
+                out.append(_undecided(e, d, f"its coordinate is not modelled ({err})"))
                 continue
             if not sym.is_symbolic(coord):
                 if coord * b + b - 1 > INT32_MAX:
                     out.append(_overflow(m, e, d, None))
                 continue
             wide = z3.ZeroExt(32, smt.as_term(coord)) * b + (b - 1)
-            found = smt.find(m.constraints + list(e.where.conds),
-                             z3.UGT(wide, z3.BitVecVal(INT32_MAX, 64)),
-                             [l.counter for l in e.where.loops],
-                             prefer=m.first_iteration(e.where))
+            try:
+                found = smt.find(m.constraints + list(e.where.conds),
+                                 z3.UGT(wide, z3.BitVecVal(INT32_MAX, 64)),
+                                 [l.counter for l in e.where.loops],
+                                 prefer=m.first_iteration(e.where))
+            except SolverUnknown as err:
+                out.append(_undecided(e, d, f"the solver gave up ({err})"))
+                continue
             if found is not None:
                 out.append(_overflow(m, e, d, found))
     return out
+
+
+def _undecided(e, d: int, why: str) -> Finding:
+    t = e.op.result.type
+    return finding("resources.undecided", e.op,
+                   f"whether element indices of this {t.tensor} tile along dim {d} fit in "
+                   f"int32 is not decided: {why}; the index-overflow check did not run here",
+                   "write the tile coordinates as index arithmetic on sizes, ids and loop "
+                   "counters (or bound them with assume(...))", severity="warning")
 
 
 def _overflow(m: Model, e, d, found) -> Finding:
