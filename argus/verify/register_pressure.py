@@ -9,9 +9,17 @@ definition to its last read on some path; an op that writes a fragment without r
 it (`assign(acc, 0.0)`) ends the old contents' range, so an accumulator zeroed at the top
 of each tile is dead between the tile's last read and the next zeroing; a loop carries
 what its next iteration reads. At each op the count is the fragments live after it plus
-the ones it defines: the operands it reads for the last time are not counted (an
-elementwise chain `exp2(x * s)` holds one temporary at a time, as the compiled code
-does, element by element). Only fragments live at the same point add up.
+the ones it defines (the operands it reads for the last time are not counted).
+
+What holds no registers of its own, as the code generator emits it:
+- a view: `tag.add` and `frag.slice` name their source's registers (a use of the view
+  is a use of the source);
+- a streamed temporary: the result of an elementwise op read once, by an elementwise op
+  or a row reduction of the same block (`row_sum(exp(x))`, `gate / (exp2(g) + 1)`), is
+  computed element by element where it is read: it costs no array, and what it reads
+  stays live until there.
+Spills that come from the compiler's own scheduling (long transcendental chains unrolled
+over many values) are not modelled.
 
 What the count leaves out (scalars, addresses, loop counters, descriptors, the compiler's
 temporaries) is the resource pass's stated overhead (argus.verify.resources).
@@ -89,15 +97,60 @@ def pressure(kernel: Kernel) -> Pressure:
     return Pressure(sorted(points, key=lambda p: p.position), a.defined)
 
 
+STREAMED_CONSUMERS = ("reduce.row",)      # besides elementwise ops
+VIEWS = ("tag.add", "frag.slice")
+
+
+def _elementwise(op: Op) -> bool:
+    return op.opcode.startswith("math.") or op.opcode == "frag.coord"
+
+
 class _Analysis:
     def __init__(self, kernel: Kernel):
-        self.position: dict[int, int] = {id(op): i for i, op in enumerate(kernel.walk())}
-        self.defined: dict[Value, tuple[int, Op]] = {}
-        for op in kernel.walk():
+        ops = list(kernel.walk())
+        self.position: dict[int, int] = {id(op): i for i, op in enumerate(ops)}
+        self.block_of: dict[int, int] = {}
+        for op in ops:
+            for r in op.regions:
+                for inner in r.ops:
+                    self.block_of[id(inner)] = id(r)
+        for op in kernel.body.ops:
+            self.block_of[id(op)] = id(kernel.body)
+        self.alias: dict[Value, Value] = {}
+        producer: dict[Value, Op] = {}
+        for op in ops:
             for r in op.results:
-                if isinstance(r.type, FragmentType):
-                    self.defined[r] = (self.position[id(op)], op)
+                if not isinstance(r.type, FragmentType):
+                    continue
+                src = op.operands[0] if op.operands else None
+                if op.opcode in VIEWS and isinstance(src, Value) and \
+                        isinstance(src.type, FragmentType):
+                    self.alias[r] = self.root(src)
+                else:
+                    producer[r] = op
+        uses: dict[Value, list[Op]] = {}
+        for op in ops:
+            if op.opcode in VIEWS or op.opcode.startswith("tag."):
+                continue                          # names registers, reads none
+            for v in op.operands:
+                if isinstance(v, Value) and self.root(v) in producer:
+                    uses.setdefault(self.root(v), []).append(op)
+        self.streamed: dict[Value, Op] = {}
+        for v, op in producer.items():
+            used = uses.get(v, [])
+            if _elementwise(op) and len(used) == 1 and \
+                    (_elementwise(used[0]) or used[0].opcode in STREAMED_CONSUMERS) and \
+                    self.block_of.get(id(used[0])) == self.block_of.get(id(op)):
+                self.streamed[v] = op
+        self.defined: dict[Value, tuple[int, Op]] = {
+            v: (self.position[id(op)], op) for v, op in producer.items()
+            if v not in self.streamed}
         self.points: dict[int, tuple] = {}
+
+    def root(self, v: Value) -> Value:
+        while v in self.alias:
+            v = self.alias[v]
+        return v
 
     def regs(self, values) -> int:
         return sum(fragment_registers(v.type) for v in values)
@@ -109,6 +162,8 @@ class _Analysis:
         return live - frozenset(a for a in block.args)
 
     def op(self, op: Op, after: frozenset, role) -> frozenset:
+        if any(r in self.streamed or r in self.alias for r in op.results):
+            return after                 # computed where it is read / names its source
         inner = op if op.opcode == "role" else role
         defs = frozenset(r for r in op.results if r in self.defined)
         self._record(op, role, after | defs)
@@ -129,6 +184,18 @@ class _Analysis:
             return before | entries[0] | entries[1]
         return before | frozenset().union(*entries)      # a region that may not run
 
+    def _reads(self, v, out: set) -> None:
+        """The fragments with registers that reading `v` reads (through views, and
+        through streamed temporaries to what they are computed from)."""
+        if not isinstance(v, Value):
+            return
+        v = self.root(v)
+        if v in self.streamed:
+            for w in self.streamed[v].operands:
+                self._reads(w, out)
+        elif v in self.defined:
+            out.add(v)
+
     def _effects(self, op: Op):
         """Fragments the op reads, and those it overwrites without reading (their old
         contents die here)."""
@@ -136,13 +203,13 @@ class _Analysis:
         names = [o.name for o in spec.operands] if spec else []
         reads, kills = set(), set()
         for i, v in enumerate(op.operands):
-            if not (isinstance(v, Value) and v in self.defined):
-                continue
             name = names[min(i, len(names) - 1)] if names else ""
-            if spec is not None and name in spec.writes and name not in spec.reads:
-                kills.add(v)
+            root = self.root(v) if isinstance(v, Value) else None
+            if spec is not None and name in spec.writes and name not in spec.reads \
+                    and root in self.defined:
+                kills.add(root)
             else:
-                reads.add(v)
+                self._reads(v, reads)
         return frozenset(reads), frozenset(kills)
 
     def _record(self, op: Op, role, held: frozenset) -> None:

@@ -64,15 +64,25 @@ store(tile(Y, (64, 256), (0, 0)), a + b + c)'''))
     assert regs == 384 and held[:3] == ["a", "b", "c"]
 
 
-def test_an_elementwise_chain_holds_one_temporary_at_a_time():
+def test_a_temporary_read_once_by_an_elementwise_op_is_streamed():
+    # exp2(a * 2.0) + 1.0 is computed element by element into what is stored: one array
     regs, _ = _peak(_body('''
 a = fragment(fp32, (64, 256), "wgmma_acc_m64n256", init=1.0)
 store(tile(Y, (64, 256), (0, 0)), exp2(a * 2.0) + 1.0)'''))
-    assert regs == 128          # a dies where the chain reads it, each temporary at the next op
+    assert regs == 128
+    # so is exp(a) summed by a row reduction, while a stays live for the subtraction
+    regs, held = _peak(_body('''
+a = fragment(fp32, (64, 256), "wgmma_acc_m64n256", init=1.0)
+store(tile(Y, (64, 256), (0, 0)), a - row_sum(exp(a)))'''))
+    assert regs == 128 + 2 and "a" in held and len(held) == 2   # a, its row sums; no exp(a)
+
+
+def test_a_temporary_read_twice_is_an_array_of_its_own():
     regs, _ = _peak(_body('''
 a = fragment(fp32, (64, 256), "wgmma_acc_m64n256", init=1.0)
-store(tile(Y, (64, 256), (0, 0)), exp2(a * 2.0) + a)'''))
-    assert regs == 256          # a, read again at the end, and one temporary
+t = exp2(a * 2.0)
+store(tile(Y, (64, 256), (0, 0)), t + t * a)'''))
+    assert regs == 256          # a (read by t * a) and t, held together
 
 
 def test_a_fragment_read_in_a_loop_stays_live_through_it():
