@@ -146,6 +146,7 @@ class _Analysis:
             v: (self.position[id(op)], op) for v, op in producer.items()
             if v not in self.streamed}
         self.points: dict[int, tuple] = {}
+        self._summaries: dict[int, tuple[frozenset, frozenset]] = {}
 
     def root(self, v: Value) -> Value:
         while v in self.alias:
@@ -156,13 +157,16 @@ class _Analysis:
         return sum(fragment_registers(v.type) for v in values)
 
     def block(self, block: Block, live_out: frozenset, role) -> frozenset:
+        """Walk `block` backwards from `live_out`, recording each op's pressure; return
+        what is live at its entry. Each loop body is walked once, with what its next
+        iteration reads (from the gen/kill summary), so the cost is linear in the IR."""
         live = live_out
         for op in reversed(block.ops):
             live = self.op(op, live, role)
-        return live - frozenset(a for a in block.args)
+        return live - frozenset(block.args)
 
     def op(self, op: Op, after: frozenset, role) -> frozenset:
-        if any(r in self.streamed or r in self.alias for r in op.results):
+        if self._silent(op):
             return after                 # computed where it is read / names its source
         inner = op if op.opcode == "role" else role
         defs = frozenset(r for r in op.results if r in self.defined)
@@ -172,17 +176,46 @@ class _Analysis:
         if not op.regions:
             return before
         if op.opcode in LOOPS:
-            body, carried = op.regions[0], frozenset()
-            for _ in range(len(self.defined) + 2):      # to a fixpoint (sets only grow)
-                entry = self.block(body, after | carried, inner)
-                if entry <= carried:
-                    break
-                carried |= entry
-            return before | carried
+            body = op.regions[0]
+            gen, kill = self.summary(body)
+            carried = gen | (after - kill)      # what an iteration reads of the next one
+            return before | self.block(body, after | carried, inner)
         entries = [self.block(r, after, inner) for r in op.regions]
         if op.opcode == "if" and len(op.regions) == 2:
             return before | entries[0] | entries[1]
         return before | frozenset().union(*entries)      # a region that may not run
+
+    def _silent(self, op: Op) -> bool:
+        return any(r in self.streamed or r in self.alias for r in op.results)
+
+    def summary(self, block: Block) -> tuple[frozenset, frozenset]:
+        """(gen, kill) of a block: entry = gen | (live_out - kill) for any live_out."""
+        key = id(block)
+        if key not in self._summaries:
+            gen, kill = frozenset(), frozenset()
+            for op in reversed(block.ops):
+                g, k = self._op_summary(op)
+                gen, kill = g | (gen - k), k | kill
+            args = frozenset(block.args)
+            self._summaries[key] = (gen - args, kill)
+        return self._summaries[key]
+
+    def _op_summary(self, op: Op) -> tuple[frozenset, frozenset]:
+        if self._silent(op):
+            return frozenset(), frozenset()
+        defs = frozenset(r for r in op.results if r in self.defined)
+        reads, kills = self._effects(op)
+        gen, kill = reads, defs | kills
+        if not op.regions:
+            return gen, kill
+        if op.opcode in LOOPS:                   # entry = after | body(after)
+            g, _ = self.summary(op.regions[0])
+            return gen | g, frozenset()
+        parts = [self.summary(r) for r in op.regions]
+        g = frozenset().union(*(p[0] for p in parts))
+        if op.opcode == "if" and len(op.regions) == 2:
+            return gen | g, parts[0][1] & parts[1][1]
+        return gen | g, frozenset()
 
     def _reads(self, v, out: set) -> None:
         """The fragments with registers that reading `v` reads (through views, and

@@ -122,3 +122,18 @@ store(tile(Y, (64, 256), (0, 0)), a)'''), "k.py")["k"]
     pr = pressure(k)
     producer = next(s for s in pr.scopes() if s is not None and s.attrs["name"] == "p")
     assert pr.peak(producer).regs == 0
+
+
+def test_deeply_nested_loops_are_walked_once_each():
+    # a loop body is walked once (its gen/kill summary gives what the next iteration
+    # reads), not twice per level: 40 levels would be 2^40 walks
+    import time
+    depth = 40
+    lines = ['a = fragment(fp32, (64, 256), "wgmma_acc_m64n256", init=1.0)']
+    for d in range(depth):
+        lines.append("    " * d + f"for i{d} in range(2):")
+    lines.append("    " * depth + "store(tile(Y, (64, 256), (0, 0)), a)")
+    start = time.perf_counter()
+    regs, held = _peak(_body("\n".join(lines)))
+    assert regs == 128 and held == ["a"]
+    assert time.perf_counter() - start < 5
