@@ -25,7 +25,7 @@ the solver looks for one assignment of those where the count is wrong.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import z3
@@ -233,7 +233,6 @@ def _report(m: Model, s: Sync, found, here: list[int], partners: list[Sync],
 
 
 def _at_warpgroup(cex, wg: int):
-    from dataclasses import replace
     return replace(cex, warpgroup=wg, thread=wg * WARPGROUP_THREADS, warp=wg * 4, lane=0)
 
 
