@@ -22,7 +22,7 @@ from argus.ir.types import GlobalTensorType
 from argus.verify.finding import Finding
 from argus.verify.smt import Context, bv
 
-from . import cluster, scalars
+from . import cluster, origin, scalars
 from .report import Undecided
 from .schedule import prove_bijection
 from .values import Barrier, FragTag, Fragment, Writer
@@ -159,6 +159,9 @@ class Walker:
         if rule is not None:
             try:
                 rule(self, op)
+                origin.transfer(self, op)
+                if self.phase == "collect":
+                    origin.record_load(self, op)
             except Undecided as why:
                 if self.phase == "check":
                     self.findings.append(Finding(
