@@ -298,3 +298,39 @@ def record_load(w, op: Op) -> None:
         src = w.value(op.arg("src"))
         if isinstance(src, GlobalTile):
             w.__dict__.setdefault("_origin_loads", set()).add(src.tensor)
+
+
+# -- tag(x).tensor in a tag_assert ------------------------------------------------------------
+
+def code(w, name: str):
+    """The number standing for kernel tensor `name` in an assertion (its place in the
+    signature, from 1): tensors are compared by identity, never by value."""
+    names = [p.name for p in w.kernel.params if isinstance(p.type, GlobalTensorType)]
+    return z3.BitVecVal(names.index(name) + 1 if name in names else 0, 64)
+
+
+def shown(w, key: str, number: int):
+    """A tensor's code shown as its name in a failed assertion's message."""
+    if not key.startswith(("tag.tensor", "tensor ")):
+        return number
+    names = [p.name for p in w.kernel.params if isinstance(p.type, GlobalTensorType)]
+    return names[number - 1] if 0 < number <= len(names) else number
+
+
+def tensor_of(w, v) -> Optional[str]:
+    """The one tensor value v comes from (a tile of it, a stage TMA fills from it, a
+    fragment loaded or computed from it alone), None when there is not exactly one."""
+    if isinstance(v, GlobalTile):
+        return v.tensor
+    o = of_value(w, v)
+    if isinstance(o, Origin) and len(o.tensors) == 1:
+        return next(iter(o.tensors))
+    return None
+
+
+def why_no_tensor(w, v) -> str:
+    o = of_value(w, v)
+    if isinstance(o, Origin) and len(o.tensors) > 1:
+        return (f"is computed from {', '.join(sorted(o.tensors))} (assert on the operands "
+                f"of the product instead)")
+    return "comes from no load the pass knows"
