@@ -15,7 +15,7 @@ every value also carries an Origin, one more tag component moved by one generic 
 
 The built-in contract (`check_store`, at every store or atomic add of a value into a
 kernel tensor) then says which tensor each operand must come from:
-  1. the rows (columns) of the value stored into C come from a tensor whose axis has C's
+  1. the rows (columns) of a product stored into C come from a tensor whose axis has C's
      row (column) extent, when the kernel has such a data input: the product of the
      kernel's A and B in the right roles (a tile of B read as A is caught in a
      rectangular GEMM);
@@ -62,6 +62,7 @@ class Origin:
     reads: frozenset
     rows: Optional[Axis] = None
     cols: Optional[Axis] = None
+    product: bool = False          # a wgmma product (or computed from one)
 
     @property
     def tensors(self) -> frozenset:
@@ -110,12 +111,25 @@ def merge(origins) -> Optional[Origin]:
     rows = {o.rows for o in origins if o.rows is not None}
     cols = {o.cols for o in origins if o.cols is not None}
     return Origin(reads, rows.pop() if len(rows) == 1 else None,
-                  cols.pop() if len(cols) == 1 else None)
+                  cols.pop() if len(cols) == 1 else None, any(o.product for o in origins))
 
 
 def _set(frag, origin) -> None:
     if isinstance(frag, Fragment):
         frag.origin = origin
+
+
+def follow(w, op: Op) -> None:
+    """`transfer`, after op's own rule ran; what it cannot follow becomes UNKNOWN (no
+    contract is then checked on it) and is reported as not modelled, never hidden."""
+    try:
+        transfer(w, op)
+        if w.phase == "collect":
+            record_load(w, op)
+    except (ValueError, TypeError, LookupError, AttributeError) as err:
+        for r in op.results:
+            _set(w.env.get(r), UNKNOWN)
+        w.not_modelled(op, f"the tensor of origin: {type(err).__name__}: {err}")
 
 
 def transfer(w, op: Op) -> None:
@@ -131,9 +145,23 @@ def transfer(w, op: Op) -> None:
         if oa is None or ob is None or UNKNOWN in (oa, ob):
             _set(acc, UNKNOWN)
             return
-        product = Origin(oa.reads | ob.reads, oa.rows, ob.rows)
+        product = Origin(oa.reads | ob.reads, oa.rows, ob.rows, True)
         before = getattr(acc, "origin", None)
         _set(acc, product if before is None else merge([before, product]))
+        return
+    if code == "store":                     # into shared memory: for the TMA store
+        dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
+        if isinstance(dst, SmemView):
+            staged = w.__dict__.setdefault("_origin_staged", {})
+            name = dst.buffer.name
+            o = of_value(w, src) if isinstance(src, Fragment) else UNKNOWN
+            staged[name] = o if name not in staged else merge([staged[name], o])
+        return
+    if code == "tma.store":
+        dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
+        if w.phase == "check" and isinstance(dst, GlobalTile) and isinstance(src, SmemView):
+            staged = w.__dict__.get("_origin_staged", {}).get(src.buffer.name)
+            check_store(w, op, dst, staged, lambda a, e: _tile_model(w, dst, a, e))
         return
     if code == "frag.assign":
         dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
@@ -150,7 +178,7 @@ def transfer(w, op: Op) -> None:
             continue
         got = merge(of_value(w, w.value(o)) for o in op.operands if isinstance(o, Value))
         if got not in (None, UNKNOWN) and len(out.shape) < 2:
-            got = Origin(got.reads, got.rows, None)        # a row vector: no columns
+            got = Origin(got.reads, got.rows, None, got.product)   # a row vector: no columns
         _set(out, got)
 
 
@@ -209,10 +237,10 @@ def _same_extent(x, y) -> bool:
     return bv(x).eq(bv(y))
 
 
-def check_store(w, op: Op, dst: GlobalTile, src: Fragment, model_of) -> None:
+def check_store(w, op: Op, dst: GlobalTile, origin, model_of) -> None:
     """The built-in contract on the origin of a value stored (added) into `dst`.
-    `model_of()` gives a model of the store (a concrete block, thread and element)."""
-    origin = getattr(src, "origin", None)
+    `model_of(actual, expected)` gives the counterexample (a concrete block, thread and
+    element of the store)."""
     if not isinstance(origin, Origin) or dst.tensor not in w.tensors:
         return
     inputs = _inputs(w)
@@ -235,8 +263,11 @@ def check_store(w, op: Op, dst: GlobalTile, src: Fragment, model_of) -> None:
 
 
 def _wrong_role(w, origin: Origin, dst: GlobalTile, inputs):
-    """Rows (cols) from an axis whose extent is not the destination's, where a data input
-    has that extent on the same axis (and the same extent on the other axes)."""
+    """Rows (cols) of a product from an axis whose extent is not the destination's, where a
+    data input has that extent on the same axis (and the same extent on the other axes).
+    Values that are no product (a gather, a copy) may move rows anywhere: not checked."""
+    if not origin.product:
+        return None
     for axis, along in ((0, origin.rows), (1, origin.cols)):
         if along is None or axis >= len(dst.extents):
             continue
@@ -334,3 +365,15 @@ def why_no_tensor(w, v) -> str:
         return (f"is computed from {', '.join(sorted(o.tensors))} (assert on the operands "
                 f"of the product instead)")
     return "comes from no load the pass knows"
+
+
+def _tile_model(w, dst: GlobalTile, actual: str, expected: str):
+    """A counterexample of a TMA store: the first element of its box."""
+    from . import report
+    scope = w.scope_vars()
+    model = report.find(w, z3.BoolVal(True), scope)
+    if model is None:
+        return None
+    idx = tuple(bv(o) for o in dst.origin)
+    return report.counterexample(w, model, scope, warpgroup=w.role.warpgroup if w.role else None,
+                                 elements=(element(w, model, dst.tensor, idx, actual, expected),))

@@ -140,4 +140,4 @@ def tensor_of_origin(w, op: Op, rec: StoreRecord, dst: GlobalTile, src: Fragment
             w, model, w.scope_vars(), layout=src.layout, warpgroup=rec.warpgroup,
             thread_base=rec.thread_base,
             elements=(origin.element(w, model, rec.tensor, idx, actual, expected),))
-    origin.check_store(w, op, dst, src, model_of)
+    origin.check_store(w, op, dst, src.origin, model_of)

@@ -159,9 +159,6 @@ class Walker:
         if rule is not None:
             try:
                 rule(self, op)
-                origin.transfer(self, op)
-                if self.phase == "collect":
-                    origin.record_load(self, op)
             except Undecided as why:
                 if self.phase == "check":
                     self.findings.append(Finding(
@@ -174,6 +171,8 @@ class Walker:
                 self.not_modelled(op, f"{type(err).__name__}: {err}")
                 for r in op.results:
                     self.env[r] = None
+            else:
+                origin.follow(self, op)      # the tensor of origin (origin.py)
             return
         if op.opcode.startswith("arith."):
             self.op_arith(op)
