@@ -220,3 +220,22 @@ def test_a_tensor_compared_with_anything_but_tag_tensor_is_refused_or_fails():
     src = GEMM.replace("            tag_assert(tag(out).row",
                        "            tag_assert(tag(b_s[0]).tensor != B)\n            tag_assert(tag(out).row")
     assert any(f.check == "tag.assert" for f in _findings(src))
+
+
+# -- through a staged epilogue (registers -> shared memory -> TMA store) -----------------------
+
+@pytest.mark.parametrize("epilogue", ["smem_tma", "tma_chunks"])
+def test_wrong_tensor_is_caught_through_a_tma_store_epilogue(epilogue):
+    from argus.ops.library import KERNEL_DIR
+    src = (KERNEL_DIR / "gemm.py").read_text()
+    load = "tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])"
+    assert load in src
+    options = {"EPILOGUE": epilogue, "BN": 128, "ACC": "wgmma_acc_m64n128", "S": 4}
+    clean = parse_source(src, "gemm.py", options)["gemm_nt"]
+    assert verify(clean) == []
+    bad = parse_source(src.replace(load, load.replace("tile(B", "tile(A")), "gemm.py",
+                       options)["gemm_nt"]
+    line = src.splitlines().index(next(l for l in src.splitlines() if load in l)) + 1
+    hits = [f for f in verify(bad) if f.check == "tag.operand-tensor"]
+    assert [f.loc.line for f in hits] == [line] and "where B is meant" in hits[0].message
+    assert hits[0].counterexample.elements[0].tensor == "C"
