@@ -44,6 +44,7 @@ class Cluster:
     dims: tuple[int, int, int]     # the cluster shape
     walks: bool                    # the kernel has a schedule(by="cluster")
     rank: object = None            # the rank term (0 when size == 1)
+    derived_ids: bool = False      # block_id() is computed from the walker variables
 
 
 def setup(w) -> Cluster:
@@ -115,6 +116,7 @@ def block_id(w, axis: str):
     if key not in w.loop_vars:
         derived = block_coordinates(w)
         if derived is not None:
+            w.cluster.derived_ids = True
             w.loop_vars[key] = (derived["xyz".index(axis)],)
         else:
             i = "xyz".index(axis)
@@ -169,10 +171,19 @@ def walker_var(w, name: str):
 def identity(w) -> tuple[str, ...]:
     """Variables that tell writers apart besides tiles and loop counters: the rank inside
     a cluster walk."""
+    scheduled = [v for v in w.scope_vars() if v in w.schedules]
+    if not scheduled and _ids_derived(w):
+        # outside any schedule, block ids computed from the walker variables: those
+        # variables are what tells two blocks apart (block_x is no variable of its own)
+        return tuple(n for n in ("block", "cluster", "rank") if n in w.ctx.vars)
     if w.cluster.size == 1 or not rank_is_var(w):
         return ()
-    inside = any(w.schedules[v].walker == "cluster" for v in w.scope_vars() if v in w.schedules)
+    inside = any(w.schedules[v].walker == "cluster" for v in scheduled)
     return ("rank",) if inside else ()
+
+
+def _ids_derived(w) -> bool:
+    return w.cluster.derived_ids
 
 
 def witness_choices(w, rec) -> list[list]:

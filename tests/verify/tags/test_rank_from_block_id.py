@@ -59,3 +59,29 @@ def test_a_rank_that_is_not_the_blocks_rank_is_still_an_error():
     # block_id // CM names the cluster, not the rank: blocks of one cluster collide
     findings = verify(kernel(edited('(block_id("x") // CM) % CM')))
     assert any(f.severity == "error" and f.check.startswith("tag.") for f in findings)
+
+
+OUTSIDE = '''from argus.lang import *
+
+@kernel(grid=(4,), block=128)
+def k(X: Tensor["M", 64, fp32], Y: Tensor[64, 64, fp32]):
+    assume(M % 64 == 0)
+    for i, tm in schedule(M // 64):
+        v = load(tile(X, (64, 64), (tm, 0)), "blocked")
+        store(tile(X, (64, 64), (tm, 0)), v)
+    b = block_id("x")
+    w = load(tile(Y, (64, 64), (ROWS, 0)), "blocked")
+    store(tile(Y, (64, 64), (ROWS, 0)), w)
+'''
+
+
+def test_outside_the_schedule_the_walker_variable_tells_blocks_apart():
+    """block_id() derived from the walk: the schedule's store is no race (its tiles tell
+    blocks apart), and outside the schedule the block still identifies the writer: every
+    block writing the same rows is a race, one block per rows is none."""
+    racy = parse_source(OUTSIDE.replace("ROWS", "b // 8"), "k.py")["k"]
+    found = [f for f in verify(racy) if f.check == "tag.store-race"]
+    assert [f.loc.line for f in found] == [11]
+    fine = parse_source(OUTSIDE.replace("Tensor[64, 64, fp32]", "Tensor[256, 64, fp32]")
+                        .replace("ROWS", "b"), "k.py")["k"]
+    assert [f for f in verify(fine) if f.severity == "error"] == []
