@@ -263,8 +263,8 @@ def check_store(w, op: Op, dst: GlobalTile, origin, model_of) -> None:
 
 
 def _wrong_role(w, origin: Origin, dst: GlobalTile, inputs):
-    """Rows (cols) of a product from an axis whose extent is not the destination's, where a
-    data input has that extent on the same axis (and the same extent on the other axes).
+    """Rows (cols) of a product from an axis whose extent is not the destination's, where
+    another data input of the same rank has that extent on the same axis.
     Values that are no product (a gather, a copy) may move rows anywhere: not checked."""
     if not origin.product:
         return None
@@ -279,10 +279,7 @@ def _wrong_role(w, origin: Origin, dst: GlobalTile, inputs):
             other = w.tensors[name]
             if name == along.read.tensor or len(other) != len(ext):
                 continue
-            fits = _same_extent(other[along.axis], dst.extents[axis]) and all(
-                _same_extent(x, y) for i, (x, y) in enumerate(zip(other, ext))
-                if i != along.axis)
-            if fits:
+            if _same_extent(other[along.axis], dst.extents[axis]):
                 what = "rows" if axis == 0 else "columns"
                 return along.read, name, (
                     f"its {what} run along {along.read.tensor}'s axis {along.axis} (extent "

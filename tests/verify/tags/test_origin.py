@@ -239,3 +239,23 @@ def test_wrong_tensor_is_caught_through_a_tma_store_epilogue(epilogue):
     hits = [f for f in verify(bad) if f.check == "tag.operand-tensor"]
     assert [f.loc.line for f in hits] == [line] and "where B is meant" in hits[0].message
     assert hits[0].counterexample.elements[0].tensor == "C"
+
+
+@pytest.mark.parametrize("name,old", [
+    ("gemm_nn", "tma_load(b_s[s], tile(B, (BK, BN), (k, tn)), full[s])"),
+    ("gemm_nt", "tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])"),
+    ("gemm_nn", "tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])")])
+def test_library_gemm_operand_from_the_other_tensor(name, old):
+    """A K x N B (gemm_nn, MN-major) loaded from A, and the other loads swapped: the
+    columns (rows) of the product run along an axis that is not C's."""
+    from argus.ops.library import KERNEL_DIR
+    src = (KERNEL_DIR / "gemm.py").read_text()
+    assert old in src
+    other = "A" if "tile(B" in old else "B"
+    bad = src.replace(old, old.replace("tile(B", "tile(?").replace("tile(A", "tile(B")
+                      .replace("tile(?", "tile(A"))
+    line = src.splitlines().index(next(l for l in src.splitlines() if old in l)) + 1
+    hits = [f for f in verify(parse_source(bad, "gemm.py")[name])
+            if f.check == "tag.operand-tensor"]
+    meant = "B" if other == "A" else "A"
+    assert [f.loc.line for f in hits] == [line] and f"where {meant} is meant" in hits[0].message
