@@ -34,11 +34,11 @@ def _layout_of_b(b):
 
 
 @lru_cache(maxsize=256)
-def _plan(layout, m, n, k, dtype, knobs, override, tuned, debug):
+def _plan(layout, m, n, k, dtype, knobs, override, tuned, debug, interpret):
     """(launcher, split-K?) of a call, worked out once per (shape, dtype, knobs,
     environment): the tuned-table lookup, the knob checks and the kernel lookup stay off the
     per-call path."""
-    del override, tuned, debug   # part of the key: they change what the functions below read
+    del override, tuned, debug, interpret   # part of the key: they change what is read below
     cfg = knobs_to_config(dict(knobs), layout, m, n, k) if knobs else \
         config_for(m, n, k, layout)
     name = "gemm_nn" if layout == "kn" else "gemm_nt"
@@ -77,7 +77,7 @@ def matmul(a, b, out=None, **knobs):
     env = os.environ
     launcher, split = _plan(layout, m, n, k, dtype, tuple(sorted(knobs.items())),
                             env.get("ARGUS_GEMM_CONFIG"), env.get("ARGUS_GEMM_TUNED"),
-                            env.get("ARGUS_DEBUG"))
+                            env.get("ARGUS_DEBUG"), env.get("ARGUS_INTERPRET"))
     if split:
         # partial sums of the K ranges meet in an fp32 workspace, then round into `out`
         workspace = torch.zeros((m, n), dtype=torch.float32, device=a.device)
