@@ -31,7 +31,8 @@ def _ok(result, what: str):
 def require_hopper(torch) -> None:
     if not torch.cuda.is_available():
         raise LaunchError("no CUDA GPU is visible; Argus kernels run on NVIDIA Hopper (sm_90) "
-                          "GPUs; use `argus run --interpret` on a machine without one")
+                          "GPUs; on a machine without one, set ARGUS_INTERPRET=1 to run them "
+                          "on the CPU interpreter (`argus run --interpret` on the command line)")
     cap = torch.cuda.get_device_capability()
     if cap != (9, 0):
         name = torch.cuda.get_device_name()
