@@ -62,9 +62,10 @@ class TuneCache:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError, OSError):
             return {}
-        entries = data.get("entries") if isinstance(data, dict) else None
-        if data.get("format") != FORMAT or not isinstance(entries, dict):
+        if not isinstance(data, dict) or data.get("format") != FORMAT or \
+                not isinstance(data.get("entries"), dict):
             return {}
+        entries = data["entries"]
         return {k: v for k, v in entries.items()
                 if isinstance(v, dict) and isinstance(v.get("knobs"), dict)}
 
