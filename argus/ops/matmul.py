@@ -132,26 +132,49 @@ def plan(layout, m, n, k, dtype, knobs: dict):
                  env.get("ARGUS_DEBUG"), env.get("ARGUS_INTERPRET"))
 
 
+_chosen: dict[tuple, tuple] = {}     # a call's shape and switches -> its plan
+
+
 def _tuned_plan(a, b_stored, out, layout, dtype, m, n, k, autotune):
-    """The plan of a call without knobs: the cache's configuration of the shape class when
-    it has one (and it still fits this shape), else a tuning run's winner when autotuning,
-    else the tuned table's or the heuristic's."""
+    """The plan of a call without knobs, worked out once per shape, device and switches
+    (what a call costs on the host matters): see _choose."""
+    env = os.environ
+    key = (layout, m, n, k, dtype, out.device, autotune, env.get("ARGUS_AUTOTUNE"),
+           env.get("ARGUS_CACHE_DIR"), env.get("ARGUS_GEMM_CONFIG"),
+           env.get("ARGUS_GEMM_TUNED"), env.get("ARGUS_DEBUG"), env.get("ARGUS_INTERPRET"))
+    chosen = _chosen.get(key)
+    if chosen is None:
+        chosen, final = _choose(a, b_stored, out, layout, dtype, m, n, k, autotune)
+        if final:
+            _chosen[key] = chosen
+    return chosen
+
+
+def _choose(a, b_stored, out, layout, dtype, m, n, k, autotune):
+    """(plan, final): the cache's configuration of the shape class when it has one (and it
+    still fits this shape), else a tuning run's winner when autotuning, else the tuned
+    table's or the heuristic's; not final when tuning waits for a call outside a CUDA
+    graph capture."""
     key = entry_key(device_name(out), dtype, layout, m, n, k)
     cache = current_cache()
     cached = cache.knobs(key)
     if cached is not None:
         try:
-            return plan(layout, m, n, k, dtype, cached)
+            return plan(layout, m, n, k, dtype, cached), True
         except LaunchError:      # a configuration the kernels no longer accept: ignored
             pass
-    elif autotune_enabled(autotune) and not capturing(out):
+    elif autotune_enabled(autotune):
+        if capturing(out):
+            return plan(layout, m, n, k, dtype, {}), False
+
         def run(knobs):
             run_plan(*plan(layout, m, n, k, dtype, knobs), a, b_stored, out)
 
         best, ms, _ = tune(candidates(m, n, k, layout), run)
         cache.record(key, best, ms, "autotune")
-        return plan(layout, m, n, k, dtype, best)
-    return plan(layout, m, n, k, dtype, {})
+        _chosen.clear()          # calls of this class planned before now read the entry
+        return plan(layout, m, n, k, dtype, best), True
+    return plan(layout, m, n, k, dtype, {}), True
 
 
 def run_plan(launcher, split, a, b_stored, out) -> None:

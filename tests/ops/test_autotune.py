@@ -25,7 +25,8 @@ def isolated(monkeypatch, tmp_path):
     monkeypatch.setenv("ARGUS_INTERPRET", "1")
     monkeypatch.setenv("ARGUS_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("ARGUS_AUTOTUNE", raising=False)
-    autotune._caches.clear()            # a fresh process: nothing read yet
+    autotune._caches.clear()            # a fresh process: nothing read or planned yet
+    matmul_module._chosen.clear()
 
 
 @pytest.fixture
@@ -100,6 +101,7 @@ def test_later_calls_and_later_processes_use_the_winner_without_timing(monkeypat
 
     monkeypatch.setattr(autotune, "default_timer", no_timing)
     autotune._caches.clear()                                  # as a new process would
+    matmul_module._chosen.clear()
     plans.clear()
     a2 = torch.randn(40, K).bfloat16()                        # M = 40: the same class (64)
     ops.matmul(a2, b, autotune=True)
@@ -163,6 +165,7 @@ def test_a_configuration_argus_optimize_recorded_is_what_matmul_runs(plans):
     result = RunResult(trajectory=traj, stop_reason="budget", evaluations=1, tokens={},
                        seconds=0.0)
     assert record_best(task, result, Gpu()) == KEY
+    autotune._caches.clear()                                  # matmul in a later process
     ops.matmul(*operands(4))
     assert plans == [best.to_json()]
 
@@ -181,3 +184,22 @@ def test_the_cost_models_predictions_are_never_recorded():
         status="ok", tflops=100.0, time_ms=0.01, source="cost_model"), 1.0)])
     assert record_best(task, RunResult(traj, "budget", 1), CpuEvaluator()) is None
     assert not default_path().exists()
+
+
+def test_no_tuning_while_a_cuda_graph_is_captured_then_on_the_next_call(monkeypatch, plans):
+    timer = ScriptedTimer([1.0] * 20)
+    monkeypatch.setattr(autotune, "default_timer", timer)
+    monkeypatch.setattr(matmul_module, "capturing", lambda out: True)
+    a, b = operands(5)
+    ops.matmul(a, b, autotune=True)
+    assert timer.calls == 0 and plans == [{}] and not default_path().exists()
+    monkeypatch.setattr(matmul_module, "capturing", lambda out: False)
+    ops.matmul(a, b, autotune=True)
+    assert timer.calls == len(autotune.candidates(M, N, K, "kn")) and KEY in stored()
+
+
+def test_a_shape_is_planned_once_per_process(plans):
+    a, b = operands(6)
+    for _ in range(3):
+        ops.matmul(a, b)
+    assert plans == [{}]
