@@ -60,9 +60,10 @@ def _plan(layout, m, n, k, dtype, knobs, override, tuned, debug, interpret):
     return library_kernel("gemm", name, DT=dtype, **cfg), False
 
 
-def check_operands(a, b) -> tuple[int, int, int]:
-    """(M, N, K) of a @ b, or LaunchError saying what to change. Reads only shapes, dtypes
-    and strides, so the fake implementation (torch_ops.py) checks with it too."""
+def check_operands(a, b):
+    """(M, N, K, B layout, B as stored) of a @ b, or LaunchError saying what to change.
+    Reads only shapes, dtypes and strides, so the fake implementation (torch_ops.py) checks
+    with it too."""
     import torch
 
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
@@ -83,8 +84,7 @@ def check_operands(a, b) -> tuple[int, int, int]:
     if k % 8 or n % 8:
         raise LaunchError(f"K = {k} and N = {n} must be multiples of 8 (TMA needs 16-byte row "
                           "strides); pad them with zeros")
-    _layout_of_b(b)
-    return m, n, k
+    return (m, n, k) + _layout_of_b(b)
 
 
 def matmul(a, b, out=None, autotune=None, **knobs):
@@ -110,9 +110,8 @@ def matmul_into(a, b, out, knobs: dict, autotune=None):
     """The computation behind both entries: checks, plan (cached per shape), launch."""
     import torch
 
-    m, n, k = check_operands(a, b)
+    m, n, k, layout, b_stored = check_operands(a, b)
     dtype = DTYPES[str(a.dtype)]
-    layout, b_stored = _layout_of_b(b)
     if out is None:
         out = torch.empty((m, n), dtype=a.dtype, device=a.device)
     elif out.shape != (m, n) or out.dtype != a.dtype or not out.is_contiguous():

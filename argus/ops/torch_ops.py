@@ -18,7 +18,7 @@ def _matmul(a: torch.Tensor, b: torch.Tensor, autotune: bool = False) -> torch.T
 
 
 def _matmul_fake(a, b, autotune=False):
-    m, n, _ = check_operands(a, b)
+    m, n = check_operands(a, b)[:2]
     return a.new_empty((m, n))
 
 
