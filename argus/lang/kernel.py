@@ -6,7 +6,8 @@ The function bodies are never run: the decorators record where the source is, an
 `argus.frontend.parse_kernel_function(k.function)` parses it (the surface knows no
 frontend). The decorator's own arguments are read from the source too (they may name the
 kernel's constants and shape symbols). Calling a kernel, `k(A, B, C)` or `k[grid](...)`,
-hands it to argus.runtime.jit, which parses, builds and launches it (GPU or interpreter)."""
+hands it through `argus.run_kernel` to argus.runtime.jit, which parses, builds and launches
+it (GPU or interpreter)."""
 
 from __future__ import annotations
 
@@ -26,13 +27,24 @@ class KernelDef:
         """Run the kernel on `tensors` (one per tensor parameter; outputs written in place),
         specialised with `constants`: on the GPU, on torch's current stream, or on the CPU
         interpreter under ARGUS_INTERPRET=1 (argus.runtime.jit says how)."""
-        from argus.runtime.jit import call_kernel   # the surface imports no backend until run
-        call_kernel(self, tensors, constants)
+        import argus      # the package wires the surface to the runtime (argus/__init__)
+        argus.run_kernel(self, tensors, constants)
 
     def __getitem__(self, grid):
         """`kern[grid](...)`: the same call with the launch grid given."""
-        from argus.runtime.jit import GridLaunch
         return GridLaunch(self, grid)
+
+
+@dataclass(frozen=True)
+class GridLaunch:
+    """`kern[grid]`: the kernel with its launch grid given by the caller (ints, a tuple of
+    up to three, or a function of the shape symbols and constants returning them)."""
+    kernel: KernelDef
+    grid: Any
+
+    def __call__(self, *tensors, **constants):
+        import argus
+        argus.run_kernel(self.kernel, tensors, constants, self.grid)
 
 
 def kernel(grid=(1,), block=128, cluster=(1, 1, 1)):

@@ -80,13 +80,3 @@ def _grid_tuple(grid):
         raise LaunchError(f"the grid must be a positive int or a tuple of 1 to 3 positive "
                           f"ints (or a function of the sizes returning one), got {grid!r}")
     return grid
-
-
-class GridLaunch:
-    """`kern[grid]`: the kernel with its launch grid given by the caller."""
-
-    def __init__(self, kernel_def, grid):
-        self.kernel_def, self.grid = kernel_def, grid
-
-    def __call__(self, *args, **constants):
-        call_kernel(self.kernel_def, args, constants, self.grid)
