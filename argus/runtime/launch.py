@@ -13,11 +13,32 @@ time per call decides whether a ~50 us kernel keeps the GPU busy).
 from __future__ import annotations
 
 import ctypes
+import threading
 from dataclasses import dataclass
 
 from .arguments import TensorParam, bind_arguments, tensor_params
 from .launch_errors import DriverError, LaunchError
 from .tensor_maps import TensorMapCache
+
+
+_THREAD = threading.local()
+
+
+def make_context_current(torch) -> None:
+    """Make the current device's primary context (torch's) current on this thread. torch
+    sets it on the threads it launches from, not on every thread that reaches us: the
+    autograd engine runs a backward on a worker thread of its own, where the driver
+    calls would otherwise fail with CUDA_ERROR_INVALID_CONTEXT."""
+    device = torch.cuda.current_device()
+    if getattr(_THREAD, "device", None) == device:
+        return
+    from cuda.bindings import driver
+    ctx = _ok(driver.cuCtxGetCurrent(), "reading this thread's CUDA context")
+    if not int(ctx):
+        dev = _ok(driver.cuDeviceGet(device), f"finding CUDA device {device}")
+        primary = _ok(driver.cuDevicePrimaryCtxRetain(dev), "taking the primary context")
+        _ok(driver.cuCtxSetCurrent(primary), "making the primary context current")
+    _THREAD.device = device
 
 
 def _ok(result, what: str):
@@ -63,7 +84,7 @@ class Launcher:
         from cuda.bindings import driver
 
         require_hopper(torch)
-        torch.cuda.current_stream()   # makes torch's primary context current
+        make_context_current(torch)
         module = _ok(driver.cuModuleLoadData(self.cubin), f"loading {self.gen.name}")
         fn = _ok(driver.cuModuleGetFunction(module, self.gen.name.encode()),
                  f"finding {self.gen.name}")
@@ -97,6 +118,8 @@ class Launcher:
 
         if self._function is None:
             self._load()
+        else:
+            make_context_current(torch)
         key = _signature(tensors, grid)
         prepared = self._prepared.get(key) if key is not None else None
         if prepared is None:

@@ -122,9 +122,8 @@ class _Analysis:
             for r in op.results:
                 if not isinstance(r.type, FragmentType):
                     continue
-                src = op.operands[0] if op.operands else None
-                if op.opcode in VIEWS and isinstance(src, Value) and \
-                        isinstance(src.type, FragmentType):
+                src = op.arg("x") if op.opcode in VIEWS else None   # both views name it x
+                if isinstance(src, Value) and isinstance(src.type, FragmentType):
                     self.alias[r] = self.root(src)
                 else:
                     producer[r] = op
