@@ -31,7 +31,7 @@ from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.ops import OPS
 from argus.verify import arith
 from argus.verify.finding import Counterexample, Finding
-from argus.verify.smt import VAR_LIMIT, WIDTH
+from argus.verify.smt import VAR_LIMIT, WIDTH, relevant
 
 TIMEOUT_MS = 2000
 UNKNOWN = None
@@ -178,7 +178,9 @@ class _Walk:
     # ---- the checks ---------------------------------------------------------------------
     def check(self) -> list[Finding]:
         admitted = self.s.bounds + [a for _, a in self.assumes]
-        state = _solve(admitted)
+        # each bound alone is satisfiable: only those linked to an assumption can conflict
+        state = _solve(relevant(admitted, [a for _, a in self.assumes])) if self.assumes \
+            else z3.sat
         if state == z3.unsat:
             self._report_unsat()
             return self.findings
@@ -214,8 +216,14 @@ class _Walk:
                 return
 
     def _check_loop(self, op: Op, zero, of_sizes: bool, path: list, admitted: list) -> None:
-        reached = admitted + path
-        if _solve(reached + [z3.Not(zero)]) == z3.unsat and _solve(reached) == z3.sat:
+        zero = z3.simplify(zero)
+        if z3.is_false(zero):
+            return                                # runs whenever it is reached
+        # the facts that constrain the trip count (sharing a variable with it); dropping
+        # the others keeps the same answers (admitted is satisfiable on its own)
+        reached = relevant(admitted + path, [zero])
+        if _solve(reached + [z3.Not(zero)]) == z3.unsat and \
+                _solve(relevant(admitted + path, path) + path) == z3.sat:
             self.findings.append(Finding(
                 "vacuity.loop", "error",
                 "this loop runs zero times for every admitted size: its body is dead code "
@@ -223,7 +231,7 @@ class _Walk:
                 "keeps its initial value)", op.loc, "for",
                 "check the trip count (e.g. KT = K // BK, not K % BK or 0 // BK)"))
             return
-        if not of_sizes or not _writes(op.regions[0]):
+        if not of_sizes or not _writes(op.regions[0]) or _solve(reached + [zero]) != z3.sat:
             return
         model = _model(reached + [zero], list(self.s.symbols.values()))
         if model is None:
