@@ -75,6 +75,13 @@ def run(kernel: Kernel) -> Report:
         except ImportError:
             missing.append(name.rsplit(".", 1)[1])
             continue
+        except Exception as err:  # noqa: BLE001 - a pass that cannot load did not run
+            findings.append(Finding(
+                f"{name.rsplit('.', 1)[1]}.internal-error", "warning",
+                f"the {name.rsplit('.', 1)[1]} pass could not be loaded ({type(err).__name__}: "
+                f"{err}); its checks did not run", kernel.loc, "kernel",
+                "report this verifier bug with the kernel"))
+            continue
         ran.append(name.rsplit(".", 1)[1])
         try:
             findings += module.check(kernel)

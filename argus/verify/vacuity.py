@@ -31,9 +31,10 @@ from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.ops import OPS
 from argus.verify import arith
 from argus.verify.finding import Counterexample, Finding
-from argus.verify.smt import VAR_LIMIT, WIDTH, relevant
+from argus.verify.smt import VAR_LIMIT, WIDTH, least, relevant
 
 TIMEOUT_MS = 2000
+MINIMISE_MS = 200
 UNKNOWN = None
 
 
@@ -179,8 +180,7 @@ class _Walk:
     def check(self) -> list[Finding]:
         admitted = self.s.bounds + [a for _, a in self.assumes]
         # each bound alone is satisfiable: only those linked to an assumption can conflict
-        state = _solve(relevant(admitted, [a for _, a in self.assumes])) if self.assumes \
-            else z3.sat
+        state, self.model = _solve_model(relevant(admitted, [a for _, a in self.assumes]))
         if state == z3.unsat:
             self._report_unsat()
             return self.findings
@@ -222,7 +222,8 @@ class _Walk:
         # the facts that constrain the trip count (sharing a variable with it); dropping
         # the others keeps the same answers (admitted is satisfiable on its own)
         reached = relevant(admitted + path, [zero])
-        if _solve(reached + [z3.Not(zero)]) == z3.unsat and \
+        if not _holds_in(self.model, reached + [z3.Not(zero)]) and \
+                _solve(reached + [z3.Not(zero)]) == z3.unsat and \
                 _solve(relevant(admitted + path, path) + path) == z3.sat:
             self.findings.append(Finding(
                 "vacuity.loop", "error",
@@ -231,9 +232,10 @@ class _Walk:
                 "keeps its initial value)", op.loc, "for",
                 "check the trip count (e.g. KT = K // BK, not K % BK or 0 // BK)"))
             return
-        if not of_sizes or not _writes(op.regions[0]) or _solve(reached + [zero]) != z3.sat:
+        if not of_sizes or not _writes(op.regions[0]):
             return
-        model = _model(reached + [zero], list(self.s.symbols.values()))
+        sized = relevant(admitted + path, [zero, *self.s.symbols.values()])
+        model = _model(sized + [zero], list(self.s.symbols.values()))
         if model is None:
             return
         sizes = {name: model.eval(v, model_completion=True).as_long()
@@ -266,6 +268,23 @@ def _signed_lt(a, b):
     return arith.term(a, WIDTH) < arith.term(b, WIDTH)
 
 
+def _solve_model(formulas):
+    """(z3's answer, a model when sat)."""
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*formulas)
+    state = s.check()
+    return state, (s.model() if state == z3.sat else None)
+
+
+def _holds_in(model, formulas) -> bool:
+    """Whether every formula is true in `model` (a cheap witness of satisfiability; False
+    says only that this model is not one)."""
+    if model is None:
+        return False
+    return all(z3.is_true(model.eval(f, model_completion=True)) for f in formulas)
+
+
 def _solve(formulas):
     s = z3.Solver()
     s.set("timeout", TIMEOUT_MS)
@@ -274,15 +293,16 @@ def _solve(formulas):
 
 
 def _model(formulas, minimise):
-    """A model of the formulas with the smallest sizes first (lexicographically)."""
-    o = z3.Optimize()
-    o.set("timeout", TIMEOUT_MS)
-    o.add(*formulas)
-    for v in minimise:
-        o.minimize(v)
-    if o.check() != z3.sat:
+    """A model of the formulas with the smallest sizes first (lexicographically), or None
+    when there is none (or z3 cannot find one in time)."""
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*formulas)
+    if s.check() != z3.sat:
         return None
-    return o.model()
+    s.set("timeout", MINIMISE_MS)    # smaller sizes are nicer, not needed: a step that
+    least(s, minimise)               # times out keeps the model found so far
+    return s.model()
 
 
 def check(kernel: Kernel) -> list[Finding]:
