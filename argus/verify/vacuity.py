@@ -221,7 +221,7 @@ class _Walk:
             return                                # runs whenever it is reached
         # the facts that constrain the trip count (sharing a variable with it); dropping
         # the others keeps the same answers (admitted is satisfiable on its own)
-        reached = relevant(admitted + path, [zero])
+        reached = relevant(admitted if of_sizes else admitted + path, [zero])
         if not _holds_in(self.model, reached + [z3.Not(zero)]) and \
                 _solve(reached + [z3.Not(zero)]) == z3.unsat and \
                 _solve(relevant(admitted + path, path) + path) == z3.sat:
@@ -234,7 +234,9 @@ class _Walk:
             return
         if not of_sizes or not _writes(op.regions[0]):
             return
-        sized = relevant(admitted + path, [zero, *self.s.symbols.values()])
+        # the bounds are functions of the sizes alone: the sizes decide, not the path (a
+        # path impossible at those sizes is an enclosing loop's zero trips, reported there)
+        sized = relevant(admitted, [zero, *self.s.symbols.values()])
         model = _model(sized + [zero], list(self.s.symbols.values()))
         if model is None:
             return
