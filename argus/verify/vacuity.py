@@ -14,9 +14,13 @@ tag pass, compile-time constants, `arith` ops with exact products):
   body writes memory or an accumulator (the kernel's output depends on it), and which runs
   zero times for some admitted sizes (the counterexample names them).
 
+- `vacuity.output` (error, at the kernel): no op writes any of the kernel's tensors, or a
+  tensor parameter that no op reads or writes (only named, as in a tag_assert's
+  `coord(dst)`), so that an output nobody stores verifies.
+
 Loops whose bounds depend on block ids, loop counters of enclosing loops, the warpgroup or
 data are checked for the first property only (a split of work in which some block gets no
-iteration is normal). Coverage of the output by the stores is the tag pass's
+iteration is normal). Coverage of each written tensor by its stores is the tag pass's
 `tag.store-coverage` (argus/verify/tags/writers.py). A query z3 cannot decide is a
 `vacuity.undecided` warning (the result is then unverified), never a pass.
 """
@@ -307,7 +311,46 @@ def _model(formulas, minimise):
     return s.model()
 
 
+def outputs(kernel: Kernel) -> list[Finding]:
+    """`vacuity.output`: a kernel that writes no tensor, or a tensor parameter that no op
+    reads or writes (only named, e.g. in a tag_assert's coord(dst)): if it is the output,
+    none of its elements is computed, and every store check holds of no store."""
+    from argus.ir.types import GlobalTensorType
+
+    origin = {p: p.name for p in kernel.params if isinstance(p.type, GlobalTensorType)}
+    touched, written = set(), set()
+    for op in kernel.walk():
+        spec = OPS.get(op.opcode)
+        tensors = [origin[o] for o in op.operands if isinstance(o, Value) and o in origin]
+        if spec is not None and spec.view:
+            if op.opcode in ("tile", "segment") and tensors:   # a view of the tensor
+                for r in op.results:
+                    origin[r] = tensors[0]
+            continue
+        touched.update(tensors)
+        if spec is not None:
+            for name in spec.writes:
+                try:
+                    dst = op.arg(name)
+                except (IndexError, LookupError):
+                    continue
+                if isinstance(dst, Value) and dst in origin:
+                    written.add(origin[dst])
+    params = [p.name for p in kernel.params if isinstance(p.type, GlobalTensorType)]
+    if params and not written:
+        return [Finding(
+            "vacuity.output", "error", f"no op writes any of the kernel's tensors "
+            f"({', '.join(params)}): the kernel computes nothing, and every store check "
+            "holds of no store", kernel.loc, "kernel",
+            "store the result: store(tile(C, box, coords), value) (or tma_store)")]
+    return [Finding(
+        "vacuity.output", "error", f"tensor {name} is never read nor written by any op: "
+        f"if it is an output, none of its elements is computed", kernel.loc, "kernel",
+        f"store the result into {name} (store(tile({name}, box, coords), value)), or drop "
+        f"the parameter") for name in params if name not in touched]
+
+
 def check(kernel: Kernel) -> list[Finding]:
     w = _Walk(kernel)
     w.block(kernel.body, [], True)
-    return w.check()
+    return w.check() + outputs(kernel)

@@ -48,7 +48,7 @@ def gemm_on(kernel, m: int, n: int, k: int):
 
 def test_the_corpus_has_its_three_bugs():
     assert sorted(p.stem for p in BUGS.glob("*.py")) == [
-        "assume_remainder_is_tile", "kt_remainder", "kt_swapped_division"]
+        "assume_remainder_is_tile", "kt_remainder", "kt_swapped_division", "store_dropped"]
 
 
 @pytest.mark.parametrize("name", ["kt_remainder", "kt_swapped_division"])
@@ -129,3 +129,35 @@ def test_a_loop_whose_share_depends_on_the_block_is_not_reported(tmp_path):
 def test_no_correct_kernel_has_a_vacuity_finding(path):
     for name, kernel in parse_file(path).items():
         assert vacuity.check(kernel) == [], name
+
+
+def test_a_kernel_whose_store_is_missing_is_caught_and_its_output_is_never_written():
+    kernel, r = report("store_dropped")
+    check, (line,) = expected("store_dropped")
+    (f,) = [f for f in r.findings if f.check == check]
+    assert f.severity == "error" and f.loc.line == line and "no op writes" in f.message
+    assert r.verdict == "failed"
+    c, ref = gemm_on(kernel, 128, 256, 64)
+    assert np.isnan(c).all() and np.isfinite(ref).all()
+
+
+NAMED_ONLY = '''\
+from argus.lang import Tensor, block_id, coord, fp32, kernel, load, store, tag, tag_assert
+from argus.lang import tile
+
+
+@kernel(grid=(1,), block=128)
+def copy(X: Tensor[64, 64, fp32], Y: Tensor[64, 64, fp32], Z: Tensor[64, 64, fp32]):
+    x = load(tile(X, (64, 64), (0, 0)), "blocked")
+    z = tile(Z, (64, 64), (0, 0))
+    tag_assert(tag(x).row == coord(z)[0])
+    store(tile(Y, (64, 64), (0, 0)), x)
+'''
+
+
+def test_a_tensor_only_named_is_reported_and_the_others_are_not(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(NAMED_ONLY)
+    (f,) = vacuity.outputs(parse_file(path)["copy"])
+    assert f.check == "vacuity.output" and "tensor Z is never read nor written" in f.message
+    assert f.loc.line == 6
