@@ -145,22 +145,18 @@ class _Walk:
                 self.assumes.append((op, z3.Implies(z3.And(*path), pred) if path else pred))
             return
         if code == "for":
-            start, stop, step = (self.s.of(op.arg(n)) for n in ("start", "stop", "step"))
+            start, stop = (self.s.of(op.arg(n)) for n in ("start", "stop"))
             counter = op.regions[0].args[0] if op.regions[0].args else None
+            inside = []
+            if counter is not None:
+                self.s.fresh(counter)
             if start is not UNKNOWN and stop is not UNKNOWN:
                 zero = _signed_ge(start, stop)
                 of_sizes = exact and all(self.s.of_sizes(op.arg(n)) for n in ("start", "stop"))
                 self.loops.append((op, zero, of_sizes, list(path)))
-                inside = [_signed_le(start, _v(counter, self.s)), _signed_lt(_v(counter, self.s),
-                                                                            stop)] \
-                    if counter is not None else []
-            else:
-                inside = []
-            if counter is not None and counter not in self.s.env:
-                self.s.fresh(counter)
-                if start is not UNKNOWN and stop is not UNKNOWN:
-                    inside = [_signed_le(start, self.s.env[counter]),
-                              _signed_lt(self.s.env[counter], stop)]
+                if counter is not None:
+                    c = self.s.env[counter]
+                    inside = [_signed_le(start, c), _signed_lt(c, stop)]
             self.block(op.regions[0], path + inside, exact)
             return
         if code == "if":
@@ -254,12 +250,6 @@ class _Walk:
             op.loc, "for", "assume the sizes the loop needs (e.g. assume(K % BK == 0) with "
             "KT = K // BK) or compute the trip count so it is at least 1",
             Counterexample(sizes=sizes)))
-
-
-def _v(counter, s: _Scalars):
-    if counter not in s.env:
-        s.fresh(counter)
-    return s.env[counter]
 
 
 def _signed_ge(a, b):
