@@ -15,7 +15,10 @@ gives them together: the replay walks the kernel's loop nest concretely, as the
 interpreter does (argus/interp/ops/structure.py: `for` ranges, the launch grid,
 `argus.ir.schedule.block_tiles` for persistent schedules, `by="cluster"` walks), in the
 named block (every block when none is named), entering only the iterations whose counters
-carry the named values, and asks whether one path binds every named counter at once.
+carry the named values, and asks whether one path binds every named counter at once; a
+named scalar the walk computes (`rank = block_id("x") % CM`, `tm = cm * CM + rank`) must
+have the named value on that path. A race's other writer (the `second writer` of its
+element) is replayed the same way.
 What a counterexample's counters describe differs per check (the op at the finding's line,
 a second writer, a barrier phase), so the walk does not ask that the op at the line runs
 there: it takes both branches of every `if` and every role; values it cannot compute
@@ -49,6 +52,8 @@ from argus.verify.finding import Finding
 POINT_CHECKS = ("tag.stage", "tag.wgmma-", "tag.store-coordinate", "tag.descriptor",
                 "tag.assert", "tag.store-race", "tag.smem-race", "tag.smem-view",
                 "protocol.stage", "protocol.parity")
+# counterexample keys that are not the kernel's values even when a variable has the name
+NOT_VALUES = frozenset({"step", "instruction", "kk", "parity", "expected_parity"})
 MAX_BLOCKS = 4096          # blocks tried when the counterexample names none
 MAX_TRIPS = 512            # iterations of an unnamed loop walked before giving up
 MAX_STEPS = 200_000        # ops visited for one finding before giving up
@@ -121,16 +126,49 @@ def unreachable(kernel: Kernel, f: Finding) -> Optional[str]:
         return None
     else:
         blocks = list(range(total))
-    counters = _counter_names(kernel.body) if f.check.startswith(POINT_CHECKS) else set()
-    want = {k: int(v) for k, v in cex.iteration.items() if k in counters}
+    points = [(blocks, dict(cex.iteration), cex.block)]
+    if f.check.startswith(POINT_CHECKS):
+        points += _other_points(cex, grid)
+    for point_blocks, iteration, named_block in points:
+        why = _point(kernel, f, symbols, grid, point_blocks, iteration, named_block, shown)
+        if why is not None:
+            return why
+    return None
+
+
+def _other_points(cex, grid) -> list:
+    """The other writer a race names (`second writer` in an element's actual tag):
+    (blocks, iteration, block) like the counterexample's own point."""
+    out = []
+    for e in cex.elements:
+        for value in e.actual.values():
+            if not isinstance(value, dict) or not any(k.startswith("block") for k in value):
+                continue
+            block = tuple(int(value.get(f"block_{a}", 0)) for a in "xyz"[:len(grid)])
+            if "block" in value and isinstance(value["block"], int):
+                block = (int(value["block"]),) + (0,) * (len(grid) - 1)
+            linear = _linear(block, grid)
+            iteration = {k: int(v) for k, v in value.items()
+                         if isinstance(v, int) and not k.startswith("block")}
+            out.append(([linear] if linear is not None else [], iteration, block))
+    return out
+
+
+def _point(kernel, f, symbols, grid, blocks, iteration, named_block, shown) -> Optional[str]:
+    if named_block is not None and not blocks:
+        return f"block {','.join(map(str, named_block))} is outside the grid {grid} at {shown}"
+    names = _names(kernel.body) if f.check.startswith(POINT_CHECKS) else (set(), set())
+    counters, values = names
+    want = {k: int(v) for k, v in iteration.items()
+            if (k in counters or k in values) and k not in NOT_VALUES}
     if want and not _one_nest_binds(kernel.body, set(want), []):
-        want = {}                                # counters of several ops: only the sizes
+        want = {}                                # names of several ops: only the sizes
     steps = 0
     for b in blocks:
         s = _State(kernel, grid, b, want, env={v: symbols[v.name] for v in kernel.symbols})
         s.steps = steps
         try:
-            _walk(kernel.body, s)
+            _walk_region(kernel.body, s)
         except _Budget:
             return None
         except _Dead as dead:                    # an assume the sizes break
@@ -139,10 +177,10 @@ def unreachable(kernel: Kernel, f: Finding) -> Optional[str]:
         if s.reached or s.truncated or not want:
             return None                          # not want: the sizes hold, that is all
     where = [f"sizes {shown}"]
-    if cex.block is not None:
-        where.append(f"block {','.join(map(str, cex.block))}")
+    if named_block is not None:
+        where.append(f"block {','.join(map(str, named_block))}")
     where.append(", ".join(f"{k}={v}" for k, v in want.items()))
-    return f"no run gives the loop counters these values together ({'; '.join(where)})"
+    return f"no run gives these values together ({'; '.join(where)})"
 
 
 class _Dead(Exception):
@@ -150,24 +188,32 @@ class _Dead(Exception):
         self.line = line
 
 
-def _counter_names(block: Block) -> set[str]:
-    """The source names of every loop counter and tile coordinate of the kernel."""
-    out = set()
+def _names(block: Block, out=None) -> tuple[set[str], set[str]]:
+    """(source names of the loop counters and tile coordinates, source names of the
+    scalars this walk computes: arith results, block ids, cluster ranks)."""
+    counters, values = out if out is not None else (set(), set())
     for op in block.ops:
+        if op.opcode.startswith("arith.") or op.opcode in ("block_id", "cluster_rank"):
+            values |= {_base(r.name) for r in op.results}
         for region in op.regions:
             if op.opcode in ("for", "schedule"):
-                out |= {_base(a.name) for a in region.args}
-            out |= _counter_names(region)
-    return out
+                counters |= {_base(a.name) for a in region.args}
+            _names(region, (counters, values))
+    return counters, values
 
 
 def _one_nest_binds(block: Block, names: set[str], bound: list) -> bool:
-    """Whether one path of nested loops binds every name in `names`."""
+    """Whether one path of nested regions binds every name in `names` (as a loop counter
+    or a result defined on the way)."""
+    here = list(bound)
     for op in block.ops:
+        here += [_base(r.name) for r in op.results]
+        if names <= set(here):
+            return True
         for region in op.regions:
-            here = bound + ([_base(a.name) for a in region.args]
+            inner = here + ([_base(a.name) for a in region.args]
                             if op.opcode in ("for", "schedule") else [])
-            if names <= set(here) or _one_nest_binds(region, names, here):
+            if names <= set(inner) or _one_nest_binds(region, names, inner):
                 return True
     return False
 
@@ -197,11 +243,40 @@ def _value(s: _State, operand):
     return UNKNOWN
 
 
+class _Mismatch(Exception):
+    """A value computed on this path differs from the one the counterexample names: the
+    rest of the region is not on a path to the point."""
+
+
 def _walk(block: Block, s: _State) -> None:
     for op in block.ops:
         if s.reached or s.truncated:
             return
         _op(op, s)
+
+
+def _walk_region(block: Block, s: _State) -> None:
+    """Walk a region; a mismatch ends the region, the names matched in it are unbound."""
+    depth = len(s.bound)
+    try:
+        _walk(block, s)
+    except _Mismatch:
+        pass
+    finally:
+        del s.bound[depth:]
+
+
+def _define(s: _State, result: Value, value) -> None:
+    """Bind an SSA result; check it against the value the counterexample names."""
+    s.env[result] = value
+    want = s.want.get(_base(result.name))
+    if want is None or value is UNKNOWN:
+        return
+    if value != want:
+        raise _Mismatch()
+    s.bound.append(_base(result.name))
+    if set(s.want) <= set(s.bound):
+        s.reached = True
 
 
 def _op(op: Op, s: _State) -> None:
@@ -214,10 +289,11 @@ def _op(op: Op, s: _State) -> None:
         if op.results:
             fn = SEMANTICS.get(code.split(".", 1)[1])
             try:
-                s.env[op.results[0]] = UNKNOWN if fn is None or any(
+                value = UNKNOWN if fn is None or any(
                     a is UNKNOWN or isinstance(a, float) for a in args) else fn(*args)
             except (ArithmeticError, TypeError, ValueError):
-                s.env[op.results[0]] = UNKNOWN
+                value = UNKNOWN
+            _define(s, op.results[0], value)
         return
     handler = _HANDLERS.get(code)
     if handler is not None:
@@ -228,7 +304,9 @@ def _op(op: Op, s: _State) -> None:
     for region in op.regions:            # roles, elect_one, if: every branch, every role
         for a in region.args:
             s.env[a] = UNKNOWN
-        _walk(region, s)
+        _walk_region(region, s)
+        if s.reached:
+            return
 
 
 def _named(s: _State, value: Value) -> Optional[int]:
@@ -238,17 +316,19 @@ def _named(s: _State, value: Value) -> Optional[int]:
 def _enter(body: Block, s: _State, values) -> None:
     """Walk `body` with its region args bound to `values`; reached when every named
     counter is bound on this path."""
-    names = [_base(a.name) for a in body.args]
+    depth = len(s.bound)
     for a, v in zip(body.args, values):
         s.env[a] = v
-    s.bound += names
+    s.bound += [_base(a.name) for a in body.args]
     try:
         if set(s.want) <= set(s.bound):
             s.reached = True
             return
         _walk(body, s)
+    except _Mismatch:
+        pass
     finally:
-        del s.bound[len(s.bound) - len(names):]
+        del s.bound[depth:]
 
 
 def _for(op: Op, s: _State) -> None:
@@ -310,11 +390,11 @@ def _block_id(op: Op, s: _State) -> None:
             out = rest % extent
             break
         rest //= extent
-    s.env[op.results[0]] = out
+    _define(s, op.results[0], out)
 
 
 def _cluster_rank(op: Op, s: _State) -> None:
-    s.env[op.results[0]] = cluster_of(s.block, s.grid, s.kernel.launch.cluster)[1]
+    _define(s, op.results[0], cluster_of(s.block, s.grid, s.kernel.launch.cluster)[1])
 
 
 _HANDLERS = {"for": _for, "schedule": _schedule, "assume": _assume, "block_id": _block_id,

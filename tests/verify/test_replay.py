@@ -4,6 +4,9 @@ never the user's bug; one that is reached stays an error."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -103,3 +106,29 @@ def test_the_split_k_loop_is_correct_and_its_impossible_counterexamples_are_veri
     assert defects and all("protocol.stage" in f.message for f in defects)
     assert r.verdict == "unverified" and not r.ok
     assert any("verify.replay" in why for why in r.unverified_reasons)
+
+
+def test_a_race_whose_second_writer_no_run_has_is_a_verifier_defect():
+    """rank = block_id("x") % CM equals cluster_rank() on this grid; the tag pass's race
+    names a second writer in block 0 at rank 1, which no run has."""
+    path = Path(__file__).resolve().parent / "cases" / "cluster_rank_by_block_id.py"
+    kernel = parse_file(path)["gemm"]
+    rng = np.random.default_rng(0)
+    m, n, kk = 256, 128, 128                  # one cluster's two row tiles: all of C
+    a = round_to_bf16(rng.standard_normal((m, kk)).astype(np.float32))
+    b = round_to_bf16(rng.standard_normal((n, kk)).astype(np.float32))
+    out = interpret(kernel, {"A": a, "B": b, "C": np.full((m, n), np.nan, np.float32)},
+                    blocks=[0])
+    ref = a.astype(np.float64) @ b.T.astype(np.float64)
+    assert np.abs(out.outputs["C"] - ref).max() <= 2 ** -7 * np.abs(ref).max()
+    # in a fresh process: which second writer the tag pass names depends on what the
+    # process proved before (its memo of unsat queries); a fresh `argus check` names rank 1
+    done = subprocess.run([sys.executable, "-m", "argus.cli.main", "check", str(path),
+                           "--json"], capture_output=True, text=True, cwd=REPO)
+    (k,) = json.loads(done.stdout)["kernels"]
+    findings = k["findings"]
+    assert not [f for f in findings if f["check"] == "tag.store-race"]
+    (defect,) = [f for f in findings if f["check"] == "verify.replay"]
+    assert "tag.store-race" in defect["message"] and "rank=1" in defect["message"]
+    # not replayed (a claim about data, not a point): still reported, a known false error
+    assert [f["check"] for f in findings if f["severity"] == "error"] == ["tag.stage-fill"]
