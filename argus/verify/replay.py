@@ -377,8 +377,10 @@ def _schedule(op: Op, s: _State) -> None:
 
 
 def _assume(op: Op, s: _State) -> None:
+    """A precondition of the launch: sizes that break one at the kernel's top level are no
+    launch at all (one inside a branch this walk takes regardless proves nothing)."""
     cond = _value(s, op.arg("cond"))
-    if cond is not UNKNOWN and not cond:
+    if cond is not UNKNOWN and not cond and any(o is op for o in s.kernel.body.ops):
         raise _Dead(op.loc.line)
 
 
