@@ -21,8 +21,9 @@ tag pass, compile-time constants, `arith` ops with exact products):
 Loops whose bounds depend on block ids, loop counters of enclosing loops, the warpgroup or
 data are checked for the first property only (a split of work in which some block gets no
 iteration is normal). Coverage of each written tensor by its stores is the tag pass's
-`tag.store-coverage` (argus/verify/tags/writers.py). A query z3 cannot decide is a
-`vacuity.undecided` warning (the result is then unverified), never a pass.
+`tag.store-coverage` (argus/verify/tags/writers.py). A query z3 cannot decide (the
+assumptions, or whether a loop runs) is a `vacuity.undecided` warning (the result is
+then unverified), never a pass.
 """
 
 from __future__ import annotations
@@ -222,9 +223,12 @@ class _Walk:
         # the facts that constrain the trip count (sharing a variable with it); dropping
         # the others keeps the same answers (admitted is satisfiable on its own)
         reached = relevant(admitted if of_sizes else admitted + path, [zero])
-        if not _holds_in(self.model, reached + [z3.Not(zero)]) and \
-                _solve(reached + [z3.Not(zero)]) == z3.unsat and \
-                _solve(relevant(admitted + path, path) + path) == z3.sat:
+        runs = z3.sat if _holds_in(self.model, reached + [z3.Not(zero)]) else \
+            _solve(reached + [z3.Not(zero)])
+        if runs == z3.unknown:
+            self._undecided(op)
+            return
+        if runs == z3.unsat and _solve(relevant(admitted + path, path) + path) == z3.sat:
             self.findings.append(Finding(
                 "vacuity.loop", "error",
                 "this loop runs zero times for every admitted size: its body is dead code "
@@ -237,7 +241,9 @@ class _Walk:
         # the bounds are functions of the sizes alone: the sizes decide, not the path (a
         # path impossible at those sizes is an enclosing loop's zero trips, reported there)
         sized = relevant(admitted, [zero, *self.s.symbols.values()])
-        model = _model(sized + [zero], list(self.s.symbols.values()))
+        state, model = _model(sized + [zero], list(self.s.symbols.values()))
+        if state == z3.unknown:
+            self._undecided(op)
         if model is None:
             return
         sizes = {name: model.eval(v, model_completion=True).as_long()
@@ -250,6 +256,13 @@ class _Walk:
             op.loc, "for", "assume the sizes the loop needs (e.g. assume(K % BK == 0) with "
             "KT = K // BK) or compute the trip count so it is at least 1",
             Counterexample(sizes=sizes)))
+
+
+    def _undecided(self, op: Op) -> None:
+        self.findings.append(Finding(
+            "vacuity.undecided", "warning", "z3 could not decide whether this loop runs for "
+            "every admitted size; that it runs is not verified", op.loc, "for",
+            "write the trip count as an affine expression of the sizes (e.g. K // BK)"))
 
 
 def _signed_ge(a, b):
@@ -289,16 +302,23 @@ def _solve(formulas):
 
 
 def _model(formulas, minimise):
-    """A model of the formulas with the smallest sizes first (lexicographically), or None
-    when there is none (or z3 cannot find one in time)."""
+    """(z3's answer, a model of the formulas with the smallest sizes first
+    (lexicographically), or None when there is none or z3 cannot decide in time)."""
     s = z3.Solver()
     s.set("timeout", TIMEOUT_MS)
     s.add(*formulas)
-    if s.check() != z3.sat:
-        return None
+    state = s.check()
+    if state != z3.sat:
+        return state, None
+    found = s.model()
     s.set("timeout", MINIMISE_MS)    # smaller sizes are nicer, not needed: a step that
-    least(s, minimise)               # times out keeps the model found so far
-    return s.model()
+    try:                             # times out keeps the model found so far
+        least(s, minimise)
+        if s.check() == z3.sat:
+            found = s.model()
+    except z3.Z3Exception:
+        pass
+    return state, found
 
 
 def outputs(kernel: Kernel) -> list[Finding]:

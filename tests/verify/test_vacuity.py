@@ -161,3 +161,14 @@ def test_a_tensor_only_named_is_reported_and_the_others_are_not(tmp_path):
     (f,) = vacuity.outputs(parse_file(path)["copy"])
     assert f.check == "vacuity.output" and "tensor Z is never read nor written" in f.message
     assert f.loc.line == 6
+
+
+def test_a_loop_query_z3_cannot_decide_is_a_warning_not_a_pass(monkeypatch):
+    import z3
+
+    kernel = parse_file(REPO / "examples" / "gemm.py")["gemm"]
+    monkeypatch.setattr(vacuity, "_holds_in", lambda model, formulas: False)
+    monkeypatch.setattr(vacuity, "_solve", lambda formulas: z3.unknown)
+    found = vacuity.check(kernel)
+    assert found and {f.check for f in found} == {"vacuity.undecided"}
+    assert all(f.severity == "warning" and f.unproved for f in found)
