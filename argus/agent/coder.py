@@ -83,17 +83,20 @@ def write_candidate(source: str, work_dir: Path, index: int) -> Path:
 
 
 def format_findings(result: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """The verifier's JSON (argus.check/1) as short text: each error with its counterexample."""
+    """The verifier's JSON (argus.check/1) as short text: each error, and each finding
+    that leaves the kernel unverified ("not proved"), with its counterexample. A kernel is
+    clean only when its verdict is "verified"."""
     lines, errors = [], []
     for k in result.get("kernels", []):
         for f in k.get("findings", []):
-            if f.get("severity") != "error":
+            if f.get("severity") != "error" and not f.get("unverified"):
                 continue
             errors.append(f)
             if len(errors) > MAX_FINDINGS:
                 continue
             loc = f.get("location") or {}
-            lines.append(f"kernel.py:{loc.get('line', '?')}: error [{f.get('check')}] "
+            kind = "error" if f.get("severity") == "error" else "not proved"
+            lines.append(f"kernel.py:{loc.get('line', '?')}: {kind} [{f.get('check')}] "
                          f"{f.get('message')}")
             cex = f.get("counterexample") or {}
             who = [f"{key} {cex[key]}" for key in ("block", "warpgroup", "thread", "register",
@@ -128,9 +131,15 @@ def check_candidate(source: str, work_dir: Path, index: int, checker=None,
             feedback=f"argus check rejected the kernel: {why}"))
     text, errors = format_findings(result)
     if errors or not result.get("ok", False):
+        failed = sum(f.get("severity") == "error" for f in errors)
+        said = (f"the verifier found {failed} error(s)" if failed or
+                result.get("verdict") != "unverified" else
+                f"the verifier could not prove the kernel (verdict unverified: "
+                f"{len(errors) or 'a pass did not run'} check(s) not proved); it is not "
+                f"accepted until it verifies")
         return CandidateCheck(str(path), False, Outcome(
             "invalid", source="verifier", violations=errors[:MAX_FINDINGS],
-            feedback=f"the verifier found {len(errors)} error(s):\n{text}"), findings=errors)
+            feedback=f"{said}:\n{text}"), findings=errors)
     built = ""
     if compiler is not None or have_compiler():
         built, failed = build_candidate(path, source, compiler)

@@ -36,8 +36,8 @@ def check(target: str) -> dict[str, Any]:
     """`argus check FILE.py[::KERNEL] --json`: parse, IR and barrier checks (see its docs)."""
     out = _argus(["check", "--json", "--", target])   # `--`: a target may begin with '-'
     try:
-        # exit 1 (an error finding) still prints the full JSON result
-        out["result"] = json.loads(out["stdout"]) if out["exit_code"] in (0, 1) else None
+        # exit 1 (an error finding) and 3 (unverified) still print the full JSON result
+        out["result"] = json.loads(out["stdout"]) if out["exit_code"] in (0, 1, 3) else None
     except json.JSONDecodeError:
         out["result"] = None
     return {"tool": "check", "target": target, **out}

@@ -7,9 +7,11 @@ asks whether one verifies before it proposes it, so a configuration the verifier
 costs an evaluation. Kernels do not depend on the problem shape, so one answer serves
 every shape of a run.
 
-Only error findings reject; warnings (e.g. `tag.not-modelled` on the TMA-store epilogue)
-do not. A verifier pass that is not installed (z3-solver missing) is an error here, never
-a silent pass: `VerifierMissing` says what to install.
+A specialisation is accepted only when its verdict is "verified": an error finding
+rejects it, and so does an unverified result (a check not modelled or not decided, a
+crashed pass, a counterexample that did not replay), each reason listed among its
+"errors" as "unverified: ...". A verifier pass that is not installed (z3-solver missing)
+is an error here, never a silent pass: `VerifierMissing` says what to install.
 
 `prefetch` verifies several specialisations at once in a process pool (`workers` > 0),
 for the planner's next few candidates; the answers are the same as in-process ones.
@@ -42,6 +44,7 @@ def verify_spec(spec: Spec) -> dict:
                 "seconds": time.perf_counter() - start}
     report = run(kernel)
     errors = [str(f) for f in report.findings if f.severity == "error"]
+    errors += [f"unverified: {f}" for f in report.findings if f.unproved]
     return {"errors": errors, "missing": list(report.missing),
             "seconds": time.perf_counter() - start}
 

@@ -6,7 +6,11 @@ wgmma, stores, tag_assert), the protocol pass and the resource pass. Each findin
 the user's file:line, the op, a counterexample (block, warpgroup/warp/lane, register,
 iteration, sizes, elements with actual and expected tags) and a one-line hint.
 
-Exit 0 when no finding is an error, 1 when one is, 2 on a usage or DSL error. `--json`
+Verdict per kernel: "verified" (everything proved), "failed" (an error), or "unverified"
+(no error, but a pass could not decide or does not model something, crashed, is not
+installed, or a counterexample did not replay: the warnings say what is not proved).
+Exit status: 0 verified, 1 failed, 2 usage or DSL error, 3 unverified (0 with
+--accept-unverified, which still prints the verdict unverified). `--json`
 prints the schema of docs/design/verifier.md ("argus.check/1"). `--draw` draws the
 first error whose counterexample names a register of a fragment: the fragment's thread-
 value tile with the offending thread and element outlined.
@@ -22,6 +26,7 @@ from argus.cli.compile_cmd import load_kernels, split_target
 from argus.cli.errors import UsageError
 
 SCHEMA = "argus.check/1"
+EXIT_VERIFIED, EXIT_FAILED, EXIT_USAGE, EXIT_UNVERIFIED = 0, 1, 2, 3
 
 
 def register(subparsers) -> None:
@@ -34,6 +39,9 @@ def register(subparsers) -> None:
                         help="print the result as JSON (schema argus.check/1)")
     parser.add_argument("--draw", metavar="OUT.svg",
                         help="draw the first counterexample's thread on its tile (.svg/.png)")
+    parser.add_argument("--accept-unverified", action="store_true",
+                        help="exit 0 when the verdict is unverified (no error, but not "
+                             "everything proved); the verdict printed stays unverified")
     parser.set_defaults(run=run_check)
 
 
@@ -53,11 +61,12 @@ def run_check(args) -> int:
     if not kernels:
         raise UsageError(f"{path}: no function decorated with @kernel; nothing to check")
     reports = [run(k) for k in kernels.values()]
+    accept = bool(getattr(args, "accept_unverified", False))
     if args.json:
-        print(json.dumps(to_json(path, reports), indent=2))
+        print(json.dumps(to_json(path, reports, accept), indent=2))
     else:
         for r in reports:
-            print_report(path, r)
+            print_report(path, r, accept)
     if args.draw:
         drawn = draw_first(reports, args.draw)
         if drawn:
@@ -65,17 +74,37 @@ def run_check(args) -> int:
         else:
             print(f"--draw: no finding names a register of a fragment; nothing drawn",
                   file=__import__("sys").stderr)
-    return 0 if all(r.ok for r in reports) else 1
+    return exit_status(overall(reports), accept)
 
 
-def to_json(path, reports) -> dict:
+def overall(reports) -> str:
+    """The file's verdict: failed if a kernel failed, else unverified if one is."""
+    from argus.verify.driver import FAILED, UNVERIFIED, VERIFIED
+
+    verdicts = {r.verdict for r in reports}
+    return FAILED if FAILED in verdicts else UNVERIFIED if UNVERIFIED in verdicts else VERIFIED
+
+
+def exit_status(verdict: str, accept_unverified: bool = False) -> int:
+    if verdict == "failed":
+        return EXIT_FAILED
+    if verdict == "unverified":
+        return EXIT_VERIFIED if accept_unverified else EXIT_UNVERIFIED
+    return EXIT_VERIFIED
+
+
+def to_json(path, reports, accept_unverified: bool = False) -> dict:
     return {
         "schema": SCHEMA,
         "file": str(path),
-        "ok": all(r.ok for r in reports),
+        "ok": all(r.ok for r in reports),        # true only when every kernel is verified
+        "verdict": overall(reports),
+        "accepted_unverified": accept_unverified and overall(reports) == "unverified",
         "kernels": [{
             "name": r.kernel,
             "ok": r.ok,
+            "verdict": r.verdict,
+            "unverified_reasons": r.unverified_reasons if r.verdict == "unverified" else [],
             "passes": r.passes,
             "missing_passes": r.missing,
             "seconds": round(r.seconds, 3),
@@ -86,7 +115,7 @@ def to_json(path, reports) -> dict:
     }
 
 
-def print_report(path, r) -> None:
+def print_report(path, r, accept_unverified: bool = False) -> None:
     for f in r.findings:
         print(f"{f.loc}: {f.severity}: {f.message} [{f.check}]")
         cex = f.counterexample
@@ -97,8 +126,16 @@ def print_report(path, r) -> None:
     errors = sum(f.severity == "error" for f in r.findings)
     warnings = len(r.findings) - errors
     ran = ", ".join(r.passes)
-    state = ("FAILED" if errors else "verified" if not warnings else
-             "no errors, but see the warnings (what they name is not verified)")
+    unproved = sum(f.unproved for f in r.findings)
+    if r.verdict == "failed":
+        state = "FAILED"
+    elif r.verdict == "unverified":
+        what = f"{unproved} finding(s) say what is not proved" if unproved else \
+            "a pass did not run"
+        state = f"UNVERIFIED ({what}" + ("; accepted with --accept-unverified)"
+                                         if accept_unverified else ")")
+    else:
+        state = "verified" if not warnings else "verified, with advisory warnings"
     missing = f"; not run (not installed): {', '.join(r.missing)}" if r.missing else ""
     print(f"{path}::{r.kernel}: {state} ({ran}{missing}): {errors} error(s), {warnings} "
           f"warning(s) in {r.seconds:.2f} s")

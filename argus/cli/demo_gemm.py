@@ -14,17 +14,20 @@ import numpy as np
 
 def _check() -> tuple[bool, str]:
     from argus.ops.library import kernel_ir
-    from argus.verify import verify
+    from argus.verify.driver import run
 
     start = time.perf_counter()
-    findings = verify(kernel_ir("gemm", "gemm_nt"))
+    report = run(kernel_ir("gemm", "gemm_nt"))
+    findings = report.findings
     errors = [f for f in findings if f.severity == "error"]
     warnings = len(findings) - len(errors)
-    text = (f"argus check: {len(errors)} errors, {warnings} warnings "
+    text = (f"argus check: {report.verdict}, {len(errors)} errors, {warnings} warnings "
             f"({time.perf_counter() - start:.1f} s)")
     if errors:
         text += f"; first: {errors[0]}"
-    return not errors, text
+    elif not report.ok:
+        text += f"; not proved: {report.unverified_reasons[0]}"
+    return report.ok, text
 
 
 def _interpret() -> tuple[bool, str]:

@@ -2,8 +2,17 @@
 
 Passes: the tag pass (argus.verify.tags: data-flow invariants, GEMM invariants, stores,
 tag_assert), the protocol pass (argus.verify.protocol) and the resource pass
-(argus.verify.resources), the last two when they are installed. A pass that crashes is
-reported as a warning finding naming it, never as a clean result.
+(argus.verify.resources), the last two when they are installed, and the vacuity pass
+(argus.verify.vacuity: satisfiable assumptions, loops that run). A pass that crashes is
+reported as a warning finding naming it, never as a clean result. Every error whose
+counterexample names a concrete point is replayed (argus.verify.replay) before it is
+reported; one that does not replay becomes a `verify.replay` warning, a defect of the
+verifier, never the user's bug.
+
+The verdict of a kernel: "failed" when a finding is an error; "unverified" when a
+warning leaves something unproved (`Finding.unproved`: not modelled, undecided, a crashed
+pass, a counterexample that did not replay) or a pass is not installed; "verified"
+otherwise. `Report.ok` is true only for "verified".
 """
 
 from __future__ import annotations
@@ -15,8 +24,10 @@ from dataclasses import dataclass, field
 from argus.ir.nodes import Kernel, Loc
 from argus.verify.finding import Finding
 
-PASSES = ("argus.verify.tags", "argus.verify.protocol", "argus.verify.resources", "argus.verify.barriers")
+PASSES = ("argus.verify.tags", "argus.verify.protocol", "argus.verify.resources",
+          "argus.verify.barriers", "argus.verify.vacuity")
 SEVERITY_ORDER = {"error": 0, "warning": 1}
+VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "failed"
 
 
 @dataclass
@@ -28,8 +39,25 @@ class Report:
     seconds: float = 0.0
 
     @property
+    def verdict(self) -> str:
+        if any(f.severity == "error" for f in self.findings):
+            return FAILED
+        if self.missing or any(f.unproved for f in self.findings):
+            return UNVERIFIED
+        return VERIFIED
+
+    @property
     def ok(self) -> bool:
-        return not any(f.severity == "error" for f in self.findings)
+        """Everything proved: no error, nothing left unverified, every pass ran."""
+        return self.verdict == VERIFIED
+
+    @property
+    def unverified_reasons(self) -> list[str]:
+        """Why the result is not "verified" though nothing failed: one line each."""
+        out = [f"{f.loc}: {f.check}: {f.message}" for f in self.findings if f.unproved]
+        out += [f"the {name} pass is not installed (pip install z3-solver)"
+                for name in self.missing]
+        return out
 
 
 def verify(kernel: Kernel) -> list[Finding]:
@@ -47,6 +75,13 @@ def run(kernel: Kernel) -> Report:
         except ImportError:
             missing.append(name.rsplit(".", 1)[1])
             continue
+        except Exception as err:  # noqa: BLE001 - a pass that cannot load did not run
+            findings.append(Finding(
+                f"{name.rsplit('.', 1)[1]}.internal-error", "warning",
+                f"the {name.rsplit('.', 1)[1]} pass could not be loaded ({type(err).__name__}: "
+                f"{err}); its checks did not run", kernel.loc, "kernel",
+                "report this verifier bug with the kernel"))
+            continue
         ran.append(name.rsplit(".", 1)[1])
         try:
             findings += module.check(kernel)
@@ -56,7 +91,21 @@ def run(kernel: Kernel) -> Report:
                 f"the {name.rsplit('.', 1)[1]} pass failed ({type(err).__name__}: {err}); "
                 "its checks did not run", kernel.loc, "kernel",
                 "report this verifier bug with the kernel"))
+    findings = replayed(kernel, findings)
     return Report(kernel.name, dedupe(findings), ran, missing, time.perf_counter() - start)
+
+
+def replayed(kernel: Kernel, findings: list[Finding]) -> list[Finding]:
+    """The findings with every error's counterexample replayed concretely; a replay that
+    itself crashes is a verifier defect too, said so, and leaves the findings as they are."""
+    try:
+        from argus.verify import replay
+        return replay.confirm(kernel, findings)
+    except Exception as err:  # noqa: BLE001 - never a traceback, never a silent pass
+        return findings + [Finding(
+            "verify.replay", "warning", f"replaying the counterexamples failed "
+            f"({type(err).__name__}: {err}); they are reported unconfirmed", kernel.loc,
+            "kernel", "report this verifier bug with the kernel")]
 
 
 def dedupe(findings: list[Finding]) -> list[Finding]:

@@ -12,6 +12,12 @@ from typing import Any, Optional
 
 from argus.ir.nodes import Loc
 
+# Warnings that report a cost, not something left unproved: the only findings that do not
+# make a result "unverified" (every other warning says a check did not run, was not
+# modelled or was not decided; a new warning is unverified unless it is named here).
+ADVISORY_CHECKS = frozenset({"protocol.bank-conflict",   # shared-memory replays
+                             "resources.register-spill"})  # local memory: slower, still right
+
 
 @dataclass(frozen=True)
 class ElementTag:
@@ -74,9 +80,15 @@ class Finding:
         if self.severity not in ("error", "warning"):
             raise ValueError(f"severity must be 'error' or 'warning', not {self.severity!r}")
 
+    @property
+    def unproved(self) -> bool:
+        """A warning that leaves part of the kernel unverified (not modelled, undecided,
+        a pass that crashed, a counterexample that did not replay)."""
+        return self.severity == "warning" and self.check not in ADVISORY_CHECKS
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"check": self.check, "severity": self.severity,
-                               "message": self.message,
+                               "unverified": self.unproved, "message": self.message,
                                "location": {"file": self.loc.file, "line": self.loc.line,
                                             "col": self.loc.col},
                                "op": self.op, "hint": self.hint}

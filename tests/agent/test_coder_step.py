@@ -232,3 +232,39 @@ def test_build_failure_comes_from_the_compile_tool(tmp_path):
                                     compiler=compiler)
     assert calls == [(f"{tmp_path}/step-001/kernel.py::copy", "sass")]
     assert not checked.clean and checked.outcome.feedback.endswith("kernel.py:3: boom")
+
+
+UNPROVED = '''\
+from argus.lang import Tensor, cluster_rank, fp32, kernel, load, store, tile
+
+
+@kernel(grid=(2,), block=128, cluster=(2, 1, 1))
+def pair(X: Tensor[128, 64, fp32], Y: Tensor[128, 64, fp32]):
+    r = cluster_rank()
+    x = load(tile(X, (64, 64), (r, 0)), "blocked")
+    store(tile(Y, (64, 64), (r, 0)), x)
+'''
+
+
+def test_an_unverified_kernel_is_not_clean(tmp_path):
+    """No error, but the verifier cannot prove the store's coverage (verdict unverified,
+    `argus check` exit 3): the coder step does not accept it, and says what is not proved."""
+    checked = coder.check_candidate(UNPROVED, tmp_path, 1, compiler=lambda *a: {"ok": True})
+    assert not checked.clean and checked.outcome.status == "invalid"
+    feedback = checked.outcome.feedback
+    assert "could not prove the kernel (verdict unverified" in feedback
+    assert "not proved [tag.store-coverage]" in feedback and "kernel.py:8:" in feedback
+
+
+def test_the_library_verifier_rejects_an_unverified_specialisation(monkeypatch):
+    from argus.agent import library_verifier
+    from argus.ir.nodes import Loc
+    from argus.verify import driver
+    from argus.verify.finding import Finding
+
+    undecided = Finding("tag.undecided", "warning", "z3 gave up", Loc("gemm.py", 9, 1),
+                        "wgmma", "simplify")
+    monkeypatch.setattr(driver, "run", lambda kernel: driver.Report("gemm_nt", [undecided],
+                                                                    ["tags"], []))
+    answer = library_verifier.verify_spec(("gemm", "gemm_nt", ()))
+    assert answer["errors"] == [f"unverified: {undecided}"]

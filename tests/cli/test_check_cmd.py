@@ -49,8 +49,54 @@ def test_a_kernel_with_unmodelled_ops_is_not_called_verified(capsys, tmp_path):
     code = main(["check", str(path)])
     out = capsys.readouterr().out
     assert "warning:" in out and "[tag.store-coverage]" in out
-    assert ": verified (" not in out
-    assert code in (0, 1)          # 1 only for errors other passes find
+    assert ": verified (" not in out and ": UNVERIFIED (" in out
+    assert code == 3               # no error, but not everything is proved
+
+
+def test_accept_unverified_exits_0_and_still_says_unverified(capsys, tmp_path):
+    path = tmp_path / "pair.py"
+    path.write_text(UNMODELLED)
+    assert main(["check", str(path), "--accept-unverified"]) == 0
+    out = capsys.readouterr().out
+    assert ": UNVERIFIED (" in out and "accepted with --accept-unverified" in out
+    assert main(["check", str(path), "--json", "--accept-unverified"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "unverified" and report["ok"] is False
+    assert report["accepted_unverified"] is True
+    (k,) = report["kernels"]
+    assert k["verdict"] == "unverified" and k["ok"] is False and k["unverified_reasons"]
+    assert any(f["unverified"] for f in k["findings"])
+
+
+def test_unverified_json_and_exit_3(capsys, tmp_path):
+    path = tmp_path / "pair.py"
+    path.write_text(UNMODELLED)
+    assert main(["check", str(path), "--json"]) == 3
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "unverified" and report["ok"] is False
+    assert report["accepted_unverified"] is False
+
+
+COMPARISON_EXTENT = (EXAMPLES / "gemm.py").read_text().replace(
+    'schedule(M // BM, N // BN, order="grouped", group=8)',
+    'schedule(M // BM, N >= BN, order="grouped", group=8)')
+
+
+def test_passes_that_crash_on_a_kernel_make_it_unverified_not_clean(capsys, tmp_path):
+    """A schedule extent written as a comparison crashed every pass: exit 0 before."""
+    path = tmp_path / "cmp.py"
+    path.write_text(COMPARISON_EXTENT)
+    assert "N >= BN" in COMPARISON_EXTENT
+    assert main(["check", str(path)]) == 3
+    out = capsys.readouterr().out
+    assert "internal-error]" in out and ": UNVERIFIED (" in out and "Traceback" not in out
+
+
+def test_a_vacuous_kernel_fails_at_its_line(capsys):
+    bug = EXAMPLES / "bugs" / "vacuity" / "kt_remainder.py"
+    assert main(["check", str(bug)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bug}:43:" in out and "[vacuity.loop]" in out and "FAILED" in out
 
 
 def test_a_bug_exits_1_with_line_counterexample_and_hint(capsys):
@@ -81,6 +127,7 @@ def test_json_clean(capsys):
     assert main(["check", f"{EXAMPLES / 'gemm.py'}::gemm", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is True and report["kernels"][0]["findings"] == []
+    assert report["verdict"] == "verified" and report["kernels"][0]["verdict"] == "verified"
 
 
 def test_draw_outlines_the_offending_thread(tmp_path, capsys):
