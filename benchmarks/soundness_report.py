@@ -45,7 +45,7 @@ def _shown(path: Path) -> str:
 
 
 def main(argv=None) -> int:
-    from tools.mutation.soundness import BaselineError, failures, fuzz
+    from tools.mutation.soundness import BaselineError, annotate, failures, fuzz
     from tools.mutation.soundness_md import render
     from tools.mutation.targets import TARGETS
 
@@ -93,10 +93,10 @@ def main(argv=None) -> int:
         report.update(date=stamp, commit=_commit(), processes=1,
                       seconds=round(time.perf_counter() - start), sample=args.sample)
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
-        print(f"wrote {_shown(args.json)}")
+    annotate(report)
+    args.json.write_text(json.dumps(report, indent=1) + "\n")
     args.markdown.write_text(render(report))
-    print(f"wrote {_shown(args.markdown)}")
+    print(f"wrote {_shown(args.json)}\nwrote {_shown(args.markdown)}")
     bad = failures(report)
     for row in bad:
         print(f"VERIFIED BUT WRONG: {row['id']} {row['file']}:{row['line']}: {row['after']} "

@@ -27,6 +27,9 @@ BY_OPERATOR = {
     "walk_order": Cause("roles walk the tiles in different orders", 2),
     "acc_reset": Cause("an accumulator never reset", 2),
 }
+VALUES = {"reduction": Cause("value arithmetic changed (a reduction or a state swapped): the "
+                             "verifier proves where values go, not what arithmetic makes them",
+                             None)}
 RESET = Cause("an accumulator never reset", 2)
 NO_STORE = Cause("the output's store dropped: nothing covers the output", 3)
 UNDECIDED = Cause("accepted with new warnings (undecided or not modelled)", 2)
@@ -47,4 +50,6 @@ def cause_of(row: dict) -> Cause:
         return Cause(f"{row['operator']}: {rule.kind}", 2 if row.get("new_warnings") else None)
     if row.get("new_warnings"):
         return UNDECIDED
+    if row["operator"] in VALUES:
+        return VALUES[row["operator"]]
     return Cause(f"{row['operator']}: unexplained", None)

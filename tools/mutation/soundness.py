@@ -10,6 +10,7 @@ Nothing is skipped otherwise: the verdict and the runs depend on the IR alone.""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Callable, Iterable
 
 from tools.mutation.causes import cause_of
@@ -66,6 +67,7 @@ def fuzz(names: Iterable[str], select: Callable[[str], bool] | None = None,
                 ir = format_kernel(kernel)
                 if ir in seen:
                     same, result = seen[ir]
+                    result = replace(result, check_seconds=0.0, run_seconds=0.0)
                 else:
                     result = check_kernel_then_run(target, kernel)
                     seen[ir] = (mutant.id, result)
@@ -86,6 +88,17 @@ def fuzz(names: Iterable[str], select: Callable[[str], bool] | None = None,
                          "baseline_warnings": base.warnings,
                          "seconds": round(time.perf_counter() - start, 1)}
     return {"schema": SCHEMA, "targets": targets, "mutants": rows}
+
+
+def annotate(report: dict) -> None:
+    """(Re)compute every failure's cause from causes.py (it may have changed since the run);
+    a row sharing an earlier mutant's IR ran nothing: no check or run seconds of its own."""
+    for row in report["mutants"]:
+        if row.get("same_ir_as"):
+            row["check_seconds"] = row["run_seconds"] = 0.0
+    for row in failures(report):
+        cause = cause_of(row)
+        row.update(cause=cause.label, issue_class=cause.issue_class)
 
 
 def failures(report: dict) -> list[dict]:
