@@ -60,9 +60,19 @@ def main(argv=None) -> int:
                         help="also append each mutant's row to this JSON-lines file")
     parser.add_argument("--markdown-only", action="store_true",
                         help="run nothing: re-render the markdown from the JSON")
+    parser.add_argument("--from-stream", type=Path, default=None, metavar="JSONL",
+                        help="run nothing: the report of an interrupted run's --stream rows "
+                             "(marked partial)")
     args = parser.parse_args(argv)
     if args.markdown_only:
         report = json.loads(args.json.read_text())
+    elif args.from_stream:
+        from tools.mutation.soundness import from_rows
+        rows = [json.loads(line) for line in args.from_stream.read_text().splitlines()]
+        report = from_rows(rows)
+        report.update(date=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                      commit=_commit(), processes=1,
+                      seconds=round(sum(r["seconds"] for r in rows)), sample=False)
     else:
         select = None
         if args.sample:

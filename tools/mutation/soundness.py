@@ -48,11 +48,7 @@ def fuzz(names: Iterable[str], select: Callable[[str], bool] | None = None,
         target = TARGETS[name]
         source = target.source()
         start = time.perf_counter()
-        base = check_kernel_then_run(target, parse(target, source))
-        if base.cls != VERIFIED_CORRECT:
-            raise BaselineError(f"{target.path}::{target.kernel} itself is {base.cls}: "
-                                f"{base.errors or base.warnings or base.evidence}; fix it "
-                                f"before fuzzing it")
+        base = baseline(name)
         seen = {format_kernel(parse(target, source)): ("unmutated", base)}
         baseline_warnings = set(base.warnings)
         for key, mutant in keys(generate_mutants(target)).items():
@@ -82,12 +78,36 @@ def fuzz(names: Iterable[str], select: Callable[[str], bool] | None = None,
             rows.append(row)
             if progress:
                 progress(row)
-        targets[name] = {"file": target.path, "kernel": target.kernel,
-                         "shapes": [dict(s) for s in target.all_shapes],
-                         "overrides": target.overrides, "baseline": base.cls,
-                         "baseline_warnings": base.warnings,
-                         "seconds": round(time.perf_counter() - start, 1)}
+        targets[name] = target_info(name, base, time.perf_counter() - start)
     return {"schema": SCHEMA, "targets": targets, "mutants": rows}
+
+
+def baseline(name: str) -> Differential:
+    """The unmutated kernel's result; BaselineError unless it verifies and runs correctly."""
+    target = TARGETS[name]
+    base = check_kernel_then_run(target, parse(target, target.source()))
+    if base.cls != VERIFIED_CORRECT:
+        raise BaselineError(f"{target.path}::{target.kernel} itself is {base.cls}: "
+                            f"{base.errors or base.warnings or base.evidence}; fix it "
+                            f"before fuzzing it")
+    return base
+
+
+def target_info(name: str, base: Differential, seconds: float) -> dict:
+    target = TARGETS[name]
+    return {"file": target.path, "kernel": target.kernel,
+            "shapes": [dict(s) for s in target.all_shapes], "overrides": target.overrides,
+            "baseline": base.cls, "baseline_warnings": base.warnings,
+            "seconds": round(seconds, 1)}
+
+
+def from_rows(rows: list[dict]) -> dict:
+    """A report from streamed rows (an interrupted run): the targets they cover, each
+    baseline re-checked, marked partial; a target's seconds is the sum of its rows'."""
+    names = list(dict.fromkeys(r["target"] for r in rows))
+    targets = {n: target_info(n, baseline(n), sum(r["seconds"] for r in rows
+                                                 if r["target"] == n)) for n in names}
+    return {"schema": SCHEMA, "targets": targets, "mutants": rows, "partial": True}
 
 
 def annotate(report: dict) -> None:

@@ -89,7 +89,14 @@ def render(report: dict) -> str:
            "below, tails included, against the file's NumPy reference; one that gives a "
            "wrong answer, NaN, a deadlock, fault, race or an interpreter error is a failure. "
            "Mutants with the same kernel IR as one already run (an edit in code the "
-           "specialisation does not compile) share its result.", "",
+           "specialisation does not compile) share its result. The check's 30 s limit is "
+           "an alarm that fires between solver calls, so one long z3 query can exceed it.",
+           "", "Issue 19's classes, as numbered there: 1 the tensor an operand comes from is "
+           "not checked; 2 undecided, unmodelled or crashed passes leave exit status 0; "
+           "3 vacuity (loops that never run, stores that do not cover the output); 4 "
+           "barriers reached by part of the block; '-' outside them.", "",
+           *([f"**Partial**: the run was interrupted; these are the rows of the targets "
+               f"it reached.", ""] if report.get("partial") else []),
            "## Counts", "",
            "| | mutants |", "|---|---:|",
            f"| mutants | {len(rows)} |",
