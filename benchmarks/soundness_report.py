@@ -60,19 +60,23 @@ def main(argv=None) -> int:
                         help="also append each mutant's row to this JSON-lines file")
     parser.add_argument("--markdown-only", action="store_true",
                         help="run nothing: re-render the markdown from the JSON")
-    parser.add_argument("--from-stream", type=Path, default=None, metavar="JSONL",
-                        help="run nothing: the report of an interrupted run's --stream rows "
-                             "(marked partial)")
+    parser.add_argument("--from-stream", type=Path, nargs="+", default=None, metavar="JSONL",
+                        help="run nothing: the report of the --stream rows of one or more "
+                             "runs (interrupted, or side by side on different targets); "
+                             "marked partial unless every mutant has a row")
+    parser.add_argument("--note", default=None, help="a sentence for the report's header "
+                        "(how it was run)")
     args = parser.parse_args(argv)
     if args.markdown_only:
         report = json.loads(args.json.read_text())
     elif args.from_stream:
         from tools.mutation.soundness import from_rows
-        rows = [json.loads(line) for line in args.from_stream.read_text().splitlines()]
-        report = from_rows(rows)
+        streams = [[json.loads(line) for line in path.read_text().splitlines()]
+                   for path in args.from_stream]
+        report = from_rows(streams)
         report.update(date=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                      commit=_commit(), processes=1,
-                      seconds=round(sum(r["seconds"] for r in rows)), sample=False)
+                      commit=_commit(), processes=len(streams), sample=False,
+                      seconds=round(sum(r["seconds"] for r in report["mutants"])))
     else:
         select = None
         if args.sample:
@@ -103,6 +107,8 @@ def main(argv=None) -> int:
         report.update(date=stamp, commit=_commit(), processes=1,
                       seconds=round(time.perf_counter() - start), sample=args.sample)
         args.json.parent.mkdir(parents=True, exist_ok=True)
+    if args.note:
+        report["note"] = args.note
     annotate(report)
     args.json.write_text(json.dumps(report, indent=1) + "\n")
     args.markdown.write_text(render(report))

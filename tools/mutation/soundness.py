@@ -101,13 +101,23 @@ def target_info(name: str, base: Differential, seconds: float) -> dict:
             "seconds": round(seconds, 1)}
 
 
-def from_rows(rows: list[dict]) -> dict:
-    """A report from streamed rows (an interrupted run): the targets they cover, each
-    baseline re-checked, marked partial; a target's seconds is the sum of its rows'."""
-    names = list(dict.fromkeys(r["target"] for r in rows))
-    targets = {n: target_info(n, baseline(n), sum(r["seconds"] for r in rows
-                                                 if r["target"] == n)) for n in names}
-    return {"schema": SCHEMA, "targets": targets, "mutants": rows, "partial": True}
+def from_rows(streams: list[list[dict]]) -> dict:
+    """A report from the streamed rows of one or more runs (interrupted, or run side by side
+    on different targets): each target's rows from the stream holding most of them, each
+    baseline re-checked; partial unless every target has a row for each of its mutants."""
+    best: dict[str, list] = {}
+    for rows in streams:
+        for name in dict.fromkeys(r["target"] for r in rows):
+            mine = [r for r in rows if r["target"] == name]
+            if len(mine) > len(best.get(name, [])):
+                best[name] = mine
+    names = [n for n in TARGETS if n in best]
+    targets = {n: target_info(n, baseline(n), sum(r["seconds"] for r in best[n]))
+               for n in names}
+    complete = set(names) == set(TARGETS) and all(
+        len(best[n]) == len(generate_mutants(TARGETS[n])) for n in names)
+    return {"schema": SCHEMA, "targets": targets,
+            "mutants": [r for n in names for r in best[n]], "partial": not complete}
 
 
 def annotate(report: dict) -> None:
