@@ -21,6 +21,7 @@ MAX_THREADS_PER_BLOCK = 1024    # blockDim.x * y * z at most
 MAX_THREADS_PER_SM = 2048       # resident threads of one SM
 MAX_BLOCKS_PER_SM = 32          # resident blocks of one SM
 MAX_CLUSTER_SIZE = 8            # blocks per cluster without the non-portable opt-in
+MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)   # gridDim.x, .y, .z at most
 
 # --- shared memory ------------------------------------------------------------------
 SMEM_PER_BLOCK = 227 * 1024     # 232448 B: the opt-in maximum of dynamic shared memory a block can have

@@ -3,7 +3,9 @@
 # launched on fresh random inputs with poisoned outputs, compared with its reference), at
 # the default shape and at larger ones with tails where the kernel allows, then
 # compute-sanitizer memcheck / racecheck / synccheck on each at its default shape.
-#   bash scripts/device_examples.sh [run|sanitize|attention|all]
+#   bash scripts/device_examples.sh [run|sanitize|attention|vector|all]
+# vector: the op-diff suite (prepare out/opdiff on the CPU first and carry it), every example,
+# the GEMM GPU tests, memcheck/racecheck of the blocked-layout examples, copy bandwidth.
 # Run from the repo root through the device tool with carry [".whl"] (z3 wheel); logs in $OUT.
 set -uo pipefail
 OUT="${OUT:-out/device}"; mkdir -p "$OUT"
@@ -51,8 +53,21 @@ sanitize() {
     done
   done
 }
+vector() {
+  run 240 python3 benchmarks/op_diff.py gpu out/opdiff --json "$OUT/op-diff.json"
+  runs
+  run 200 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py
+  for tool in memcheck racecheck; do
+    for e in "examples/copy.py::copy --shape M=128,N=128" \
+             "examples/moe_combine.py::moe_combine --shape T=128,N=128,P=256"; do
+      run 120 compute-sanitizer --tool $tool --report-api-errors no $A run $e
+    done
+  done
+  run 200 python3 benchmarks/copy_bandwidth.py --out "$OUT/copy-bandwidth.json"
+}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv
 case "$PHASE" in
-  run) runs ;; sanitize) sanitize ;; attention) attention ;; all) runs; sanitize ;;
+  run) runs ;; sanitize) sanitize ;; attention) attention ;; vector) vector ;;
+  all) runs; sanitize ;;
   *) echo "unknown phase $PHASE"; exit 2 ;;
 esac 2>&1 | tee "$OUT/examples-$PHASE.log"

@@ -34,7 +34,7 @@ def _argus(args: list[str], timeout_s: float = TOOL_TIMEOUT_S) -> dict[str, Any]
 
 def check(target: str) -> dict[str, Any]:
     """`argus check FILE.py[::KERNEL] --json`: parse, IR and barrier checks (see its docs)."""
-    out = _argus(["check", target, "--json"])
+    out = _argus(["check", "--json", "--", target])   # `--`: a target may begin with '-'
     try:
         # exit 1 (an error finding) still prints the full JSON result
         out["result"] = json.loads(out["stdout"]) if out["exit_code"] in (0, 1) else None
@@ -45,15 +45,16 @@ def check(target: str) -> dict[str, Any]:
 
 def compile_kernel(target: str, emit: str = "ir", locs: bool = False) -> dict[str, Any]:
     """`argus compile FILE.py::KERNEL --emit STAGE`: the kernel after one compiler stage."""
-    args = ["compile", target, "--emit", emit] + (["--locs"] if locs else [])
+    args = ["compile", "--emit", emit] + (["--locs"] if locs else []) + ["--", target]
     return {"tool": "compile", "target": target, "emit": emit, **_argus(args)}
 
 
 def run_interpret(target: str, shape: str = "", seed: int = 0) -> dict[str, Any]:
     """`argus run FILE.py::KERNEL --interpret`: the CPU interpreter against the reference."""
-    args = ["run", target, "--interpret", "--seed", str(int(seed))]
+    args = ["run", "--interpret", "--seed", str(int(seed))]
     if shape:
         args += ["--shape", shape]
+    args += ["--", target]
     out = _argus(args)
     out["passed"] = out["ok"] and "PASS" in out["stdout"]
     return {"tool": "run_interpret", "target": target, **out}
@@ -62,7 +63,8 @@ def run_interpret(target: str, shape: str = "", seed: int = 0) -> dict[str, Any]
 def layout_show(layout: str, output: str = "", thread: int | None = None) -> dict[str, Any]:
     """`argus layout show LAYOUT -o FILE.svg`: draw a layout or a Hopper atom."""
     path = output or str(Path(tempfile.mkdtemp(prefix="argus-layout-")) / "layout.svg")
-    args = ["layout", "show", layout, "-o", path] + (["--thread", str(thread)] if thread is not None else [])
+    args = ["layout", "show", "-o", path] + (["--thread", str(thread)] if thread is not None
+                                             else []) + ["--", layout]
     out = _argus(args)
     drawn = Path(path)
     out["path"] = path if out["ok"] else None

@@ -2,6 +2,9 @@
 planner (resuming from the episode store when asked), write the outputs.
 
 Shared by `argus optimize`, the MCP `optimize` tool and benchmarks/optimize_gemm.py.
+A configuration measured fastest on the GPU also goes into the autotuning cache that
+argus.ops.matmul reads (argus/ops/tune_cache.py), so the next matmul of that shape class
+runs it.
 """
 from __future__ import annotations
 
@@ -46,7 +49,8 @@ def run_episode(task: GemmTask, provider_config: ProviderConfig, *, evaluator: s
                 out_dir: str | Path | None = None, db: str | Path | None = None,
                 resume: bool = False, use_lessons: bool = True,
                 on_step: Callable | None = None, benchmark: Callable | None = None,
-                provider=None, keep_prompts: bool = False) -> dict[str, Any]:
+                provider=None, keep_prompts: bool = False,
+                tune_cache: bool = True) -> dict[str, Any]:
     chosen, note = choose_evaluator(evaluator, benchmark)
     start = start or default_start(task, getattr(chosen, "space", None))
     provider = provider or make_provider(provider_config)
@@ -76,5 +80,39 @@ def run_episode(task: GemmTask, provider_config: ProviderConfig, *, evaluator: s
             "provider_config": provider_config.public(), "evaluator": chosen.name,
             "evaluator_note": note, "resumed_steps": resumed, "lessons": lessons,
             "episode": episode, "db": str(store.path) if store else None}
+    meta["tune_cache_key"] = record_best(task, result, chosen) if tune_cache else None
     paths = write_outputs(result, out_dir, meta) if out_dir else {}
     return {"result": result, "summary": summary(result, meta), "paths": paths}
+
+
+TUNE_DTYPES = {"bfloat16": "bf16", "float16": "fp16"}
+
+
+def record_best(task: GemmTask, result: RunResult, evaluator) -> str | None:
+    """Write the best GPU-measured configuration into the tuning cache under this GPU, the
+    task's dtype, the layout the GPU evaluator measures (x @ W, "kn") and the shape class;
+    its key, or None when nothing was measured on a GPU or the library cannot run the
+    configuration (the cost model's predictions never go in)."""
+    best = result.trajectory.best()
+    dtype = TUNE_DTYPES.get(task.dtype)
+    if evaluator.name != "gpu" or best is None or best.config is None or dtype is None:
+        return None
+    from argus.ops.gemm_configs import knobs_to_config
+    from argus.ops.tune_cache import TuneCache, entry_key
+    from argus.runtime.launch_errors import LaunchError
+
+    knobs = best.config.to_json()
+    try:
+        knobs_to_config(knobs, "kn", task.M, task.N, task.K)
+    except LaunchError:
+        return None
+    key = entry_key(_gpu_name(evaluator), dtype, "kn", task.M, task.N, task.K)
+    TuneCache().record(key, knobs, best.outcome.time_ms, "argus optimize")
+    return key
+
+
+def _gpu_name(evaluator) -> str:
+    if gpu_eval.cuda_available():
+        import torch
+        return torch.cuda.get_device_name()
+    return evaluator.device_name

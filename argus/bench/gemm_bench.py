@@ -3,6 +3,8 @@
     argus bench gemm                    # correctness sweep + timing of the issue's shapes
     argus bench gemm --correctness      # only the correctness sweep (tails, layouts, dtypes)
     argus bench gemm --timing --shapes 4096x4096x4096 --layouts kn,nk --dtypes bf16
+    argus bench gemm --random 40 --seed 7   # 40 shapes drawn from LLM families (gemm_shapes)
+    argus bench gemm --random 40 --seed 7 --list   # print the draw only (no GPU needed)
     (python benchmarks/gemm.py ... is the same)
 
 Correctness: each shape on fresh random inputs (outputs poisoned first, NaN never passes),
@@ -101,10 +103,18 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
-def main(argv=None, prog=None) -> int:
-    import torch
+def family_geomeans(rows, shapes) -> dict:
+    """Geomean ratio per drawn family, and over the decode-like cases with M <= 64."""
+    family = {(s.m, s.n, s.k): s.family for s in shapes}
+    ok = [r for r in rows if r["status"] == "ok"]
+    groups = {f: [r["ratio_to_peer"] for r in ok if family.get((r["m"], r["n"], r["k"])) == f]
+              for f in sorted(set(family.values()))}
+    groups["m<=64"] = [r["ratio_to_peer"] for r in ok if r["m"] <= 64]
+    return {name: geomean(values) for name, values in groups.items()}
 
-    from argus.bench.results import RESULTS_DIR, environment, git_state
+
+def main(argv=None, prog=None) -> int:
+    from argus.bench.gemm_shapes import draw
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     p.add_argument("--correctness", action="store_true", help="only the correctness sweep")
@@ -113,7 +123,30 @@ def main(argv=None, prog=None) -> int:
     p.add_argument("--layouts", default="kn,nk", help="kn (x @ W), nk (x @ W.T)")
     p.add_argument("--dtypes", default="bf16", help="bf16,fp16")
     p.add_argument("--timeout", type=float, default=120.0, help="watchdog seconds per case")
+    p.add_argument("--random", type=int, default=None, metavar="N",
+                   help="N shapes drawn from LLM families (decode, prefill, odd) instead")
+    p.add_argument("--seed", type=int, default=0, help="the seed of --random's draw")
+    p.add_argument("--list", action="store_true", help="print --random's draw and stop")
     args = p.parse_args(argv)
+    if args.random is not None and args.shapes:
+        p.error("--random draws the shapes; leave out --shapes")
+    if args.random is not None and args.random < 1:
+        p.error(f"--random {args.random}: draw at least one shape")
+    drawn = draw(args.random, args.seed) if args.random is not None else []
+    if drawn:
+        print(f"{len(drawn)} shapes drawn with seed {args.seed}:")
+        for s in drawn:
+            print(f"  {s.text():>20}  {s.family:<8} {s.source}")
+        args.shapes = ",".join(s.text() for s in drawn)
+    if args.list:
+        if not drawn:
+            p.error("--list prints a --random draw; give --random N")
+        return 0
+
+    import torch
+
+    from argus.bench.results import RESULTS_DIR, environment, git_state
+
     if not torch.cuda.is_available():
         print("argus bench gemm: no CUDA GPU here; the DSL GEMM runs on Hopper only "
               "(nothing measured)")
@@ -123,6 +156,9 @@ def main(argv=None, prog=None) -> int:
     now = dt.datetime.now(dt.timezone.utc)
     out = {"date": now.isoformat(timespec="seconds"), "git": git_state(),
            "environment": environment("cuda")}
+    if drawn:
+        out["draw"] = {"count": args.random, "seed": args.seed,
+                       "shapes": [vars(s) for s in drawn]}
     failed = 0
     if args.correctness or both:
         shapes = parse_shapes(args.shapes) or CORRECTNESS_SHAPES
@@ -139,6 +175,9 @@ def main(argv=None, prog=None) -> int:
                 g = geomean(sel)
                 out.setdefault("geomean_ratio", {})[f"{dtype}-{layout}"] = g
                 print(f"geomean ratio (cuBLAS time / Argus time) {dtype} {layout}: {g}")
+        if drawn:
+            out["geomean_by_family"] = family_geomeans(out["timing"], drawn)
+            print(f"geomean ratio by family: {out['geomean_by_family']}")
     kind = "all" if both else ("correctness" if args.correctness else "timing")
     os.makedirs(RESULTS_DIR, exist_ok=True)
     path = os.path.join(RESULTS_DIR, f"gemm-{kind}-{now.strftime('%Y%m%d-%H%M%S')}.json")

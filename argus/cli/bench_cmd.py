@@ -1,4 +1,4 @@
-"""`argus bench gemm [--correctness|--timing] [--shapes MxNxK,...] [--layouts kn,nk]
+"""`argus bench gemm [--correctness|--timing] [--shapes MxNxK,... | --random N --seed S] [--layouts kn,nk]
 [--dtypes bf16,fp16]`: the DSL GEMM against torch.matmul on this GPU (argus.bench.gemm_bench);
 results JSON under benchmarks/results/. Without a GPU it says so and measures nothing."""
 

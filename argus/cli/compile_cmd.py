@@ -31,6 +31,8 @@ def register(subparsers) -> None:
 def run_compile(args) -> int:
     from argus.ir.printer import format_kernel
 
+    if args.output:
+        check_output_path(args.output)
     kernel = load_kernel(args.target)
     if args.emit == "ir":
         return _emit_text(format_kernel(kernel, locs=args.locs), args.output)
@@ -52,7 +54,10 @@ def run_compile(args) -> int:
         raise UsageError(f"the generated CUDA did not compile (a backend bug; please report "
                          f"it):\n{err}") from None
     if args.emit == "cubin":
-        Path(args.output).write_bytes(entry.cubin)
+        try:
+            Path(args.output).write_bytes(entry.cubin)
+        except OSError as err:
+            raise UsageError(f"-o {args.output}: cannot write it: {err.strerror or err}") from None
         print(f"wrote {args.output} ({len(entry.cubin)} bytes, {entry.compiler})")
         return 0
     k = entry.resources.kernels.get(gen.name)
@@ -61,9 +66,22 @@ def run_compile(args) -> int:
     return _emit_text(head + entry.sass().text, args.output)
 
 
+def check_output_path(output: str) -> None:
+    """-o names a file that can be written: not a directory, its folder existing."""
+    path = Path(output)
+    if path.is_dir():
+        raise UsageError(f"-o {output} is a directory; give a file name, e.g. "
+                         f"-o {path / 'kernel.cu'}")
+    if not path.parent.is_dir():
+        raise UsageError(f"-o {output}: no folder {path.parent}; create it first")
+
+
 def _emit_text(text: str, output: str | None) -> int:
     if output:
-        Path(output).write_text(text)
+        try:
+            Path(output).write_text(text)
+        except OSError as err:
+            raise UsageError(f"-o {output}: cannot write it: {err.strerror or err}") from None
         print(f"wrote {output}")
     else:
         print(text, end="" if text.endswith("\n") else "\n")

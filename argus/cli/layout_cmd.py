@@ -12,6 +12,9 @@ import difflib
 from argus.cli.errors import UsageError
 
 
+SHOWN_CHARS = 80   # of a long layout text, in a message
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "layout", help="draw a layout or a Hopper atom, list the atoms",
@@ -79,19 +82,26 @@ def resolve_layout(text: str):
     names = list(atom_names())
     if text in names:
         return "atom", get_atom(text)
-    close = difflib.get_close_matches(text, names, n=3)
+    close = difflib.get_close_matches(text, names, n=3) if len(text) <= SHOWN_CHARS else []
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise UsageError(f"unknown atom '{text}'{hint} (run `argus layout list` for the atom "
+    shown = text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
+    raise UsageError(f"unknown atom '{shown}'{hint} (run `argus layout list` for the atom "
                      'names, or give a layout in CuTe notation such as "(4,8):(8,1)")')
 
 
 def _bad_layout_message(text: str, err: ValueError) -> str:
     """One line naming the problem and its column, then the text with a caret under it."""
     problem, column = getattr(err, "problem", None), getattr(err, "column", None)
+    shown = text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
     if problem is None or column is None:
-        return f"bad layout '{text}': {str(err).splitlines()[0]}"
-    return (f"bad layout '{text}': {problem} at column {column}\n"
-            f"    {text}\n    {' ' * (column - 1)}^")
+        return f"bad layout '{shown}': {str(err).splitlines()[0]}"
+    if column > SHOWN_CHARS:   # show the part of a long text around the column
+        start = column - SHOWN_CHARS // 2
+        excerpt, caret = "..." + text[start:start + SHOWN_CHARS] + "...", SHOWN_CHARS // 2 + 3
+    else:
+        excerpt, caret = shown, column - 1
+    return (f"bad layout '{shown}': {problem} at column {column}\n"
+            f"    {excerpt}\n    {' ' * caret}^")
 
 
 def _looks_like_notation(text: str) -> bool:

@@ -4,6 +4,9 @@ kernel on fresh random inputs and compare with the file's NumPy `reference`: on 
 the interpreter's fragment-exact mode (per-thread registers through the fragment layouts,
 shared memory as swizzled bytes); without it, value mode (logical tiles).
 
+The file is never imported: the reference is read from its syntax tree and runs in an
+isolated child process (run_reference.py), with the file's plain functions, its imports of
+numpy, math and a few standard modules, and its module constants; nothing else of the file.
 The reference is a function `reference(IN1, IN2, ...)` in the same file whose parameters
 are named after the kernel's input tensors; every tensor parameter it does not take is an
 output, and it returns that output (a tuple when there are several). Reference parameters
@@ -29,6 +32,7 @@ fault), 2 on a usage or DSL error. Only --interpret exists: the GPU backend is n
 from __future__ import annotations
 
 import argparse
+import math
 
 import numpy as np
 
@@ -38,6 +42,7 @@ from argus.cli.run_gpu import run_on_gpu
 from argus.cli.run_reference import (call_reference, compare, concrete_shape, example_inputs,
                                      load_reference, poisoned, random_input, split_params,
                                      tensor_params)
+from argus.input_limits import MAX_RUN_ELEMENTS, MAX_SHAPE_EXTENT
 
 DEFAULT_SHAPES = {
     "copy": {"M": 128, "N": 128},
@@ -62,23 +67,42 @@ def register(subparsers) -> None:
                              "the layouts, shared memory through the swizzles (slower)")
     parser.add_argument("--shape", type=parse_shape, default={}, metavar="SYM=N,...",
                         help="bind shape symbols, e.g. M=256,N=256,K=128")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=parse_seed, default=0,
                         help="seed of the inputs and of the interpreter's scheduler")
-    parser.add_argument("--const", type=parse_shape, default={}, metavar="NAME=N,...",
+    parser.add_argument("--const", type=parse_const, default={}, metavar="NAME=N,...",
                         help="replace module constants or const parameters, e.g. "
                              "HD=128,CAUSAL=0 (the reference gets them by name too)")
     parser.set_defaults(run=run_kernel)
 
 
-def parse_shape(text: str) -> dict[str, int]:
+def parse_shape(text: str, smallest: int = 1) -> dict[str, int]:
     bindings = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, value = part.partition("=")
         if not sep or not name.strip().isidentifier() or not value.strip().isdigit():
             raise argparse.ArgumentTypeError(
                 f"'{part}' is not SYM=N; write e.g. --shape M=256,N=256")
+        if len(value.strip()) > 12 or not smallest <= int(value) <= MAX_SHAPE_EXTENT:
+            raise argparse.ArgumentTypeError(
+                f"'{part}': a value must be {smallest}..{MAX_SHAPE_EXTENT} (int32 indices)")
         bindings[name.strip()] = int(value)
     return bindings
+
+
+def parse_seed(text: str) -> int:
+    """--seed N: a non-negative integer under 2**63 (what NumPy's generators take)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if not 0 <= seed < 2 ** 63:
+        raise argparse.ArgumentTypeError(f"{text}: a seed is 0 .. 2**63-1")
+    return seed
+
+
+def parse_const(text: str) -> dict[str, int]:
+    """--const NAME=N,...: as --shape, and 0 is a value (CAUSAL=0)."""
+    return parse_shape(text, smallest=0)
 
 
 def run_kernel(args) -> int:
@@ -88,7 +112,7 @@ def run_kernel(args) -> int:
 
     kernel = load_kernel(args.target, getattr(args, "const", None))
     path, kernel_name = split_target(args.target)
-    reference = load_reference(path, kernel_name)
+    reference = load_reference(path, kernel_name, getattr(args, "const", None))
     symbols = bind_shapes(kernel, args.shape)
     inputs, outputs = split_params(kernel, reference)
     rng = np.random.default_rng(args.seed)
@@ -133,4 +157,11 @@ def bind_shapes(kernel, given: dict[str, int]) -> dict[str, int]:
     if missing:
         raise UsageError(f"no value for shape symbols {missing} of kernel {kernel.name}; "
                          f"pass --shape " + ",".join(f"{s}=N" for s in missing))
+    elements = sum(math.prod(concrete_shape(p.type, symbols)) for p in tensor_params(kernel))
+    if elements > MAX_RUN_ELEMENTS:
+        shape_text = ",".join(f"{k}={v}" for k, v in symbols.items())
+        raise UsageError(f"--shape {shape_text}: the tensors of kernel {kernel.name} would "
+                         f"have {elements} elements, over the {MAX_RUN_ELEMENTS} the "
+                         f"interpreter runs; use smaller sizes (the defaults are "
+                         f"{DEFAULT_SHAPES.get(kernel.name) or 'a few hundred'})")
     return symbols

@@ -1,39 +1,34 @@
 """What `argus run` compares a kernel with: random inputs, poisoned outputs, the file's NumPy
 `reference` and the tolerance per dtype (see run_cmd's help for the conventions).
 
+The kernel file is never imported: its reference is read from the syntax tree
+(reference_source.py) and runs, with the file's `inputs`, in an isolated child process
+(reference_sandbox.py), so no code of an untrusted file runs in the harness.
+
 Both paths of `argus run` use it, the interpreter's (run_cmd) and the GPU's (run_gpu), and so
 does the verifier's mutation tester (tools/mutation/runner.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
 from pathlib import Path
 
 import numpy as np
 
 from argus.cli.errors import UsageError
+from argus.cli.reference_sandbox import run_step
+from argus.cli.reference_source import Reference, read_reference
 from argus.ir.types import GlobalTensorType
 
 # Relative tolerance per output dtype: a few units in the last place of that format.
 TOLERANCE = {"fp32": 1e-5, "fp16": 2 ** -9, "bf16": 2 ** -7, "fp8e4m3": 2 ** -2, "int32": 0.0}
 
 
-def load_reference(path: Path, kernel_name: str | None = None):
-    """`reference_<kernel>` when the file has one (several kernels), else `reference`."""
-    spec = importlib.util.spec_from_file_location(f"argus_run_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as err:  # the user's module failed to import: say so, no traceback
-        raise UsageError(f"{path}: importing it failed: {type(err).__name__}: {err}") from None
-    reference = getattr(module, f"reference_{kernel_name}", None) if kernel_name else None
-    reference = reference if callable(reference) else getattr(module, "reference", None)
-    if not callable(reference):
-        raise UsageError(f"{path} defines no reference(...); add a NumPy function taking the "
-                         f"kernel's input tensors by name and returning its output")
-    return reference
+def load_reference(path: Path, kernel_name: str | None = None,
+                   overrides: dict | None = None) -> Reference:
+    """`reference_<kernel>` when the file has one (several kernels), else `reference`: read
+    from the file's syntax tree, not imported; `overrides` are the --const values."""
+    return read_reference(path, kernel_name, overrides)
 
 
 def poisoned(shape, dtype: str) -> np.ndarray:
@@ -44,16 +39,15 @@ def poisoned(shape, dtype: str) -> np.ndarray:
     return np.full(shape, np.nan, np.float32)
 
 
-def example_inputs(reference, rng, symbols, inputs) -> dict[str, np.ndarray]:
-    """The inputs the reference's file makes itself with `inputs(rng, symbols)`, by name."""
-    make = getattr(reference, "__globals__", {}).get("inputs")
-    if not callable(make):
+def example_inputs(reference: Reference, rng, symbols, inputs) -> dict[str, np.ndarray]:
+    """The inputs the reference's file makes itself with `inputs(rng, symbols)`, by name (run
+    in the isolated child; `rng` continues from the state the child leaves it in)."""
+    if not reference.has_inputs:
         return {}
-    try:
-        made = dict(make(rng, dict(symbols)))
-    except Exception as err:  # the user's inputs() failed: say so, no traceback
-        raise UsageError(f"inputs(rng, symbols) of the kernel's file failed: "
-                         f"{type(err).__name__}: {err}") from None
+    reply, arrays = run_step(reference, "inputs", {}, rng_state=rng.bit_generator.state,
+                             symbols=dict(symbols), constants=reference.constants)
+    rng.bit_generator.state = reply["rng_state"]
+    made = {name: arrays[f"in_{name}"] for name in reply["made"]}
     expected = {p.name: concrete_shape(p.type, symbols) for p in inputs}
     for name, value in made.items():
         if name not in expected:
@@ -62,12 +56,12 @@ def example_inputs(reference, rng, symbols, inputs) -> dict[str, np.ndarray]:
         if np.shape(value) != expected[name]:
             raise UsageError(f"inputs() made {name} of shape {np.shape(value)}; the kernel "
                              f"needs {expected[name]}")
-    return {name: np.asarray(value) for name, value in made.items()}
+    return made
 
 
 def split_params(kernel, reference):
     """(inputs, outputs): tensor parameters the reference takes, and those it does not."""
-    takes = set(inspect.signature(reference).parameters)
+    takes = set(reference.params)
     tensors = tensor_params(kernel)
     inputs = [p for p in tensors if p.name in takes]
     outputs = [p for p in tensors if p.name not in takes]
@@ -77,18 +71,25 @@ def split_params(kernel, reference):
     return inputs, outputs
 
 
-def call_reference(reference, kernel, args, outputs) -> dict[str, np.ndarray]:
+def call_reference(reference: Reference, kernel, args, outputs) -> dict[str, np.ndarray]:
+    """The reference's outputs on `args` (the kernel's input tensors it takes, in order), run
+    in the isolated child. Parameters with a default that names a kernel constant
+    (case-insensitive) get the constant, converted to the default's type."""
     constants = {k.lower(): v for k, v in kernel.constants.items()}
-    keywords = {name: type(p.default)(constants[name.lower()]) if p.default is not None
+    keywords = {name: type(default)(constants[name.lower()]) if default is not None
                 else constants[name.lower()]
-                for name, p in inspect.signature(reference).parameters.items()
-                if p.default is not inspect.Parameter.empty and name.lower() in constants}
-    got = reference(*args, **keywords)
-    got = got if isinstance(got, tuple) else (got,)
-    if len(got) != len(outputs):
-        raise UsageError(f"reference returned {len(got)} arrays for the {len(outputs)} outputs "
-                         f"{[p.name for p in outputs]}")
-    return {p.name: np.asarray(g, np.float64) for p, g in zip(outputs, got)}
+                for name, default in reference.defaults.items() if name.lower() in constants}
+    names = [n for n in reference.params if n not in keywords][:len(args)]
+    # the module constants the reference reads, as the kernel was specialised
+    module = {**reference.constants,
+              **{k: v for k, v in kernel.constants.items() if k in reference.constants}}
+    reply, arrays = run_step(reference, "reference", dict(zip(names, args)),
+                             function=reference.name, args=names, keywords=keywords,
+                             constants=module)
+    if reply["outputs"] != len(outputs):
+        raise UsageError(f"reference returned {reply['outputs']} arrays for the {len(outputs)} "
+                         f"outputs {[p.name for p in outputs]}")
+    return {p.name: arrays[f"out{i}"] for i, p in enumerate(outputs)}
 
 
 def random_input(rng, tensor_type, symbols) -> np.ndarray:

@@ -24,7 +24,8 @@ from .lower.structure import lower_block
 from .values import C_ELEMENT, TensorParam
 
 HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_descriptor.cuh", "argus_exchange.cuh", "argus_fence.cuh", "argus_ldmatrix.cuh", "argus_math.cuh",
-           "argus_mbarrier.cuh", "argus_reduce.cuh", "argus_regs.cuh", "argus_tma.cuh", "argus_wgmma.cuh")
+           "argus_mbarrier.cuh", "argus_reduce.cuh", "argus_regs.cuh", "argus_tma.cuh", "argus_vector.cuh",
+           "argus_wgmma.cuh")
 
 
 @dataclass(frozen=True)

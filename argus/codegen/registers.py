@@ -4,7 +4,9 @@ The tables come from `argus.layout.fragments` (the definition the interpreter's 
 uses too). A coordinate table [thread, register] is split into a thread part (a C
 expression of the lane, built from the bits of the thread index) plus a per-register part
 (a C expression of an unrolled loop counter, folded by the compiler); the `blocked` layouts
-whose rows are not a power of two wide fall back to the closed form e = lane + T * v.
+whose rows are not a power of two wide fall back to their closed form (vector lane * W
++ T * W * (v / W) + v % W, argus.layout.fragments). `vector()` finds the runs of registers
+that are neighbours in a row, which loads and stores move with one vector access.
 Everything here is generation-time Python: a layout that cannot be addressed this way is a
 CodegenError naming the layout, never wrong code.
 """
@@ -16,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from argus.layout.fragments import WARPGROUP, FragLayout, frag_layout
+from argus.layout.fragments import WARPGROUP, FragLayout, blocked_vector, frag_layout
 
 from .errors import CodegenError
 
@@ -119,13 +121,31 @@ class RegisterLayout:
                     return v_expr
                 return t_expr if v_expr == "0" else f"({t_expr} + {v_expr})"
         if self.name == "blocked":
-            size, cols = int(np.prod(self.shape)), self.shape[-1]
-            e = f"({LANE} + {self.threads} * ({v}))"
+            cols, w = self.shape[-1], blocked_vector(self.shape)
+            e = (f"({LANE} + {self.threads} * ({v}))" if w == 1 else
+                 f"({LANE} * {w} + {self.threads * w} * (({v}) / {w}) + ({v}) % {w})")
             if self.rank == 1:
                 return e
             return f"({e} / {cols})" if axis == 0 else f"({e} % {cols})"
         raise CodegenError(f"layout {self.name} over {self.shape} has no register addressing "
                            f"the backend can generate (coordinate {axis})")
+
+    def vector(self, limit: int = 8) -> int:
+        """The longest run W (a power of two, at most `limit`) such that every thread's
+        registers W*i .. W*i + W-1 hold W neighbours of one row, the first in a column that
+        is a multiple of W: one W-wide access moves them (1 when there is none)."""
+        rows = self.table.rows
+        cols = rows if self.rank == 1 else self.table.cols
+        w = limit
+        while w > 1:
+            if self.values % w == 0:
+                c = cols.reshape(self.threads, -1, w)
+                r = rows.reshape(self.threads, -1, w)
+                if (np.all(c[:, :, 0] % w == 0) and np.all(c - c[:, :, :1] == np.arange(w))
+                        and (self.rank == 1 or np.all(r == r[:, :, :1]))):
+                    return w
+            w //= 2
+        return 1
 
     def element(self, v: str) -> str:
         """C expression of the row-major element index of register v."""

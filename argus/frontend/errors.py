@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from argus.input_limits import MAX_SOURCE_LINE_SHOWN
 from argus.ir.nodes import Loc
 
 
@@ -29,11 +30,23 @@ class DSLError(Exception):
     def format(self) -> str:
         text = f"{self.loc}: error: {self.message}"
         if self.source_line:
-            text += f"\n    {self.source_line.rstrip()}\n    {' ' * max(self.loc.col - 1, 0)}^"
+            line, col = _excerpt(self.source_line.rstrip(), max(self.loc.col - 1, 0))
+            text += f"\n    {line}\n    {' ' * col}^"
         if self.hint:
             text += f"\n  hint: {self.hint}"
         for note in self.notes:
             text += f"\n  {note.loc}: note: {note.text}"
             if note.source_line:
-                text += f"\n    {note.source_line.strip()}"
+                text += f"\n    {_excerpt(note.source_line.strip(), 0)[0]}"
         return text
+
+
+def _excerpt(line: str, col: int) -> tuple[str, int]:
+    """At most MAX_SOURCE_LINE_SHOWN characters of `line` around 0-based column `col`, and
+    the caret's column in them (a line of 100k characters is not printed whole)."""
+    width = MAX_SOURCE_LINE_SHOWN
+    if len(line) <= width:
+        return line, col
+    start = max(0, min(col - width // 2, len(line) - width))
+    head, tail = ("..." if start else ""), ("..." if start + width < len(line) else "")
+    return head + line[start:start + width] + tail, col - start + len(head)

@@ -6,6 +6,7 @@ import ast
 from typing import Any
 
 from argus.ir.nodes import Value
+from argus.limits import MAX_CLUSTER_SIZE, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from argus.ir.types import DTYPES, INDEX, GlobalTensorType, ScalarType
 
 DTYPE_NAMES = tuple(n for n in DTYPES if n not in ("index", "pred"))
@@ -119,11 +120,16 @@ class Header:
             if kw.arg == "grid":
                 items = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
                 launch["grid"] = tuple(self.grid_dim(i, symbols) for i in items)
+                self.check_grid(items, launch["grid"])
             elif kw.arg == "block":
                 block = self.fx.static(kw.value, what="block")
                 if not isinstance(block, int) or block <= 0 or block % 128:
                     raise self.fx.error(kw.value, f"block={block!r} is not a positive multiple of "
                                         "128 threads", "a block is whole warpgroups: 128, 256, 384")
+                if block > MAX_THREADS_PER_BLOCK:
+                    raise self.fx.error(kw.value, f"block={block} is over the "
+                                        f"{MAX_THREADS_PER_BLOCK} threads a Hopper block can have",
+                                        "use at most 8 warpgroups (3 is the usual most)")
                 launch["block"] = block
             elif kw.arg == "cluster":
                 cluster = self.fx.static(kw.value, what="cluster")
@@ -131,6 +137,12 @@ class Header:
                 cluster = tuple(cluster) + (1,) * (3 - len(cluster))
                 if len(cluster) != 3 or not all(isinstance(c, int) and c > 0 for c in cluster):
                     raise self.fx.error(kw.value, f"cluster={cluster!r} is not up to 3 positive ints")
+                if cluster[0] * cluster[1] * cluster[2] > MAX_CLUSTER_SIZE:
+                    raise self.fx.error(kw.value, f"cluster={cluster!r} has "
+                                        f"{cluster[0] * cluster[1] * cluster[2]} blocks, over the "
+                                        f"{MAX_CLUSTER_SIZE} of a portable Hopper cluster",
+                                        f"use at most {MAX_CLUSTER_SIZE} blocks per cluster, "
+                                        f"e.g. cluster=(2, 1, 1)")
                 launch["cluster"] = cluster
             else:
                 raise self.fx.error(kw, f"unknown kernel argument {kw.arg!r}",
@@ -157,6 +169,18 @@ class Header:
                     return n
                 return ast.Constant(fx.constants[n.id]) if n.id in fx.constants else n
         return ast.unparse(Fold().visit(ast.parse(ast.unparse(node), mode="eval").body))
+
+    def check_grid(self, items: list[ast.expr], grid: tuple[str, ...]) -> None:
+        """At most three dimensions, each literal one within Hopper's gridDim bounds."""
+        if len(grid) > len(MAX_GRID_DIMS):
+            raise self.fx.error(items[len(MAX_GRID_DIMS)], f"grid has {len(grid)} dimensions; "
+                                f"a grid has at most {len(MAX_GRID_DIMS)} (x, y, z)")
+        for node, text, most, axis in zip(items, grid, MAX_GRID_DIMS, "xyz"):
+            if text.isdigit() and int(text) > most:
+                raise self.fx.error(node, f"grid.{axis} = {text} is over the {most} a Hopper "
+                                    f"grid can have along {axis}",
+                                    "a persistent kernel launches one block per SM "
+                                    "(grid=(132,)); a data-parallel one cdiv(M, BM) blocks")
 
     def grid_dim(self, node: ast.expr, symbols: dict[str, Value]) -> str:
         """An int, or a string expression over shape symbols and constants, folded to text."""

@@ -15,6 +15,7 @@ from argus.ir.ops.arith import SEMANTICS
 from .barrier_checks import check_barriers
 from .errors import DSLError
 from .header import kernel_decorator
+from .source_bounds import parse_tree, read_source
 from .helpers import ModuleFunctions, read_module
 from .visitor import SURFACE, KernelVisitor
 
@@ -79,11 +80,7 @@ def parse_source(source: str, filename: str = "<string>",
                  overrides: dict[str, Any] | None = None) -> dict[str, Kernel]:
     """Every @kernel function in `source`, as checked IR, by name. `overrides` replaces
     module constants and const-parameter defaults (a library kernel's specialisation)."""
-    try:
-        tree = ast.parse(source, filename)
-    except SyntaxError as e:
-        raise DSLError(f"syntax error: {e.msg}", Loc(filename, e.lineno or 1, e.offset or 1),
-                       "fix the Python syntax", (e.text or "")) from None
+    tree = parse_tree(source, filename)
     lines = source.splitlines()
     module = _module_constants(tree, filename, overrides)
     consts = dict(module)
@@ -107,7 +104,7 @@ def compile_function(fn: ast.FunctionDef, filename: str, lines: list[str],
         visitor = KernelVisitor(fn, filename, lines, consts, functions)
         visitor.overrides = dict(overrides or {})
         kernel = visitor.kernel()
-    except RecursionError:
+    except RecursionError:   # the source bounds keep this from happening; if not, say so
         raise DSLError("expression nested too deeply", Loc(filename, fn.lineno, 1),
                        "split it into named steps", lines[fn.lineno - 1]) from None
     check_barriers(kernel, lines)
@@ -116,7 +113,7 @@ def compile_function(fn: ast.FunctionDef, filename: str, lines: list[str],
 
 def parse_file(path: str | Path, overrides: dict[str, Any] | None = None) -> dict[str, Kernel]:
     path = Path(path)
-    return parse_source(path.read_text(), str(path), overrides)
+    return parse_source(read_source(path), str(path), overrides)
 
 
 def parse_kernel(path: str | Path, name: str) -> Kernel:

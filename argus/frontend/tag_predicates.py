@@ -2,7 +2,8 @@
 
 Inside the predicate, `tag(x).field` is the tag field of each element of x, `coord(x)[i]`
 each element's coordinate i, an index or predicate fragment (`row_of(s)`, a mask) stands for
-its value at each element, `ids[...]` an entry of a 1-D int32 routing array, and other
+its value at each element, `ids[...]` an entry of a 1-D int32 routing array, a kernel
+tensor's name (`A`) the tensor itself, to compare with `tag(x).tensor`, and other
 names are uniform scalars (loop variables, ids). The same translation serves
 `assume(tag(x).field == ...)`, a tag assumption."""
 
@@ -100,6 +101,10 @@ class PredicateTranslator:
             raise self.fx.error(node, f"use {self._call_name(node)}(x) with a field or index",
                                 "tag(x).row, coord(x)[0]")
         value = self.fx.expr(node)
+        if isinstance(value, Value) and isinstance(value.type, GlobalTensorType):
+            # a kernel tensor named as a value: the tensor itself, compared with
+            # tag(x).tensor (the tensor x was loaded from)
+            return T.ScalarRef(self._operand(value))
         if isinstance(value, Value) and isinstance(value.type, FragmentType) and \
                 value.type.dtype in (DType.pred, DType.int32):
             return T.ValueOf(self._operand(value))
@@ -108,7 +113,8 @@ class PredicateTranslator:
             raise self.fx.error(node, f"tag_assert cannot use {ast.unparse(node)!r} here",
                                 "compare tag(x).field and coord(x)[axis] with integers, "
                                 "uniform scalars (loop variables, ids) and index or "
-                                "predicate fragments (row_of(x), a mask)")
+                                "predicate fragments (row_of(x), a mask); tag(x).tensor "
+                                "with a kernel tensor (tag(b).tensor == B)")
         if isinstance(value, int):
             return T.Const(value)
         return T.ScalarRef(self._operand(value))

@@ -75,13 +75,13 @@ class Agent:
         self.warpgroup = warpgroup
         self.name = f"{block.prefix}wg{warpgroup}"
         self.role_index: int | None = None  # warpgroup_index inside the current role
-        self.elected = False  # inside elect_one: the agent acts as one thread
+        self.elected: int | None = None  # inside elect_one: the threads elected (1, or 4 per warp)
         self.env: dict[Value, Any] = {}
 
     @property
     def threads(self) -> int:
         """How many threads execute the current op (arrivals count per thread)."""
-        return 1 if self.elected else WARPGROUP
+        return WARPGROUP if self.elected is None else self.elected
 
     @property
     def machine(self) -> Machine:

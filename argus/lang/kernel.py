@@ -5,7 +5,9 @@ into every kernel (or helper) that calls it.
 The function bodies are never run: the decorators record where the source is, and
 `argus.frontend.parse_kernel_function(k.function)` parses it (the surface knows no
 frontend). The decorator's own arguments are read from the source too (they may name the
-kernel's constants and shape symbols)."""
+kernel's constants and shape symbols). Calling a kernel, `k(A, B, C)` or `k[grid](...)`,
+hands it through `argus.run_kernel` to argus.runtime.jit, which parses, builds and launches
+it (GPU or interpreter)."""
 
 from __future__ import annotations
 
@@ -21,9 +23,28 @@ class KernelDef:
     function: Any
     launch: dict
 
-    def __call__(self, *args, **kwargs):
-        raise TypeError(f"kernel {self.name} is not callable from Python; run it with "
-                        f"`argus run {self.file}::{self.name} --interpret`")
+    def __call__(self, *tensors, **constants):
+        """Run the kernel on `tensors` (one per tensor parameter; outputs written in place),
+        specialised with `constants`: on the GPU, on torch's current stream, or on the CPU
+        interpreter under ARGUS_INTERPRET=1 (argus.runtime.jit says how)."""
+        import argus      # the package wires the surface to the runtime (argus/__init__)
+        argus.run_kernel(self, tensors, constants)
+
+    def __getitem__(self, grid):
+        """`kern[grid](...)`: the same call with the launch grid given."""
+        return GridLaunch(self, grid)
+
+
+@dataclass(frozen=True)
+class GridLaunch:
+    """`kern[grid]`: the kernel with its launch grid given by the caller (ints, a tuple of
+    up to three, or a function of the shape symbols and constants returning them)."""
+    kernel: KernelDef
+    grid: Any
+
+    def __call__(self, *tensors, **constants):
+        import argus
+        argus.run_kernel(self.kernel, tensors, constants, self.grid)
 
 
 def kernel(grid=(1,), block=128, cluster=(1, 1, 1)):

@@ -16,7 +16,9 @@ def add_tag(x, **fields):
 
 @surface
 def tag(x):
-    """In a tag_assert: the tag of each element of x; read fields as tag(x).row."""
+    """In a tag_assert: the tag of each element of x; read fields as tag(x).row, and the
+    tensor x was loaded from as tag(x).tensor (compared with a kernel tensor by name:
+    tag(b_s[s]).tensor == B)."""
 
 
 @surface

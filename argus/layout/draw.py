@@ -25,6 +25,10 @@ from xml.sax.saxutils import escape, quoteattr
 from .int_tuple import product
 from .notation import format_layout
 
+# The most cells one drawing has: a 128 x 256 tile (the largest wgmma accumulator tile is
+# 64 x 256). A larger layout is refused before any cell is built, not drawn for minutes.
+MAX_CELLS = 128 * 256
+
 HIGHLIGHT_COLOUR = "#e00000"
 UNOWNED_COLOUR = "#eeeeee"
 SUFFIXES = (".svg", ".png")
@@ -170,6 +174,7 @@ def layout_grid(layout, title: str | None = None,
     shape = layout.shape
     modes = shape if isinstance(shape, tuple) else (shape,)
     size = int(layout.size())
+    check_drawable(size, format_layout(layout))
     notes: tuple[str, ...] = ()
     if len(modes) == 1:
         rows, cols = 1, size
@@ -192,6 +197,15 @@ def layout_grid(layout, title: str | None = None,
         title = format_layout(layout)
     marked = frozenset(_checked_cells(highlight_cells, rows, cols))
     return Grid(rows, cols, tuple(cells), title, notes, marked)
+
+
+def check_drawable(cells: int, what: str) -> None:
+    """A DrawError when a drawing of `cells` cells would be over MAX_CELLS."""
+    if cells > MAX_CELLS:
+        shown = what if len(what) <= 80 else what[:80] + "..."
+        count = str(cells) if cells < 10 ** 12 else f"about 2**{cells.bit_length() - 1}"
+        raise DrawError(f"{shown} has {count} elements; a drawing shows at most {MAX_CELLS} "
+                        f"cells: draw a tile of it (a smaller shape with the same strides)")
 
 
 def _checked_cells(cells: Iterable[tuple[int, int]], rows: int, cols: int):
@@ -307,11 +321,15 @@ def write_grid(grid: Grid, path: str | Path) -> Path:
     """Write `grid` to `path`, in the format its suffix names (.svg or .png)."""
     path = Path(path)
     _check_suffix(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".svg":
-        path.write_text(render_svg(grid), encoding="utf-8")
-    else:
-        render_png(grid, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix.lower() == ".svg":
+            path.write_text(render_svg(grid), encoding="utf-8")
+        else:
+            render_png(grid, path)
+    except OSError as err:
+        raise DrawError(f"cannot write {path}: {err.strerror or err}; give a path in a "
+                        f"folder you can write") from None
     return path
 
 

@@ -10,9 +10,15 @@ generator (so the GPU and the interpreter put each element in the same register)
   registers of those columns, in order (`accumulator_slice_is_register_a`).
 - `rows(L)`: one register per distinct row a thread of L holds (the quad of threads that
   shares a row of the accumulator holds it four times).
-- `blocked`: row-major elements dealt out cyclically to the warpgroup's 128 threads
-  (element e -> thread e % T, register e // T, T = gcd(128, size)); `rows(blocked)`:
-  every thread holds every row (a reduction broadcast to the warpgroup).
+- `blocked`: row-major elements cut into vectors of W consecutive elements of a row
+  (W = the largest of 8, 4, 2, 1 that divides the last dimension and leaves as many
+  threads holding the fragment as single elements would), the vectors dealt out
+  cyclically to the warpgroup's 128 threads: element e is entry e % W of vector j = e // W,
+  held by thread j % T in registers (j // T) * W .. + W, T = gcd(128, size / W). A thread's
+  W registers are W neighbours in memory, so the backend moves them with one vector access
+  (16 bytes of bf16, two of fp32); consecutive threads hold consecutive vectors, so a
+  warp's access is coalesced. `rows(blocked)`: every thread holds every row (a reduction
+  broadcast to the warpgroup).
 """
 
 from __future__ import annotations
@@ -113,10 +119,22 @@ def _tiled(name: str, shape: tuple[int, ...]) -> FragLayout:
                       np.concatenate(c_blocks, axis=1))
 
 
+BLOCKED_VECTORS = (8, 4, 2, 1)
+
+
+def blocked_vector(shape: tuple[int, ...]) -> int:
+    """W of the blocked layout over `shape`: the elements of a thread's vector."""
+    size = int(np.prod(shape))
+    return next(w for w in BLOCKED_VECTORS
+                if shape[-1] % w == 0 and gcd(WARPGROUP, size // w) == gcd(WARPGROUP, size))
+
+
 def _blocked(shape: tuple[int, ...]) -> FragLayout:
     size = int(np.prod(shape))
-    threads = gcd(WARPGROUP, size)
-    e = np.arange(size).reshape(size // threads, threads).T  # [thread, register]
+    w = blocked_vector(shape)
+    threads = gcd(WARPGROUP, size // w)
+    vectors = np.arange(size // w).reshape(size // w // threads, threads).T   # [thread, slot]
+    e = (vectors[:, :, None] * w + np.arange(w)).reshape(threads, -1)       # [thread, register]
     if len(shape) == 1:
         return FragLayout("blocked", shape, e, None)
     return FragLayout("blocked", shape, e // shape[1], e % shape[1])

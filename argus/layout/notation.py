@@ -7,6 +7,10 @@ Grammar (spaces allowed between tokens):
 
 A one-element tuple is written "(4)" (as CuTe prints it), so format and parse round-trip.
 Errors name the column (1-based) of the offending character and show a caret under it.
+
+Text from a user or a model is bounded before it is parsed: at most MAX_TEXT characters,
+MAX_NESTING levels of parentheses and MAX_DIGITS digits per integer, so no input makes
+the (recursive) parser run out of stack or build an integer of a million digits.
 """
 
 from __future__ import annotations
@@ -15,19 +19,42 @@ from . import int_tuple as it
 from .layout import Layout, LayoutError
 
 
+MAX_TEXT = 4096        # characters of one layout: the largest Hopper atom's is under 200
+MAX_NESTING = 32       # levels of parentheses: CuTe layouts nest two or three deep
+MAX_DIGITS = 18        # digits of one shape or stride (below 2**63)
+
+
 class LayoutNotationError(ValueError):
     """Text that is not CuTe layout notation; `column` is 1-based."""
 
     def __init__(self, text: str, column: int, problem: str):
         self.text, self.column, self.problem = text, column, problem
-        caret = " " * (column - 1) + "^"
-        super().__init__(f"{problem} at column {column}\n  {text}\n  {caret}")
+        shown = text if len(text) <= 200 else text[:200] + " ..."
+        caret = " " * (column - 1) + "^" if column <= 200 else ""
+        super().__init__(f"{problem} at column {column}\n  {shown}\n  {caret}")
 
 
 class _Parser:
     def __init__(self, text: str):
         self.text = text
         self.pos = 0
+        self.depth = 0
+        self.check_size()
+
+    def check_size(self):
+        """The bounds of the module docstring, checked by one pass over the text."""
+        if len(self.text) > MAX_TEXT:
+            self.fail(f"layout text of {len(self.text)} characters, over the {MAX_TEXT} "
+                      f"this parser takes", MAX_TEXT)
+        depth, digits = 0, 0
+        for pos, c in enumerate(self.text):
+            depth += (c == "(") - (c == ")")
+            digits = digits + 1 if c.isdigit() else 0
+            if depth > MAX_NESTING:
+                self.fail(f"parentheses nested over {MAX_NESTING} deep; a layout nests a few "
+                          f"levels", pos)
+            if digits > MAX_DIGITS:
+                self.fail(f"an integer of over {MAX_DIGITS} digits", pos - MAX_DIGITS)
 
     def fail(self, problem: str, pos: int | None = None):
         raise LayoutNotationError(self.text, (self.pos if pos is None else pos) + 1, problem)

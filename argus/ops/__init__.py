@@ -1,5 +1,16 @@
-"""Library operations on torch tensors, backed by DSL kernels compiled by Argus."""
+"""Library operations on torch tensors, backed by DSL kernels compiled by Argus.
+
+With torch installed, importing this package also registers the ops with torch.library
+(torch_ops.py: `torch.ops.argus.matmul`); without it the configuration tables
+(gemm_configs.py) stay importable for the agent's cost model."""
 
 from .matmul import matmul
+
+try:
+    import torch  # noqa: F401
+except ImportError:      # the ops need torch at call time; their tables do not
+    pass
+else:
+    from . import torch_ops  # noqa: F401
 
 __all__ = ["matmul"]

@@ -15,13 +15,9 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-from argus.ir.types import DType
-
+from .arguments import TensorParam, bind_arguments, tensor_params
 from .launch_errors import DriverError, LaunchError
 from .tensor_maps import TensorMapCache
-
-TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "int32": "int32",
-                "fp8e4m3": "float8_e4m3fn"}
 
 
 def _ok(result, what: str):
@@ -35,7 +31,8 @@ def _ok(result, what: str):
 def require_hopper(torch) -> None:
     if not torch.cuda.is_available():
         raise LaunchError("no CUDA GPU is visible; Argus kernels run on NVIDIA Hopper (sm_90) "
-                          "GPUs; use `argus run --interpret` on a machine without one")
+                          "GPUs; on a machine without one, set ARGUS_INTERPRET=1 to run them "
+                          "on the CPU interpreter (`argus run --interpret` on the command line)")
     cap = torch.cuda.get_device_capability()
     if cap != (9, 0):
         name = torch.cuda.get_device_name()
@@ -50,14 +47,10 @@ class Launcher:
         self.ir = kernel_ir
         self._function = None
         self._maps = TensorMapCache()
-        self._tensor_specs = [(p.source, p) for p in generated.params if p.kind == "pointer"]
-        self._dtype_of = {}
-        self._shape_of = {}
-        if kernel_ir is not None:
-            for p in kernel_ir.params:
-                if hasattr(p.type, "shape"):
-                    self._dtype_of[p.name] = p.type.dtype
-                    self._shape_of[p.name] = tuple(p.type.shape)
+        # the IR's tensor parameters (dtype, shape) are what bind checks; without the IR,
+        # only the count of the generated kernel's pointer parameters is known
+        self._params = tensor_params(kernel_ir) if kernel_ir is not None else [
+            TensorParam(p.source, "", None) for p in generated.params if p.kind == "pointer"]
         self._assumptions = [(compile(text, where, "eval"), text, where)
                              for text, where in generated.assumptions]
         self._grid = [compile(g, "<grid>", "eval") for g in generated.grid]
@@ -83,39 +76,12 @@ class Launcher:
 
     # ---- per launch ---------------------------------------------------------------------
     def bind(self, tensors) -> tuple[dict, dict]:
-        import torch
-
-        if len(tensors) != len(self._tensor_specs):
-            names = ", ".join(n for n, _ in self._tensor_specs)
-            raise LaunchError(f"{self.gen.name} takes {len(self._tensor_specs)} tensors "
-                              f"({names}), got {len(tensors)}")
-        sizes: dict[str, int] = {}
-        bound = {}
-        for (name, _), t in zip(self._tensor_specs, tensors):
-            if not isinstance(t, torch.Tensor) and hasattr(t, "__dlpack__"):
-                t = torch.from_dlpack(t)     # CuPy, JAX, ... arrays: shared, not copied
-            if not isinstance(t, torch.Tensor):
-                raise LaunchError(f"{name} must be a torch tensor or a DLPack array, got "
-                                  f"{type(t).__name__}")
-            dtype = self._dtype_of.get(name)
-            if dtype is not None and t.dtype != getattr(torch, TORCH_DTYPES[str(dtype)]):
-                raise LaunchError(f"{name} must be {dtype}, got {t.dtype}")
-            shape = self._shape_of.get(name, t.shape)
-            if t.dim() != len(shape):
-                raise LaunchError(f"{name} must be {len(shape)}-D, got shape {tuple(t.shape)}")
-            if not t.is_contiguous():
-                raise LaunchError(f"{name} must be contiguous row-major (strides "
-                                  f"{t.stride()}); call .contiguous()")
+        """({name: tensor}, {symbol: size}) after the shared checks (arguments.py), the
+        16-byte alignment TMA needs, the kernel's `assume`s and, last, the device."""
+        bound, sizes = bind_arguments(self.gen.name, self._params, tensors)
+        for name, t in bound.items():
             if t.data_ptr() % 16:
                 raise LaunchError(f"{name} is not 16-byte aligned; use a fresh tensor")
-            for d, (want, got) in enumerate(zip(shape, t.shape)):
-                if isinstance(want, int):
-                    if want != got:
-                        raise LaunchError(f"{name} dimension {d} must be {want}, got {got}")
-                elif sizes.setdefault(want, got) != got:
-                    raise LaunchError(f"{name} dimension {d} is {want} = {got}, but another "
-                                      f"tensor has {want} = {sizes[want]}")
-            bound[name] = t
         for code, text, where in self._assumptions:
             if not eval(code, {}, dict(sizes)):
                 shown = ", ".join(f"{k}={v}" for k, v in sizes.items())

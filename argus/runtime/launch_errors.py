@@ -9,3 +9,8 @@ class LaunchError(ValueError):
 
 class DriverError(RuntimeError):
     """The CUDA driver refused a call (the call and the driver's error name are given)."""
+
+
+class KernelFailed(RuntimeError):
+    """The kernel ran and went wrong: the interpreter found a deadlock, a hazard (race,
+    out-of-bounds access, wrong barrier phase) or a broken `assume`; the message says which."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from argus.ir.nodes import Kernel, Loc
 from argus.verify.finding import Finding
 
-PASSES = ("argus.verify.tags", "argus.verify.protocol", "argus.verify.resources")
+PASSES = ("argus.verify.tags", "argus.verify.protocol", "argus.verify.resources", "argus.verify.barriers")
 SEVERITY_ORDER = {"error": 0, "warning": 1}
 
 

@@ -6,11 +6,21 @@
   resources.registers       each role's setmaxnreg budget in 24..256 and a multiple of 8;
                             all roles together fit the block's register pool (64K
                             registers, allocated at launch in steps of 8 per thread)
+  resources.register-spill  (warning) the fragments live at once in a role
+                            (argus.verify.register_pressure), plus REGISTER_OVERHEAD for
+                            what is not a fragment, fit the role's setmaxnreg budget (the
+                            launch allocation, 65536 / threads per thread at most 255,
+                            outside roles); past it ptxas spills to local memory: the
+                            results stay right, the kernel slows (wgmma serialises), so
+                            it is a warning, at the op that allocates the fragment that
+                            takes the role over
   resources.cluster         at most 8 blocks per cluster (the portable limit), dividing the grid
   resources.tma-box         every TMA box is legal (argus.layout.hopper.tma.TmaBox), and the
                             global row strides are multiples of 16 B for every size the
                             kernel's assumptions allow (symbolic, z3)
   resources.index-overflow  tile coordinates times box sizes fit in int32 (symbolic, z3)
+  resources.undecided       (warning) a coordinate the model cannot express, or a query the
+                            solver gave up on: that tile's overflow check did not run
 """
 
 from __future__ import annotations
@@ -23,22 +33,33 @@ from argus.ir.nodes import Kernel
 from argus.ir.types import GlobalTileType, SmemTileType
 from argus.layout import symbolic as sym
 from argus.layout.hopper.tma import TmaBox, TmaError
-from argus.limits import (MAX_CLUSTER_SIZE, MBARRIER_BYTES, REGISTER_GRANULE, REGISTERS_PER_SM,
-                          SETMAXNREG_MAX, SETMAXNREG_MIN, SMEM_PER_BLOCK, WARPGROUP_THREADS)
+from argus.limits import (MAX_CLUSTER_SIZE, MAX_REGISTERS_PER_THREAD, MBARRIER_BYTES,
+                          REGISTER_GRANULE, REGISTERS_PER_SM, SETMAXNREG_MAX, SETMAXNREG_MIN,
+                          SMEM_PER_BLOCK, WARPGROUP_THREADS)
+from argus.verify.register_pressure import fragment_registers, pressure
 
 SWIZZLE_SPAN = {"32B": 32, "64B": 64, "128B": 128}
 from argus.verify.finding import Counterexample, Finding
 from argus.verify.protocol import smt
 from argus.verify.protocol.model import Model, build
 from argus.verify.protocol.report import counterexample, finding
+from argus.verify.protocol.smt import SolverUnknown
+from argus.verify.protocol.terms import UnknownTerm
 
 SWIZZLE_ALIGN = {"none": 128, "32B": 256, "64B": 512, "128B": 1024}
 INT32_MAX = (1 << 31) - 1
+# Registers per thread a role needs beyond its live fragments (addresses, descriptors, loop
+# counters, barrier parities, ptxas temporaries). Measured with ptxas 13.0 on
+# examples/gemm.py's consumer role holding extra wgmma accumulators across the k loop:
+# at setmaxnreg 232, fragments of 204 registers compile with no spill and 208 spill 256 B;
+# at 240, 208 fit and 224 spill 512 B. 28 is the headroom both need (232 - 204).
+REGISTER_OVERHEAD = 28
 
 
 def check(kernel: Kernel) -> list[Finding]:
     m = build(kernel)
-    return _smem(m) + _registers(m) + _cluster(m) + _tma(m) + _index_overflow(m)
+    return (_smem(m) + _registers(m) + _fragment_registers(m) + _cluster(m) + _tma(m)
+            + _index_overflow(m))
 
 
 def _round_up(x: int, a: int) -> int:
@@ -124,6 +145,68 @@ def _registers(m: Model) -> list:
             biggest.loc, "role", f"lower the budgets so they sum to <= {pool}, e.g. a "
             f"producer at {SETMAXNREG_MIN}", Counterexample(warpgroup=biggest.warpgroups[0])))
     return out
+
+
+def launch_registers(threads: int) -> int:
+    """Registers per thread at launch (what code outside every role runs with)."""
+    return min(MAX_REGISTERS_PER_THREAD, register_pool(threads) // threads)
+
+
+def _fragment_registers(m: Model) -> list:
+    kernel = m.kernel
+    threads = kernel.launch.block
+    pr = pressure(kernel)
+    out = []
+    for role in pr.scopes():
+        budget = launch_registers(threads) if role is None else \
+            min(MAX_REGISTERS_PER_THREAD, int(role.attrs["regs"]))
+        point = pr.first_over(role, budget - REGISTER_OVERHEAD)
+        if point is None:
+            continue
+        value, alloc = pr.newest(point)
+        listing = ", ".join(f"{_display(v)} {fragment_registers(v.type)} (line "
+                            f"{pr.defined_at[v][1].loc.line})" for v in point.held)
+        who = f"role {role.attrs['name']}" if role is not None else "the code outside roles"
+        where = (f"its setmaxnreg budget of {budget}" if role is not None else
+                 f"the {budget} a thread of a {threads}-thread block gets at launch")
+        need = point.regs + REGISTER_OVERHEAD
+        out.append(finding(
+            "resources.register-spill", alloc,
+            f"{who} holds fragments of {point.regs} registers per thread at once at line "
+            f"{point.op.loc.line} ({listing}); with about {REGISTER_OVERHEAD} more for "
+            f"addresses and counters that is {need}, over {where}: ptxas will spill to "
+            "local memory (the results stay right, the kernel slows)",
+            _spill_hint(m, role, need, value, alloc),
+            Counterexample(warpgroup=_first_warpgroup(role)), severity="warning"))
+    return out
+
+
+def _display(v) -> str:
+    """A fragment by its source name, or 'a temporary' for an unnamed intermediate."""
+    name = v.name.split(".", 1)[0]
+    return "a temporary" if name.isdigit() else name
+
+
+def _spill_hint(m: Model, role, need: int, value, alloc) -> str:
+    name = _display(value)
+    shape = " x ".join(str(d) for d in value.type.shape)
+    smaller = (f"hold fewer registers at once: a narrower tile than {shape} for {name} "
+               f"(line {alloc.loc.line}), fewer accumulators, or finish with a fragment "
+               "before the next is allocated")
+    if role is None:
+        return smaller
+    regs = _round_up(need, REGISTER_GRANULE)
+    launch = m.kernel.launch
+    others = sum(r.regs * WARPGROUP_THREADS * len(r.warpgroups) for r in launch.roles
+                 if r.name != role.attrs["name"])
+    mine = regs * WARPGROUP_THREADS * len(role.attrs["warpgroups"])
+    if regs <= SETMAXNREG_MAX and others + mine <= register_pool(launch.block):
+        return f"raise the role's budget to regs={regs}, or {smaller}"
+    return smaller
+
+
+def _first_warpgroup(role):
+    return tuple(role.attrs["warpgroups"])[0] if role is not None else 0
 
 
 def _cluster(m: Model) -> list:
@@ -214,20 +297,34 @@ def _index_overflow(m: Model) -> list:
         for d, (c, b) in enumerate(zip(e.op.args("coords"), t.shape)):
             try:
                 coord = m.terms.of(c)
-            except Exception:
+            except UnknownTerm as err:      # not expressible: say so, never skip silently
+                out.append(_undecided(e, d, f"its coordinate is not modelled ({err})"))
                 continue
             if not sym.is_symbolic(coord):
                 if coord * b + b - 1 > INT32_MAX:
                     out.append(_overflow(m, e, d, None))
                 continue
             wide = z3.ZeroExt(32, smt.as_term(coord)) * b + (b - 1)
-            found = smt.find(m.constraints + list(e.where.conds),
-                             z3.UGT(wide, z3.BitVecVal(INT32_MAX, 64)),
-                             [l.counter for l in e.where.loops],
-                             prefer=m.first_iteration(e.where))
+            try:
+                found = smt.find(m.constraints + list(e.where.conds),
+                                 z3.UGT(wide, z3.BitVecVal(INT32_MAX, 64)),
+                                 [l.counter for l in e.where.loops],
+                                 prefer=m.first_iteration(e.where))
+            except SolverUnknown as err:
+                out.append(_undecided(e, d, f"the solver gave up ({err})"))
+                continue
             if found is not None:
                 out.append(_overflow(m, e, d, found))
     return out
+
+
+def _undecided(e, d: int, why: str) -> Finding:
+    t = e.op.result.type
+    return finding("resources.undecided", e.op,
+                   f"whether element indices of this {t.tensor} tile along dim {d} fit in "
+                   f"int32 is not decided: {why}; the index-overflow check did not run here",
+                   "write the tile coordinates as index arithmetic on sizes, ids and loop "
+                   "counters (or bound them with assume(...))", severity="warning")
 
 
 def _overflow(m: Model, e, d, found) -> Finding:

@@ -51,6 +51,12 @@ def test_every_feature_reaches_the_sass(every_wrapper):
 
 
 @inspects
+def test_vector_moves_are_single_wide_accesses(every_wrapper):
+    ops = opcodes(every_wrapper)
+    assert {"LDG.E.128", "STG.E.128", "STG.E.64"} <= ops, sorted(o for o in ops if "G.E" in o)
+
+
+@inspects
 def test_every_tma_rank_loads_and_stores(every_wrapper):
     ops = opcodes(every_wrapper)
     for rank in range(1, 6):

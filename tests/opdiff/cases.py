@@ -245,6 +245,30 @@ def memory_cases():
                                      grid="(2, 2)"), k,
                           {"X": (shape, dt, (-1000, 1000) if dt == "int32" else "normal")},
                           {"Y": (shape, dt)}))
+    # vector accesses: rows whose pitch breaks 16-byte alignment (every run element by
+    # element), a 1-D tail whose last run straddles the end, runs of 4 (a 4-wide tile)
+    for dt, shape in (("fp32", (100, 70)), ("bf16", (100, 70)), ("fp16", (77, 68))):
+        k = f"move_{dt}_pitch{shape[1]}"
+        body = ['x = load(tile(X, (64, 64), (block_id("x"), block_id("y"))), "blocked")',
+                'store(tile(Y, (64, 64), (block_id("x"), block_id("y"))), x)']
+        cases.append(Case(k, _kernel(k, [("X", (shape, dt)), ("Y", (shape, dt))], body,
+                                     grid="(2, 2)"), k,
+                          {"X": (shape, dt, "normal")}, {"Y": (shape, dt)}))
+    for dt, n in (("fp32", 300), ("bf16", 300), ("int32", 1000)):
+        k = f"move_{dt}_1d_tail{n}"
+        body = ['x = load(tile(X, (256,), (block_id("x"),)), "blocked")',
+                'store(tile(Y, (256,), (block_id("x"),)), x + 1)']
+        grid = f"({-(-n // 256)},)"
+        cases.append(Case(k, _kernel(k, [("X", ((n,), dt)), ("Y", ((n,), dt))], body,
+                                     grid=grid), k,
+                          {"X": ((n,), dt, (-1000, 1000) if dt == "int32" else "normal")},
+                          {"Y": ((n,), dt)}))
+    k = "move_fp32_runs_of_4"
+    body = ['x = load(tile(X, (128, 4), (block_id("x"), 0)), "blocked")',
+            'store(tile(Y, (128, 4), (block_id("x"), 0)), x * 2.0)']
+    cases.append(Case(k, _kernel(k, [("X", ((300, 4), "fp32")), ("Y", ((300, 4), "fp32"))],
+                                 body, grid="(3,)"), k,
+                      {"X": ((300, 4), "fp32", "normal")}, {"Y": ((300, 4), "fp32")}))
     for num, trans in ((1, False), (2, True), (4, False), (4, True)):
         k = f"matrix_x{num}{'_trans' if trans else ''}"
         rows = 8 * num

@@ -35,11 +35,6 @@ KNOWN = {
     "(N + BN - 1) // BN, by='cluster', order='swizzled'):#1": (
         2, "producer (grouped) and consumer (swizzled) walk the tiles in different orders: "
            "the consumer stores another tile's product"),
-    "gemm_nn_splitk:sync_in_role:for kk in range(KS): -> sync_block()#0": (
-        4, "sync_block() inside the producer's k loop: a barrier only one role reaches "
-           "(deadlock) is not reported"),
-    "gemm_nn_splitk:sync_in_role:wg = warpgroup_index() -> sync_block()#0": (
-        4, "sync_block() at the start of the consumer role (deadlock) is not reported"),
     "gemm_nt:zero_trip:for k in range(KT): -> for k in range(0):#1": (
         3, "the consumer's k loop runs no step (vacuity): nothing is waited on or "
            "accumulated, the producer deadlocks on empty"),

@@ -122,3 +122,31 @@ def test_int32_overflow_of_tile_coordinates():
     assert len(f) == 1 and f[0].loc.line == OVERFLOW.splitlines().index(
         "    store(tile(Y, (64, 64), (bx * 65536, 0)), x)") + 1
     assert f[0].counterexample.sizes["M"] >= 64 * 512       # bx >= 512 overflows
+
+
+def _far_model():
+    from argus.verify.protocol.model import build
+    return build(parse_source(OVERFLOW, "far.py")["far"])
+
+
+def test_a_coordinate_the_model_cannot_express_is_reported_not_skipped():
+    m = _far_model()
+    tiles = [e for e in m.opcode("tile") if e.op.result.type.tensor == "Y"]
+    coord = tiles[0].op.args("coords")[0]
+    del m.terms.env[coord]                       # as if the model had no term for it
+    found = resources._index_overflow(m)
+    undecided = [f for f in found if f.check == "resources.undecided"]
+    assert len(undecided) == 1 and undecided[0].severity == "warning"
+    assert undecided[0].loc == tiles[0].op.loc
+    assert "did not run" in undecided[0].message and "Y" in undecided[0].message
+
+
+def test_a_solver_that_gives_up_is_reported_not_skipped(monkeypatch):
+    from argus.verify.protocol.smt import SolverUnknown
+
+    def gives_up(*args, **kwargs):
+        raise SolverUnknown("timeout")
+    monkeypatch.setattr(resources.smt, "find", gives_up)
+    found = resources._index_overflow(_far_model())
+    assert found and all(f.check == "resources.undecided" for f in found)
+    assert any("gave up" in f.message for f in found)

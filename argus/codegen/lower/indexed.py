@@ -1,9 +1,14 @@
 """Plain global memory through any fragment layout, index vectors, row gathers and scatters,
 segments of tensors (the routing of an MoE layer).
 
-Element by element, at the (row, col) the layout gives each register (argus.codegen.
-registers): loads read 0 outside the tensor (or the segment), stores drop what falls
-outside, and a replicated layout (rows(...)) stores from one holder of each element.
+At the (row, col) the layout gives each register (argus.codegen.registers): loads read 0
+outside the tensor (or the segment), stores drop what falls outside, and a replicated
+layout (rows(...)) stores from one holder of each element. Where a layout keeps runs of W
+row neighbours in consecutive registers (the blocked layout's vectors, the accumulator's
+pairs), each run moves with the widest access (argus_vector.cuh: LDG/STG of 16, 8 or 4
+bytes) for which the view is aligned (the pointer, the row pitch and the box's first
+column, checked once at run time: uniform branches) when the whole run is inside the box;
+a run on the edge, or a view with an odd pitch, moves element by element.
 Index vectors are uniform: a short one (at most INLINE entries) is read into a register
 array where it is loaded, a longer one is read entry by entry where it is used.
 """
@@ -14,7 +19,7 @@ from argus.ir.types import DType
 
 from ..errors import CodegenError
 from ..registers import register_layout
-from ..values import Fragment, GlobalTile, IndexVector, SmemTile, TensorParam
+from ..values import C_ELEMENT, Fragment, GlobalTile, IndexVector, SmemTile, TensorParam
 from .elementwise import declare, materialize
 from .exchange import prefix_sum_fragment
 
@@ -57,6 +62,82 @@ def _box_access(tile: GlobalTile, layout, v: str):
     return f"{r} < {t.shape[0]} && {c} < {t.shape[1]}", f"(long long){r} * {t.shape[1]} + {c}"
 
 
+def _vector_width(tile: GlobalTile, layout) -> int:
+    """The run length W that this box's accesses use (1: element by element)."""
+    if len(tile.box) not in (1, 2) or C_ELEMENT.get(tile.tensor.dtype) is None:
+        return 1
+    return layout.vector()
+
+
+def _aligned(tile: GlobalTile, e: int) -> str:
+    """The run-time condition for accesses of E elements at every multiple of E in the box
+    to be aligned: the pointer, the row pitch and the box's first column."""
+    t = tile.tensor
+    parts = [f"argus::vector_aligned<{e}>({t.pointer})", f"({tile.origin[-1]}) % {e} == 0"]
+    if len(tile.box) == 2:
+        parts.append(f"({t.shape[1]}) % {e} == 0")
+    return " && ".join(parts)
+
+
+def _access_tiers(tile: GlobalTile, w: int, widest: int = 16) -> list[int]:
+    """The access widths (elements) a run of W can take, widest first: W elements or 16
+    bytes, halving down to 2 elements; a view aligned only for a narrower access takes
+    that one instead of falling back to single elements."""
+    e = min(w, max(1, widest // (tile.tensor.dtype.bits // 8)))
+    tiers = []
+    while e >= 2:
+        tiers.append(e)
+        e //= 2
+    return tiers
+
+
+def _inside(tile: GlobalTile, layout) -> str:
+    """The uniform condition for this thread's whole part of the box to lie inside the
+    tensor (threads that hold nothing of a small layout excluded)."""
+    t = tile.tensor
+    parts = [f"({o}) + {b} <= {n}" for o, b, n in zip(tile.origin, tile.box, t.shape)]
+    held = layout.held_guard()
+    return " && ".join(([held] if held else []) + parts)
+
+
+def _runs(ctx, tile: GlobalTile, layout, count: int, w: int, vector, scalar, widest=16):
+    """The runs of W registers: vector(v, offset, e) (the run in accesses of E elements)
+    where the run is whole and the view aligned for E (the widest E that is), scalar(v)
+    (element by element, v an expression) where neither holds. A box wholly inside the
+    tensor and aligned for the widest access (the common case) takes a straight line of
+    accesses with no per-run test, so the compiler issues them all before any is used."""
+    em = ctx.em
+    tiers = _access_tiers(tile, w, widest)
+    flags = []
+    for e in tiers:
+        flags.append(em.name(f"argus_vec{e}"))
+        em.line(f"const bool {flags[-1]} = {_aligned(tile, e)};  // accesses of {e} elements")
+    last_ok, _ = _box_access(tile, layout, f"(argus_v + {w - 1})")
+    _, first_at = _box_access(tile, layout, "argus_v")
+    em.open(f"if ({_inside(tile, layout)} && {flags[0]})", "the whole box, widest accesses")
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_v = 0; argus_v < {count}; argus_v += {w})")
+    vector("argus_v", first_at, tiers[0])
+    em.close()
+    em.close()
+    em.open("else", "on the tensor's edge or a narrower alignment: run by run")
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_v = 0; argus_v < {count}; argus_v += {w})")
+    em.line(f"const bool argus_whole = {last_ok};")
+    for i, (e, flag) in enumerate(zip(tiers, flags)):
+        em.open(f"{'else ' if i else ''}if (argus_whole && {flag})")
+        vector("argus_v", first_at, e)
+        em.close()
+    em.open("else")
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_i = 0; argus_i < {w}; ++argus_i)")
+    scalar("(argus_v + argus_i)")
+    em.close()
+    em.close()
+    em.close()
+    em.close()
+
+
 def load(ctx, op):
     src = ctx.get(op.arg("src"), op)
     if isinstance(src, SmemTile):
@@ -69,47 +150,130 @@ def load(ctx, op):
         raise CodegenError(f"load of a box {src.box} into a fragment of shape {out.shape}",
                            op.loc)
     layout = register_layout(out.layout, out.shape)
-    ok, at = _box_access(src, layout, "argus_v")
-    ref = _read(src.tensor.dtype, f"{src.tensor.pointer}[{at}]", op.loc)
+    t = src.tensor
     em = ctx.em
+    w = _vector_width(src, layout)
+    if w == 1:
+        ok, at = _box_access(src, layout, "argus_v")
+        ref = _read(t.dtype, f"{t.pointer}[{at}]", op.loc)
+        em.line("#pragma unroll")
+        em.line(f"for (int argus_v = 0; argus_v < {out.count}; ++argus_v) "
+                f"{out.reg('argus_v')} = ({ok}) ? {ref} : 0.0f;")
+        return
+
+    element = C_ELEMENT[t.dtype]
+
+    def vector(v, at, e):
+        em.line("#pragma unroll")
+        em.open(f"for (int argus_c = 0; argus_c < {w}; argus_c += {e})")
+        em.line(f"const argus::Vec<{e}, {element}> argus_e = "
+                f"argus::load_vec<{e}>({t.pointer} + {at} + argus_c);")
+        em.line("#pragma unroll")
+        em.line(f"for (int argus_i = 0; argus_i < {e}; ++argus_i) "
+                f"argus_raw[{v} + argus_c + argus_i] = argus_e.e[argus_i];")
+        em.close()
+
+    def scalar(v):
+        ok, at = _box_access(src, layout, v)
+        em.line(f"argus_raw[{v}] = ({ok}) ? {t.pointer}[{at}] : ({element})0;")
+
+    # the raw elements first, converted once all are loaded (a conversion next to each
+    # load would wait for it before the next load is issued)
+    em.open("", f"load {out.layout}: runs of {w} by the widest aligned access")
+    em.line(f"{element} argus_raw[{out.count}];")
+    _runs(ctx, src, layout, out.count, w, vector, scalar)
     em.line("#pragma unroll")
     em.line(f"for (int argus_v = 0; argus_v < {out.count}; ++argus_v) "
-            f"{out.reg('argus_v')} = ({ok}) ? {ref} : 0.0f;")
+            f"{out.reg('argus_v')} = {_read(t.dtype, 'argus_raw[argus_v]', op.loc)};")
+    em.close()
 
 
-def store_generic(ctx, op, dst: GlobalTile, src: Fragment):
-    if src.cast is not None:
+PACK = {DType.bf16: "argus::pack_bf16x2", DType.fp16: "argus::pack_f16x2"}
+
+
+def store_global(ctx, op, dst: GlobalTile, src: Fragment):
+    """A fragment of any layout into a global tile. A deferred cast (an accumulator cast to
+    16 bits) rounds as it is written; 16-bit runs are packed two values per 32-bit word."""
+    t = dst.tensor
+    value_dtype = src.cast or src.dtype
+    if value_dtype != t.dtype:
+        raise CodegenError(f"storing a {value_dtype} fragment into a {t.dtype} tensor; "
+                           f"cast it first: cast(x, {t.dtype})", op.loc)
+    if src.cast is not None and src.cast not in WRITE:
         src = materialize(ctx, op, src)
     if tuple(dst.box) != src.shape:
         raise CodegenError(f"store of a {src.shape} fragment into a box {dst.box}", op.loc)
-    if src.dtype != dst.tensor.dtype:
-        raise CodegenError(f"storing a {src.dtype} fragment into a {dst.tensor.dtype} tensor; "
-                           f"cast it first: cast(x, {dst.tensor.dtype})", op.loc)
     layout = register_layout(src.layout, src.shape)
-    ok, at = _box_access(dst, layout, "argus_v")
     em = ctx.em
     guard = layout.owner_guard()
-    em.open(f"if ({guard})" if guard else "", f"store {src.layout}")
-    em.line("#pragma unroll")
-    em.open(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v)")
-    em.line(f"if ({ok}) {dst.tensor.pointer}[{at}] = "
-            f"{_write(dst.tensor.dtype, src.reg('argus_v'), op.loc)};")
-    em.close()
+    w = _vector_width(dst, layout)
+    em.open(f"if ({guard})" if guard else "", f"store {src.layout}" +
+            (f": runs of {w} by the widest aligned access" if w > 1 else ""))
+    if w == 1:
+        ok, at = _box_access(dst, layout, "argus_v")
+        em.line("#pragma unroll")
+        em.open(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v)")
+        em.line(f"if ({ok}) {t.pointer}[{at}] = {_write(t.dtype, src.reg('argus_v'), op.loc)};")
+        em.close()
+    else:
+        def vector(v, at, e):
+            em.line("#pragma unroll")
+            em.open(f"for (int argus_c = 0; argus_c < {w}; argus_c += {e})")
+            reg = lambda i: src.reg(f"{v} + argus_c + {i}")      # noqa: E731
+            if t.dtype in PACK:
+                em.line(f"argus::Vec<{e // 2}, argus::u32> argus_e;")
+                em.line("#pragma unroll")
+                em.line(f"for (int argus_i = 0; argus_i < {e // 2}; ++argus_i) "
+                        f"argus_e.e[argus_i] = {PACK[t.dtype]}({reg('2 * argus_i')}, "
+                        f"{reg('2 * argus_i + 1')});")
+                em.line(f"argus::store_vec<{e // 2}>("
+                        f"reinterpret_cast<argus::u32*>({t.pointer} + {at} + argus_c), argus_e);")
+            else:
+                em.line(f"argus::Vec<{e}, {C_ELEMENT[t.dtype]}> argus_e;")
+                em.line("#pragma unroll")
+                em.line(f"for (int argus_i = 0; argus_i < {e}; ++argus_i) argus_e.e[argus_i] = "
+                        f"{_write(t.dtype, reg('argus_i'), op.loc)};")
+                em.line(f"argus::store_vec<{e}>({t.pointer} + {at} + argus_c, argus_e);")
+            em.close()
+
+        def scalar(v):
+            ok, at = _box_access(dst, layout, v)
+            em.line(f"if ({ok}) {t.pointer}[{at}] = {_write(t.dtype, src.reg(v), op.loc)};")
+
+        _runs(ctx, dst, layout, src.count, w, vector, scalar)
     em.close()
 
 
-def atomic_generic(ctx, op, dst: GlobalTile, src: Fragment):
+def atomic_global(ctx, op, dst: GlobalTile, src: Fragment):
+    """red.global.add of a fp32 fragment of any layout into a fp32 global tile; register
+    pairs that are column neighbours add as one red.v2 where aligned."""
     if dst.tensor.dtype != DType.fp32 or src.cast is not None or src.dtype != DType.fp32:
         raise CodegenError(f"atomic_add into {dst.tensor.dtype} is not generated; add fp32 "
                            "values into an fp32 tensor", op.loc)
+    if tuple(dst.box) != src.shape:
+        raise CodegenError(f"atomic_add of a {src.shape} fragment into a box {dst.box}", op.loc)
     layout = register_layout(src.layout, src.shape)
-    ok, at = _box_access(dst, layout, "argus_v")
+    t = dst.tensor
     guard = layout.owner_guard()
     em = ctx.em
-    em.open(f"if ({guard})" if guard else "", "red.global.add of each element")
-    em.line("#pragma unroll")
-    em.line(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v) if ({ok}) "
-            f"argus::red_add_f32({dst.tensor.pointer} + {at}, {src.reg('argus_v')});")
+    w = min(2, _vector_width(dst, layout))
+    em.open(f"if ({guard})" if guard else "", "red.global.add of each element" +
+            (", column pairs as one red.v2" if w == 2 else ""))
+    if w == 1:
+        ok, at = _box_access(dst, layout, "argus_v")
+        em.line("#pragma unroll")
+        em.line(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v) if ({ok}) "
+                f"argus::red_add_f32({t.pointer} + {at}, {src.reg('argus_v')});")
+    else:
+        def vector(v, at, e):
+            em.line(f"argus::red_add_f32x2({t.pointer} + {at}, {src.reg(v)}, "
+                    f"{src.reg(f'{v} + 1')});")
+
+        def scalar(v):
+            ok, at = _box_access(dst, layout, v)
+            em.line(f"if ({ok}) argus::red_add_f32({t.pointer} + {at}, {src.reg(v)});")
+
+        _runs(ctx, dst, layout, src.count, w, vector, scalar, widest=8)
     em.close()
 
 

@@ -3,14 +3,12 @@
 A global tile is its tensor plus the element coordinates of its corner (tile coordinates
 times the box). Shared memory is one dynamic allocation; each buffer is placed at a fixed
 offset (1024-byte aligned when swizzled). Fragments are per-thread register arrays through
-their TV layout; a store writes each register to the (row, col) the layout gives it, with
-bounds checks against the tensor (out-of-bounds elements are dropped, as on the
-interpreter), two adjacent columns per 32-bit store when the layout pairs them.
+their TV layout (argus.codegen.registers); stores and atomics to global memory are
+argus.codegen.lower.indexed's (one path for every layout), a store to shared memory writes
+each register pair at its swizzled byte.
 """
 
 from __future__ import annotations
-
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -19,13 +17,12 @@ from argus.layout.hopper.wgmma import accumulator_name, accumulator_width
 
 from ..context import SMEM_ALIGN_PLAIN, SMEM_ALIGN_SWIZZLED
 from ..errors import CodegenError
-from ..fragment_layout import split_layout
+from ..registers import register_layout
 from ..smem_tiles import stage_geometry
-from argus.layout.hopper import atom_names, get_atom
 
 from ..values import C_ELEMENT, Fragment, GlobalTile, SmemBuffer, SmemTile, c_float
 from .elementwise import declare
-from .indexed import atomic_generic, store_generic
+from .indexed import atomic_global, store_global
 
 
 def _bytes(dtype: DType) -> int:
@@ -114,34 +111,6 @@ def round_value(dtype: DType, x: float) -> float:
     return x
 
 
-@contextmanager
-def each_register(em, split, row0: str, col0: str, paired: bool):
-    """Unrolled loops over a fragment's registers (pairs of adjacent columns when `paired`);
-    inside, argus_v is the register and (argus_r, argus_c) its element, offset by (row0,
-    col0): the thread's part once, each register's part a constant the compiler folds."""
-    r_t, c_t = split.thread_row_col("argus_lane")
-    em.line(f"const int argus_row = {row0} + {r_t};")
-    em.line(f"const int argus_col = {col0} + {c_t};")
-    modes = split.value_modes[1:] if paired else split.value_modes
-    v_parts, r_parts, c_parts, stride = [], [], [], 2 if paired else 1
-    for d, m in enumerate(modes):
-        var = f"argus_v{d}"
-        em.line("#pragma unroll")
-        em.open(f"for (int {var} = 0; {var} < {m.extent}; ++{var})")
-        v_parts.append(f"{stride} * {var}")
-        if m.row_stride:
-            r_parts.append(f"{m.row_stride} * {var}")
-        if m.col_stride:
-            c_parts.append(f"{m.col_stride} * {var}")
-        stride *= m.extent
-    em.line(f"const int argus_v = {' + '.join(v_parts) or '0'};")
-    em.line(f"const int argus_r = argus_row + {' + '.join(r_parts) or '0'};")
-    em.line(f"const int argus_c = argus_col + {' + '.join(c_parts) or '0'};")
-    yield
-    for _ in modes:
-        em.close()
-
-
 def _store(ctx, op):
     dst, src = ctx.get(op.arg("dst"), op), ctx.get(op.arg("src"), op)
     if isinstance(dst, SmemTile) and isinstance(src, Fragment):
@@ -152,38 +121,7 @@ def _store(ctx, op):
                            "store a register fragment to a global or shared-memory tile")
     if not isinstance(src, Fragment):
         raise CodegenError("only register fragments can be stored", op.loc)
-    if not _atom_tile(src):
-        store_generic(ctx, op, dst, src)
-        return
-    out_dtype = dst.tensor.dtype
-    value_dtype = src.cast or src.dtype
-    if value_dtype != out_dtype:
-        raise CodegenError(f"storing a {value_dtype} fragment into a {out_dtype} tensor; "
-                           f"cast it first: cast(x, {out_dtype})", op.loc)
-    if len(dst.box) != 2 or tuple(dst.box) != tuple(src.shape):
-        raise CodegenError(f"store of a {src.shape} fragment into a box {dst.box}", op.loc)
-    split = split_layout(src.layout)
-    tensor = dst.tensor
-    rows_total, ld = tensor.shape
-    em = ctx.em
-    em.open("")
-    em.line(f"{C_ELEMENT[out_dtype]}* argus_out = {tensor.pointer};")
-    pack = {DType.bf16: "argus::pack_bf16x2", DType.fp16: "argus::pack_f16x2"}.get(out_dtype)
-    one = {DType.bf16: "argus::to_bf16", DType.fp16: "argus::to_f16"}.get(out_dtype)
-    paired = split.pairs_adjacent() and pack is not None
-    with each_register(em, split, dst.origin[0], dst.origin[1], paired):
-        index = f"(long long)argus_r * {ld} + argus_c"
-        em.open(f"if (argus_r < {rows_total} && argus_c < {ld})",
-                "drop what falls outside the tensor")
-        if paired:
-            em.line(f"*reinterpret_cast<argus::u32*>(argus_out + {index}) = "
-                    f"{pack}({src.reg('argus_v')}, {src.reg('argus_v + 1')});")
-        elif one is not None:
-            em.line(f"argus_out[{index}] = {one}({src.reg('argus_v')});")
-        else:
-            em.line(f"argus_out[{index}] = {src.reg('argus_v')};")
-        em.close()
-    em.close()
+    store_global(ctx, op, dst, src)
 
 
 SWIZZLE_BITS = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
@@ -200,21 +138,26 @@ def _store_shared(ctx, op, dst, src):
     if (g.rows, g.cols) != tuple(src.shape):
         raise CodegenError(f"store of a {src.shape} fragment into a {g.rows}x{g.cols} shared "
                            "tile", op.loc)
-    split = split_layout(src.layout)
+    layout = register_layout(src.layout, src.shape)
     pack = {DType.bf16: "argus::pack_bf16x2", DType.fp16: "argus::pack_f16x2"}.get(out_dtype)
-    if not (split.pairs_adjacent() and pack is not None):
+    if layout.vector(2) < 2 or pack is None:
         raise CodegenError("shared-memory stores of this fragment layout or dtype are not "
-                           "generated yet (16-bit values in an accumulator layout are)", op.loc)
+                           "generated yet (16-bit values in a layout that keeps column pairs "
+                           "in register pairs, like the accumulator, are)", op.loc)
     eb, w = g.element_bytes, g.chunk_cols
     mask = ((1 << SWIZZLE_BITS[g.swizzle]) - 1) << 4
     em = ctx.em
     em.open("", f"{g.rows}x{g.cols} tile, {g.swizzle} swizzle: chunks of {w} columns, "
                 f"{g.chunk_stride} B apart")
-    with each_register(em, split, "0", "0", True):
-        em.line(f"const argus::u32 argus_off = (argus::u32)((argus_c / {w}) * {g.chunk_stride}"
-                f" + (argus_r + {g.row0}) * {g.span} + (argus_c % {w}) * {eb});")
-        em.line(f"argus::st_shared_u32({dst.address} + (argus_off ^ ((argus_off >> 3) & "
-                f"{mask}u)), {pack}({src.reg('argus_v')}, {src.reg('argus_v + 1')}));")
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_v = 0; argus_v < {src.count}; argus_v += 2)")
+    em.line(f"const int argus_r = {layout.coord(0, 'argus_v')};")
+    em.line(f"const int argus_c = {layout.coord(1, 'argus_v')};")
+    em.line(f"const argus::u32 argus_off = (argus::u32)((argus_c / {w}) * {g.chunk_stride}"
+            f" + (argus_r + {g.row0}) * {g.span} + (argus_c % {w}) * {eb});")
+    em.line(f"argus::st_shared_u32({dst.address} + (argus_off ^ ((argus_off >> 3) & "
+            f"{mask}u)), {pack}({src.reg('argus_v')}, {src.reg('argus_v + 1')}));")
+    em.close()
     em.close()
 
 
@@ -223,37 +166,7 @@ def _atomic_add(ctx, op):
     dst, src = ctx.get(op.arg("dst"), op), ctx.get(op.arg("src"), op)
     if not (isinstance(dst, GlobalTile) and isinstance(src, Fragment)):
         raise CodegenError("atomic_add adds a register fragment into a global tile", op.loc)
-    if dst.tensor.dtype != DType.fp32 or src.cast is not None:
-        raise CodegenError(f"atomic_add into {dst.tensor.dtype} is not generated yet; add "
-                           "fp32 values into an fp32 tensor", op.loc)
-    if len(dst.box) != 2 or tuple(dst.box) != tuple(src.shape):
-        raise CodegenError(f"atomic_add of a {src.shape} fragment into a box {dst.box}", op.loc)
-    if not _atom_tile(src):
-        atomic_generic(ctx, op, dst, src)
-        return
-    split = split_layout(src.layout)
-    rows_total, ld = dst.tensor.shape
-    em = ctx.em
-    em.open("", "red.global.add: the partial sums of this block")
-    paired = split.pairs_adjacent()
-    with each_register(em, split, dst.origin[0], dst.origin[1], paired):
-        em.open(f"if (argus_r < {rows_total} && argus_c < {ld})",
-                "drop what falls outside the tensor")
-        address = f"{dst.tensor.pointer} + (long long)argus_r * {ld} + argus_c"
-        if paired:
-            em.line(f"argus::red_add_f32x2({address}, {src.reg('argus_v')}, "
-                    f"{src.reg('argus_v + 1')});")
-        else:
-            em.line(f"argus::red_add_f32({address}, {src.reg('argus_v')});")
-        em.close()
-    em.close()
-
-
-def _atom_tile(frag) -> bool:
-    """Is the fragment exactly one Hopper atom's tile (addressed by its CuTe modes)?"""
-    if frag.layout not in atom_names():
-        return False
-    return tuple(get_atom(frag.layout).tile) == tuple(frag.shape)
+    atomic_global(ctx, op, dst, src)
 
 
 def _frag_slice(ctx, op):

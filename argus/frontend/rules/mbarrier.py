@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from argus.input_limits import MAX_MBARRIER_ARRAY
 from argus.ir.types import BarrierArrayType, BarrierType
+from argus.limits import MBARRIER_BYTES, SMEM_PER_BLOCK
 
 from .base import Args, rule
 
@@ -19,6 +21,14 @@ def barrier(a: Args, name: str = "bar"):
 @rule("mbarrier")
 def mbarrier(fx, a: Args):
     count = a.static_int("count", minimum=1)
+    if count * MBARRIER_BYTES > SMEM_PER_BLOCK:
+        a.fail("count", f"{count} mbarriers are {count * MBARRIER_BYTES} B, over the "
+               f"{SMEM_PER_BLOCK} B of shared memory a Hopper block can have",
+               "one mbarrier per pipeline stage: a few, not thousands")
+    if count > MAX_MBARRIER_ARRAY:
+        a.fail("count", f"{count} mbarriers in one array, over the {MAX_MBARRIER_ARRAY} the "
+               f"verifier checks (each is proved apart)",
+               "one mbarrier per pipeline stage and role: a few, not hundreds")
     return fx.emit("mbarrier.alloc", (), a.call, BarrierArrayType(count), {"count": count})
 
 

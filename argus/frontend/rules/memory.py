@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 from argus.ir.types import (DType, FragmentType, GlobalTensorType, GlobalTileType,
                             IndexVectorType, SmemBufferType, SmemTileType)
 from argus.layout.hopper.wgmma import accumulator_name, accumulator_width
+from argus.limits import SMEM_PER_BLOCK
 
 from . import layouts
 from .base import Args, describe, rule
@@ -88,6 +91,12 @@ def smem(fx, a: Args):
         a.fail("swizzle", f"a {swizzle} swizzle needs rows of a multiple of {span} bytes; "
                f"the inner dimension {shape[-1]} x {dtype} is {row_bytes} bytes",
                f"use {span * 8 // dtype.bits} elements per row or a narrower swizzle")
+    total = stages * math.prod(shape) * dtype.bits // 8
+    if total > SMEM_PER_BLOCK:   # cannot fit whatever else the block has: refused before the passes
+        a.fail("stages", f"{stages} stages of {_shape_text(shape)} {dtype} are {total} B, over "
+               f"the {SMEM_PER_BLOCK} B of shared memory a Hopper block can have",
+               f"use at most {max(1, SMEM_PER_BLOCK // max(1, total // stages))} stages, or a "
+               f"smaller tile")
     return fx.emit("smem.alloc", (), a.call, SmemBufferType(stages, shape, dtype, swizzle),
                    {"stages": stages, "shape": shape, "dtype": str(dtype), "swizzle": swizzle})
 

@@ -1,13 +1,16 @@
 """Ids, loops, conditionals, roles, elect-one and persistent schedules.
 
 A role region runs only on the agents (warpgroups) it names; elect-one with block scope
-runs on the block's first warpgroup, narrower scopes on the agent itself (an agent acts
-as one thread for its single-thread work).
+runs on the block's first warpgroup, narrower scopes on the agent itself. Inside it the
+agent stands for the threads elected: one (scope "block" or "warpgroup") or one per warp,
+four (scope "warp", as the generated `threadIdx.x % 32 == 0`), so each arrival counts that
+many threads.
 """
 
 from __future__ import annotations
 
 from argus.ir.schedule import block_tiles
+from argus.limits import WARP_SIZE, WARPGROUP_THREADS
 
 from ..cluster import cluster_index
 
@@ -59,10 +62,18 @@ def _role(agent, op, args):
         agent.role_index = outer
 
 
+ELECTED = {"block": 1, "warpgroup": 1, "warp": WARPGROUP_THREADS // WARP_SIZE}
+
+
 def _elect_one(agent, op, args):
-    if op.attrs.get("scope") == "block" and agent.warpgroup != 0:
+    scope = op.attrs.get("scope", "warpgroup")
+    if scope == "block" and agent.warpgroup != 0:
         return
-    outer, agent.elected = agent.elected, True
+    if scope not in ELECTED:
+        raise InterpretError(f"{op.loc}: elect_one over {scope!r} is not supported; use "
+                             "scope block, warpgroup or warp")
+    outer = agent.elected       # nested elections keep the narrower one
+    agent.elected = ELECTED[scope] if outer is None else min(outer, ELECTED[scope])
     try:
         yield from agent.run_block(op.regions[0])
     finally:

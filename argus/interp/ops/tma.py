@@ -2,7 +2,8 @@
 
 A multicast load (`multicast=mask`) is one instruction that delivers the box to the same
 tile of every CTA in the mask, each copy landing on its own and completing its bytes on
-that CTA's copy of the barrier."""
+that CTA's copy of the barrier. Inside elect_one each elected thread issues the load (one,
+or one per warp with scope="warp"), so its bytes complete that many times, as on the GPU."""
 
 from __future__ import annotations
 
@@ -21,6 +22,13 @@ class TmaMulticastIssue(Instruction):
 
 
 def _load(agent, op, args):
+    # every elected thread issues its own copy (four with elect_one(scope="warp"), as the
+    # generated code does); outside elect_one the agent issues one
+    for _ in range(agent.elected or 1):
+        yield from _issue_load(agent, op, args)
+
+
+def _issue_load(agent, op, args):
     dst, src, bar, mask = (op.arg(n, args) for n in ("dst", "src", "bar", "multicast"))
     if mask is not None:
         cluster = agent.block.cluster

@@ -11,7 +11,10 @@ built as a z3 product: it becomes one fresh variable per distinct pair of factor
 "atom"), constrained only by 0 when a factor is 0 and >= each factor otherwise. That
 over-approximates the product, so a property proved over atoms holds for the products;
 the same atom is shared by every expression that multiplies the same two terms, so
-g = i * KT + k written in two roles is one term.
+g = i * KT + k written in two roles is one term. Two atoms with a common factor whose
+other factors are x and x // c (a k loop split into nested loops, `range(KT // 2)` around
+`range(2)`) are tied by the identity a * x == c * (a * (x // c)) when c divides x (see
+`_relate`): still true of the products, so nothing unsound is added.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Terms:
         self.env: dict[Value, Any] = {}
         self.constraints: list = []
         self.atoms: dict[tuple[int, int], z3.BitVecRef] = {}
+        self.factors: dict[tuple[int, int], tuple] = {}    # atom key -> its two factors
         self.names: dict[str, Any] = {}     # display name -> term (for counterexamples)
         self._fresh = 0
 
@@ -80,12 +84,29 @@ class Terms:
                 self.constraints += [smt.lt(p, STEP_BOUND), z3.Implies(zero, p == 0),
                                      z3.Implies(z3.Not(zero), z3.And(z3.UGE(p, a),
                                                                      z3.UGE(p, b)))]
+                self._relate(a, b, p)
                 self.atoms[key] = p
+                self.factors[key] = (a, b)
             return self.atoms[key]
         if sym.is_symbolic(a) or sym.is_symbolic(b):
             return sym.mul(smt.as_term(a) if sym.is_symbolic(a) else a,
                            smt.as_term(b) if sym.is_symbolic(b) else b)
         return a * b
+
+    def _relate(self, a, b, p) -> None:
+        """Tie the new atom p = a * b to the atoms that share a factor with it, where the
+        other factor is the quotient of this one by a constant (or this one of that)."""
+        for key, (a2, b2) in self.factors.items():
+            q = self.atoms[key]
+            for x, y in ((a, b), (b, a)):
+                for x2, y2 in ((a2, b2), (b2, a2)):
+                    if not x.eq(x2):
+                        continue
+                    for whole, part, big, small in ((y, y2, p, q), (y2, y, q, p)):
+                        c = _constant_divisor(part, whole)
+                        if c is not None:
+                            self.constraints.append(z3.Implies(
+                                z3.URem(whole, c) == 0, big == small * c))
 
     def arith(self, op: Op):
         """The term of an arith op (argus.verify.arith renders it; the table's value when
@@ -105,6 +126,16 @@ class Terms:
     def render(self, name: str, a, b):
         """arith.<name> of two index terms or ints (a launch extent's arithmetic)."""
         return arith.binary(name, a, b, smt.WIDTH, self.mul)
+
+
+def _constant_divisor(part, whole):
+    """c when `part` is the term whole // c for a constant c > 1, else None."""
+    t = part
+    if z3.is_app(t) and t.decl().kind() in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I) and \
+            z3.is_bv_value(t.arg(1)) and t.arg(1).as_long() > 1 and \
+            z3.simplify(t.arg(0)).eq(z3.simplify(whole)):
+        return t.arg(1).as_long()
+    return None
 
 
 def _num(x):

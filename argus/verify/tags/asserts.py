@@ -2,7 +2,9 @@
 
 The predicate (argus.ir.tagexpr) is rendered to z3 over the positions of the element in
 the operands (all of one shape) and the scope; `tag(x).f` is field f of x's tag,
-`coord(x)[a]` the element's coordinate a (global for a global tile). A predicate that
+`coord(x)[a]` the element's coordinate a (global for a global tile), `tag(x).tensor` the
+tensor x was loaded from (origin.py; a kernel tensor named in the predicate is that
+tensor). A predicate that
 names a field the pass does not know, or a value whose tag is unknown, is reported as a
 warning (not discharged), never as proved."""
 
@@ -15,7 +17,7 @@ from argus.ir.nodes import Op
 from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
 
-from . import assumptions, report, routing, scalars
+from . import assumptions, origin, report, routing, scalars
 from .meet import LIVE
 from .values import Fragment, GlobalTile, SmemView
 
@@ -72,7 +74,8 @@ def tag_assert(w, op: Op) -> None:
     cex = report.counterexample(w, model, scope, layout=layout, warpgroup=wg,
                                 thread_base=wg * 128 if wg is not None else 0,
                                 elements=(report.element(model, _name(op, vals), idx, actual, expected),))
-    shown = ", ".join(f"{k} = {value(model, x)}" for k, x in {**actual, **expected}.items())
+    shown = ", ".join(f"{k} = {origin.shown(w, k, value(model, x))}"
+                      for k, x in {**actual, **expected}.items())
     w.report(Finding("tag.assert", "error",
                      f"tag_assert({text}) fails: {shown}", op.loc,
                      "tag_assert", "the data does not land where the assertion says: check "
@@ -93,9 +96,21 @@ def _render(w, e, vals, leaves):
         return e.value
     if isinstance(e, T.ScalarRef):
         v = vals[e.operand]
+        if isinstance(v, tuple) and v[0] == "tensor":        # a kernel tensor: its code
+            x = origin.code(w, v[1])
+            leaves[f"tensor {v[1]}"] = x
+            return x
         if v is None or isinstance(v, (Fragment, GlobalTile, SmemView, float)):
             raise Undischarged("a scalar operand is not known")
         return v
+    if isinstance(e, T.TagField) and e.field == "tensor":
+        name = origin.tensor_of(w, vals[e.operand])
+        if name is None:
+            raise Undischarged("tag().tensor names the one tensor a value was loaded from; "
+                               "this one " + origin.why_no_tensor(w, vals[e.operand]))
+        x = origin.code(w, name)
+        leaves["tag.tensor" if "tag.tensor" not in leaves else f"tag.tensor #{e.operand}"] = x
+        return x
     if isinstance(e, T.TagField):
         v = vals[e.operand]
         if isinstance(v, Fragment):

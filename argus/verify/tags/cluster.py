@@ -44,6 +44,7 @@ class Cluster:
     dims: tuple[int, int, int]     # the cluster shape
     walks: bool                    # the kernel has a schedule(by="cluster")
     rank: object = None            # the rank term (0 when size == 1)
+    derived_ids: bool = False      # block_id() is computed from the walker variables
 
 
 def setup(w) -> Cluster:
@@ -108,13 +109,47 @@ def _rank_of_ids(w):
 
 
 def block_id(w, axis: str):
-    """The variable of block_id(axis), shared with walker.op_block_id."""
+    """The term of block_id(axis), shared with walker.op_block_id: a variable of its own,
+    or, when the kernel walks a schedule over a grid of constant extents, the block's
+    coordinate computed from the walk's own variables (`block_coordinates`)."""
     key = ("block_id", axis)
     if key not in w.loop_vars:
-        i = "xyz".index(axis)
-        upper = w.grid[i] if i < len(w.grid) else 1
-        w.loop_vars[key] = (w.ctx.var(f"block_{axis}", "block", upper=upper),)
+        derived = block_coordinates(w)
+        if derived is not None:
+            w.cluster.derived_ids = True
+            w.loop_vars[key] = (derived["xyz".index(axis)],)
+        else:
+            i = "xyz".index(axis)
+            upper = w.grid[i] if i < len(w.grid) else 1
+            w.loop_vars[key] = (w.ctx.var(f"block_{axis}", "block", upper=upper),)
     return w.loop_vars[key][0]
+
+
+def block_coordinates(w):
+    """(x, y, z) of this walk's block as terms over the walker variables, None when they
+    are free variables of their own. A schedule walks with the linear block index `block`
+    (x fastest) or, by="cluster", with the linear cluster index `cluster` and the `rank`
+    (the interpreter's and the hardware's numbering: interp/cluster.py). The ids are then
+    what they are, not unrelated variables: `block_id("x") % CM` is the rank of a 1-D
+    grid, and two blocks with the same (cluster, rank) are one block."""
+    if not _grid_known(w) or not any(op.opcode == "schedule" for op in w.kernel.walk()):
+        return None
+    gx, gy, gz = _grid3(w)
+    cx, cy, cz = w.cluster.dims
+    mod = lambda a, b: scalars.binary(w.ctx, "mod", a, b) if b > 1 else 0
+    div = lambda a, b: scalars.binary(w.ctx, "floordiv", a, b) if b > 1 else a
+    add = lambda a, b: scalars.binary(w.ctx, "add", a, b)
+    mul = lambda a, b: scalars.binary(w.ctx, "mul", a, b)
+    if w.cluster.walks and w.cluster.size > 1:
+        if gx % cx or gy % cy or gz % cz:
+            return None
+        c, r = walker_var(w, "cluster"), rank(w)
+        nx, ny = gx // cx, gy // cy
+        home = (mod(c, nx), mod(div(c, nx), ny), div(c, nx * ny))
+        local = (mod(r, cx), mod(div(r, cx), cy), div(r, cx * cy))
+        return tuple(add(mul(h, k), l) for h, k, l in zip(home, (cx, cy, cz), local))
+    b = walker_var(w, "block")
+    return (mod(b, gx), mod(div(b, gx), gy), div(b, gx * gy))
 
 
 # -- the walk ----------------------------------------------------------------------------
@@ -136,10 +171,19 @@ def walker_var(w, name: str):
 def identity(w) -> tuple[str, ...]:
     """Variables that tell writers apart besides tiles and loop counters: the rank inside
     a cluster walk."""
+    scheduled = [v for v in w.scope_vars() if v in w.schedules]
+    if not scheduled and _ids_derived(w):
+        # outside any schedule, block ids computed from the walker variables: those
+        # variables are what tells two blocks apart (block_x is no variable of its own)
+        return tuple(n for n in ("block", "cluster", "rank") if n in w.ctx.vars)
     if w.cluster.size == 1 or not rank_is_var(w):
         return ()
-    inside = any(w.schedules[v].walker == "cluster" for v in w.scope_vars() if v in w.schedules)
+    inside = any(w.schedules[v].walker == "cluster" for v in scheduled)
     return ("rank",) if inside else ()
+
+
+def _ids_derived(w) -> bool:
+    return w.cluster.derived_ids
 
 
 def witness_choices(w, rec) -> list[list]:

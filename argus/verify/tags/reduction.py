@@ -45,9 +45,10 @@ def atomic_add(w, op: Op) -> None:
         return
     rec = stores.record(w, op, dst, src.layout, src.shape)
     w.reductions.append(AddRecord(rec, src.tag.copy()))
+    inst, bounds, _ = stores._instance(w, src.layout, src.shape)
+    stores.tensor_of_origin(w, op, rec, dst, src, inst, bounds)
     if src.tag.state != "data" or id(op.arg("src")) in w.asserted:
         return
-    inst, bounds, _ = stores._instance(w, src.layout, src.shape)
     stores.coordinates(w, op, rec, src, inst, bounds, when=nonzero(w, src.tag, inst))
 
 

@@ -17,7 +17,7 @@ from argus.ir.nodes import Op
 from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
 
-from . import cluster, report, segments, smem_store, storechecks
+from . import cluster, origin, report, segments, smem_store, storechecks
 from .kcoverage import k_coverage
 from .values import Fragment, GlobalTile, SmemView, StoreRecord
 
@@ -78,6 +78,7 @@ def store(w, op: Op) -> None:
     rec = record(w, op, dst, src.layout, src.shape)
     w.stores.append(rec)
     inst, bounds, _ = _instance(w, src.layout, src.shape)
+    tensor_of_origin(w, op, rec, dst, src, inst, bounds)
     tag = src.tag
     if tag.state == "unknown" and tag.why_unknown.startswith(SILENT):
         # what it holds was lost on the way by a rule that reports nothing: say so here
@@ -124,3 +125,19 @@ def coordinates(w, op: Op, rec: StoreRecord, src: Fragment, inst, bounds, when=N
                          op.loc, "atomic_add" if op.opcode == "atomic.add" else "store",
                          "store the tile at the coordinates of its rows and columns", cex))
         return
+
+
+def tensor_of_origin(w, op: Op, rec: StoreRecord, dst: GlobalTile, src: Fragment, inst,
+                     bounds) -> None:
+    """The built-in contract on which tensors the stored value comes from (origin.py), its
+    counterexample an element the store writes (inside the tensor)."""
+    def model_of(actual: str, expected: str):
+        model = report.find(w, inside(inst, rec), w.scope_vars(), bounds)
+        if model is None:
+            return None
+        idx = (inst(rec.dst[0]), inst(rec.dst[1]))
+        return report.counterexample(
+            w, model, w.scope_vars(), layout=src.layout, warpgroup=rec.warpgroup,
+            thread_base=rec.thread_base,
+            elements=(origin.element(w, model, rec.tensor, idx, actual, expected),))
+    origin.check_store(w, op, dst, src.origin, model_of)

@@ -104,6 +104,7 @@ class Fragment:
     layout: str                   # the TV atom name, or "blocked" and other derived names
     tag: FragTag
     loc: Loc
+    origin: Any = None            # the tensors it is computed from (origin.py)
 
 
 @dataclass(frozen=True)

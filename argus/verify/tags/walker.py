@@ -22,7 +22,7 @@ from argus.ir.types import GlobalTensorType
 from argus.verify.finding import Finding
 from argus.verify.smt import Context, bv
 
-from . import cluster, scalars
+from . import cluster, origin, scalars
 from .report import Undecided
 from .schedule import prove_bijection
 from .values import Barrier, FragTag, Fragment, Writer
@@ -171,6 +171,8 @@ class Walker:
                 self.not_modelled(op, f"{type(err).__name__}: {err}")
                 for r in op.results:
                     self.env[r] = None
+            else:
+                origin.follow(self, op)      # the tensor of origin (origin.py)
             return
         if op.opcode.startswith("arith."):
             self.op_arith(op)

@@ -51,14 +51,19 @@ def test_rows_of_the_accumulator_are_held_by_a_quad():
     assert (acc.row_slots(rows) >= 0).all()
 
 
-def test_blocked_deals_elements_cyclically_and_owns_each_once():
+def test_blocked_deals_vectors_cyclically_and_owns_each_once():
     layout = frag_layout("blocked", (64, 64))
     assert (layout.threads, layout.values) == (128, 32)
-    assert (layout.rows[5, 1], layout.cols[5, 1]) == divmod(128 + 5, 64)
+    # vectors of 8 row neighbours: thread 5 holds vectors 5, 133, ...; register 9 is entry 1
+    # of its second vector, element 133 * 8 + 1
+    assert (layout.rows[5, 9], layout.cols[5, 9]) == divmod(133 * 8 + 1, 64)
+    assert list(layout.cols[5, :8]) == list(range(40, 48)) and set(layout.rows[5, :8]) == {0}
     owners = np.bincount((layout.rows * 64 + layout.cols).ravel(), minlength=64 * 64)
     assert (owners == 1).all()
-    # a 1-D vector of 64: 64 threads one register each
+    # a 1-D vector of 64: 64 threads one register each (vectors would idle threads)
     assert frag_layout("blocked", (64,)).rows.shape == (64, 1)
+    # rows 24 wide: vectors of 2 keep 128 threads busy where 8 or 4 would not
+    assert frag_layout("blocked", (96, 24)).rows.shape == (128, 18)
 
 
 def test_replicated_rows_read_the_first_holder():

@@ -11,6 +11,7 @@
 #include "argus_reduce.cuh"
 #include "argus_regs.cuh"
 #include "argus_tma.cuh"
+#include "argus_vector.cuh"
 #include "argus_wgmma.cuh"
 
 using namespace argus;
@@ -131,6 +132,19 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
     st_shared_f32(tile_addr + 4 * threadIdx.x, m);
     warpgroup_sync(12 + (int)threadIdx.x / 128);
     m += ld_shared_f32(tile_addr + 4 * (threadIdx.x ^ 1));
+    // argus_vector.cuh: LDG/STG .128 of 8 bf16 and of 2 x 4 fp32, .64 of 4 bf16
+    const u16* halves = reinterpret_cast<const u16*>(out) + 8 * threadIdx.x;
+    if (vector_aligned<8>(halves) && vector_aligned<8>(out)) {
+      Vec<8, u16> bits = load_vec<8>(halves);
+      Vec<8, float> eight = load_vec<8>(out + 8 * threadIdx.x);
+      m += eight.e[flag & 7] + from_bf16(bits.e[flag & 7]);
+      bits.e[flag & 7] = to_bf16(m);
+      store_vec<8>(reinterpret_cast<u16*>(out) + 4096 + 8 * threadIdx.x, bits);
+      const Vec<4, u16> four = {{bits.e[1], bits.e[3], bits.e[5], bits.e[7]}};
+      store_vec<4>(reinterpret_cast<u16*>(out) + 8192 + 4 * threadIdx.x, four);
+      eight.e[(flag + 1) & 7] = m;
+      store_vec<8>(out + 8192 + 8 * threadIdx.x, eight);
+    }
     out[threadIdx.x] = sum + m + (float)(packed ^ single) + (float)(made >> 62);
   }
 }

@@ -1,0 +1,96 @@
+"""Binding a kernel's arguments: torch tensors, NumPy arrays or DLPack arrays, one per global
+tensor parameter, in order. The shape symbols are read off the arrays (a symbol used twice
+must agree); count, type, dtype, rank and layout are checked, each with a sentence saying
+what to change. Both ways of running a kernel bind through here: the GPU launcher
+(launch.py, which adds alignment, the `assume`s and the device) and the interpreter
+(interpreted.py), so a call is refused alike on both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from argus.ir.types import GlobalTensorType
+
+from .launch_errors import LaunchError
+
+# the dtype name a torch tensor and a NumPy array (ml_dtypes for bf16/fp8) of each IR dtype has
+ARRAY_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "int32": "int32",
+                "fp8e4m3": "float8_e4m3fn"}
+
+
+@dataclass(frozen=True)
+class TensorParam:
+    name: str
+    dtype: str                   # IR dtype name: bf16, fp16, fp32, int32, fp8e4m3
+    shape: tuple | None          # ints and shape-symbol names; None: not known (unchecked)
+
+
+def tensor_params(kernel_ir) -> list[TensorParam]:
+    """The kernel's global tensor parameters, in order."""
+    return [TensorParam(p.name, str(p.type.dtype), tuple(p.type.shape))
+            for p in kernel_ir.params if isinstance(p.type, GlobalTensorType)]
+
+
+def _is_torch(value) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "data_ptr")
+
+
+def _is_numpy(value) -> bool:
+    return type(value).__module__ == "numpy" and hasattr(value, "dtype") and \
+        hasattr(value, "flags")
+
+
+def as_array(name: str, value, allow_numpy: bool):
+    """The value as a torch tensor (DLPack arrays are shared, not copied) or, where
+    `allow_numpy`, a NumPy array as it is."""
+    if _is_torch(value) or (allow_numpy and _is_numpy(value)):
+        return value
+    if hasattr(value, "__dlpack__"):
+        import torch
+        return torch.from_dlpack(value)     # CuPy, JAX, ... arrays
+    raise LaunchError(f"{name} must be a torch tensor or a DLPack array, got "
+                      f"{type(value).__name__}")
+
+
+def dtype_name(array) -> str:
+    """'bfloat16', 'float32', ... for a torch tensor or a NumPy array."""
+    return str(array.dtype).removeprefix("torch.")
+
+
+def is_contiguous(array) -> bool:
+    return array.is_contiguous() if _is_torch(array) else bool(array.flags.c_contiguous)
+
+
+def bind_arguments(kernel_name: str, params: list[TensorParam], args,
+                   allow_numpy: bool = False) -> tuple[dict, dict[str, int]]:
+    """({parameter name: array}, {shape symbol: size}); LaunchError names what is wrong."""
+    if len(args) != len(params):
+        names = ", ".join(p.name for p in params)
+        raise LaunchError(f"{kernel_name} takes {len(params)} tensors ({names}), got "
+                          f"{len(args)}")
+    sizes: dict[str, int] = {}
+    bound = {}
+    for p, value in zip(params, args):
+        t = as_array(p.name, value, allow_numpy)
+        want = ARRAY_DTYPES.get(p.dtype)
+        got = dtype_name(t)
+        if want is not None and got != want:
+            shown = f"torch.{got}" if _is_torch(t) else got
+            raise LaunchError(f"{p.name} must be {p.dtype}, got {shown}")
+        shape = tuple(t.shape)
+        if p.shape is not None and len(shape) != len(p.shape):
+            raise LaunchError(f"{p.name} must be {len(p.shape)}-D, got shape {shape}")
+        if not is_contiguous(t):
+            strides = t.stride() if _is_torch(t) else t.strides
+            raise LaunchError(f"{p.name} must be contiguous row-major (strides {strides}); "
+                              "call .contiguous()")
+        for d, (want_dim, got_dim) in enumerate(zip(p.shape or (), shape)):
+            if isinstance(want_dim, int):
+                if want_dim != got_dim:
+                    raise LaunchError(f"{p.name} dimension {d} must be {want_dim}, got {got_dim}")
+            elif sizes.setdefault(want_dim, got_dim) != got_dim:
+                raise LaunchError(f"{p.name} dimension {d} is {want_dim} = {got_dim}, but "
+                                  f"another tensor has {want_dim} = {sizes[want_dim]}")
+        bound[p.name] = t
+    return bound, sizes

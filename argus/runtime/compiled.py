@@ -1,0 +1,24 @@
+"""A kernel's IR built for the GPU: generated CUDA, a cubin (from the on-disk cache of
+build.py when it was built before) and the Launcher that runs it on the current stream.
+Every way of running a DSL kernel on the GPU from Python builds through here: the library
+ops (argus.ops.library), a kernel called like a function (jit.py)."""
+
+from __future__ import annotations
+
+DEBUG_WAIT_LIMIT = "200000000"   # try_wait polls before a debug build traps (~seconds)
+
+
+def build_launcher(kernel_ir, debug: bool = False):
+    """The Launcher of `kernel_ir`; `debug` bounds every mbarrier wait (it traps naming
+    barrier and phase instead of hanging)."""
+    from argus.codegen import generate
+
+    from .build import BuildOptions, build_kernel
+    from .launch import Launcher
+
+    gen = generate(kernel_ir)
+    defines = (("ARGUS_MBARRIER_WAIT_LIMIT", DEBUG_WAIT_LIMIT),) if debug else ()
+    entry = build_kernel(gen.source, BuildOptions(defines=defines))
+    launcher = Launcher(gen, entry.cubin, kernel_ir)
+    launcher.build = entry
+    return launcher

@@ -1,0 +1,376 @@
+"""The tensor of origin: which global tensors a value was computed from, and along which
+axis of which load its rows and columns run.
+
+Indices alone cannot tell A from B: filling B's stage from A in a square GEMM, or V's
+from K in attention, keeps every row/col/k tag right and computes the wrong numbers. So
+every value also carries an Origin, one more tag component moved by one generic transfer
+(`transfer`, run by the walker after each op's own rule):
+  - a global tile read by a load, or a shared-memory stage filled by TMA (its writers,
+    collected in the first walk), is a Read of its tensor at the line of the load;
+  - wgmma's accumulator is the product of its operands: rows from A's rows, columns from
+    B's mn axis (axis 0 of a K-major tile, axis 1 of an MN-major one), and the reads of
+    both (an A operand in registers, P in attention, brings the reads it came from);
+  - any other op's result unions its fragment operands' reads and keeps the rows (cols)
+    they agree on; assign moves the source's origin (a constant resets it).
+
+The built-in contract (`check_store`, at every store or atomic add of a value into a
+kernel tensor) then says which tensor each operand must come from:
+  1. the rows (columns) of a product stored into C come from a tensor whose axis has C's
+     row (column) extent, when the kernel has such a data input: the product of the
+     kernel's A and B in the right roles (a tile of B read as A is caught in a
+     rectangular GEMM);
+  2. no data input of the kernel is left unread while another of the same shape is read by
+     two loads that feed the value (B's stage filled from A in a square GEMM, V loaded
+     from K, the gate weights loaded from the up weights): the load whose place in
+     program order is the missing tensor's place in the signature is named.
+Both are stated over tensor names only, so a kernel whose origin is unknown anywhere (an
+op the pass does not model) is not checked: nothing is claimed about it.
+`tag(x).tensor` in a tag_assert reads the single tensor a value comes from (asserts.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import z3
+
+from argus.ir.nodes import Loc, Op, Value
+from argus.ir.types import GlobalTensorType
+from argus.verify.finding import ElementTag, Finding
+from argus.verify.smt import bv, value as model_value
+
+from .values import Fragment, GlobalTile, SmemView
+
+
+@dataclass(frozen=True)
+class Read:
+    """A read of global tensor `tensor` by the load at `loc`."""
+    tensor: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Axis:
+    """Axis `axis` of the tensor of `read`: where a value's rows or columns run."""
+    read: Read
+    axis: int
+
+
+@dataclass(frozen=True)
+class Origin:
+    reads: frozenset
+    rows: Optional[Axis] = None
+    cols: Optional[Axis] = None
+    product: bool = False          # a wgmma product (or computed from one)
+
+    @property
+    def tensors(self) -> frozenset:
+        return frozenset(r.tensor for r in self.reads)
+
+
+UNKNOWN = "unknown"        # an operand's origin the pass does not know
+
+
+def of_tile(tile: GlobalTile, loc: Loc) -> Origin:
+    read = Read(tile.tensor, loc)
+    return Origin(frozenset([read]), Axis(read, 0), Axis(read, 1))
+
+
+def of_view(w, view: SmemView, mn_axis: int = 0):
+    """The origin of a shared-memory stage: the tensors its TMA writers load (UNKNOWN when
+    no writer is known); rows along `mn_axis` of the tile when one load fills it."""
+    writers = [x for x in w.writers if x.view.buffer.name == view.buffer.name]
+    if not writers:
+        return UNKNOWN
+    reads = frozenset(Read(x.src.tensor, x.loc) for x in writers)
+    axis = Axis(next(iter(reads)), mn_axis) if len(reads) == 1 else None
+    if len({x.src.tensor for x in writers}) == 1 and axis is None:   # bands of one tensor
+        axis = Axis(Read(writers[0].src.tensor, writers[0].loc), mn_axis)
+    return Origin(reads, axis, None)
+
+
+def of_value(w, v):
+    """The origin of an operand value; None for values that carry no data (scalars,
+    constants, index fragments made from coordinates), UNKNOWN when it is not known."""
+    if isinstance(v, Fragment):
+        return getattr(v, "origin", None)
+    if isinstance(v, SmemView):
+        return of_view(w, v)
+    return None
+
+
+def merge(origins) -> Optional[Origin]:
+    """The union of several origins (UNKNOWN when any is); rows/cols kept where they agree."""
+    origins = [o for o in origins if o is not None]
+    if any(o is UNKNOWN for o in origins):
+        return UNKNOWN
+    if not origins:
+        return None
+    reads = frozenset().union(*(o.reads for o in origins))
+    rows = {o.rows for o in origins if o.rows is not None}
+    cols = {o.cols for o in origins if o.cols is not None}
+    return Origin(reads, rows.pop() if len(rows) == 1 else None,
+                  cols.pop() if len(cols) == 1 else None, any(o.product for o in origins))
+
+
+def _set(frag, origin) -> None:
+    if isinstance(frag, Fragment):
+        frag.origin = origin
+
+
+def follow(w, op: Op) -> None:
+    """`transfer`, after op's own rule ran; what it cannot follow becomes UNKNOWN (no
+    contract is then checked on it) and is reported as not modelled, never hidden."""
+    try:
+        transfer(w, op)
+        if w.phase == "collect":
+            record_load(w, op)
+    except (ValueError, TypeError, LookupError, AttributeError) as err:
+        for r in op.results:
+            _set(w.env.get(r), UNKNOWN)
+        w.not_modelled(op, f"the tensor of origin: {type(err).__name__}: {err}")
+
+
+def transfer(w, op: Op) -> None:
+    """Give the results of `op` (and the fragment an in-place op writes) their origin."""
+    code = op.opcode
+    if code == "wgmma.mma":
+        acc, a, b = (w.value(op.arg(n)) for n in ("acc", "a", "b"))
+        if not isinstance(acc, Fragment):
+            return
+        b_axis = 0 if op.attrs.get("b_major", "k") == "k" else 1
+        oa = of_view(w, a, 0) if isinstance(a, SmemView) else of_value(w, a)
+        ob = of_view(w, b, b_axis) if isinstance(b, SmemView) else of_value(w, b)
+        if oa is None or ob is None or UNKNOWN in (oa, ob):
+            _set(acc, UNKNOWN)
+            return
+        product = Origin(oa.reads | ob.reads, oa.rows, ob.rows, True)
+        before = getattr(acc, "origin", None)
+        _set(acc, product if before is None else merge([before, product]))
+        return
+    if code == "store":                     # into shared memory: for the TMA store
+        dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
+        if isinstance(dst, SmemView):
+            staged = w.__dict__.setdefault("_origin_staged", {})
+            name = dst.buffer.name
+            o = of_value(w, src) if isinstance(src, Fragment) else UNKNOWN
+            staged[name] = o if name not in staged else merge([staged[name], o])
+        return
+    if code == "tma.store":
+        dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
+        if w.phase == "check" and isinstance(dst, GlobalTile) and isinstance(src, SmemView):
+            staged = w.__dict__.get("_origin_staged", {}).get(src.buffer.name)
+            check_store(w, op, dst, staged, lambda a, e: _tile_model(w, dst, a, e))
+        return
+    if code == "frag.assign":
+        dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
+        _set(dst, of_value(w, src) if isinstance(src, (Fragment, SmemView)) else None)
+        return
+    for r in op.results:
+        out = w.env.get(r)
+        if not isinstance(out, Fragment) or getattr(out, "origin", None) is not None:
+            continue
+        if code == "load":
+            src = w.value(op.arg("src"))
+            _set(out, of_tile(src, op.loc) if isinstance(src, GlobalTile) else
+                 of_value(w, src) if isinstance(src, SmemView) else UNKNOWN)
+            continue
+        got = merge(of_value(w, w.value(o)) for o in op.operands if isinstance(o, Value))
+        if got not in (None, UNKNOWN) and len(out.shape) < 2:
+            got = Origin(got.reads, got.rows, None, got.product)   # a row vector: no columns
+        _set(out, got)
+
+
+# -- the contract at a store ----------------------------------------------------------------
+
+def _inputs(w) -> list[str]:
+    """The kernel's data inputs: float tensors no op writes, in signature order."""
+    written = _written(w)
+    return [p.name for p in w.kernel.params if isinstance(p.type, GlobalTensorType)
+            and p.type.dtype.is_float and p.name not in written]
+
+
+def _written(w) -> set:
+    got = w.__dict__.get("_origin_written")
+    if got is None:
+        made = {}
+        for op in w.kernel.walk():
+            for r in op.results:
+                made[r] = op
+        got = set()
+        for op in w.kernel.walk():
+            if op.opcode in ("store", "atomic.add", "tma.store"):
+                got.add(_root(op.arg("dst"), made))
+        w._origin_written = got
+    return got
+
+
+def _root(v, made) -> Optional[str]:
+    """The kernel tensor a tile (of a segment, ...) of a global tensor is cut from."""
+    for _ in range(64):
+        if not isinstance(v, Value):
+            return None
+        if isinstance(v.type, GlobalTensorType) and v not in made:
+            return v.name
+        op = made.get(v)
+        if op is None:
+            return None
+        v = next((o for o in op.operands if isinstance(o, Value)), None)
+    return None
+
+
+def _loaded(w) -> set:
+    """Every tensor some load of the kernel reads (TMA writers and register loads)."""
+    return {x.src.tensor for x in w.writers} | set(w.__dict__.get("_origin_loads", ()))
+
+
+def _same_shape(w, a: str, b: str) -> bool:
+    ea, eb = w.tensors.get(a), w.tensors.get(b)
+    return ea is not None and eb is not None and len(ea) == len(eb) and \
+        all(_same_extent(x, y) for x, y in zip(ea, eb))
+
+
+def _same_extent(x, y) -> bool:
+    if isinstance(x, int) or isinstance(y, int):
+        return isinstance(x, int) and isinstance(y, int) and x == y
+    return bv(x).eq(bv(y))
+
+
+def check_store(w, op: Op, dst: GlobalTile, origin, model_of) -> None:
+    """The built-in contract on the origin of a value stored (added) into `dst`.
+    `model_of(actual, expected)` gives the counterexample (a concrete block, thread and
+    element of the store)."""
+    if not isinstance(origin, Origin) or dst.tensor not in w.tensors:
+        return
+    inputs = _inputs(w)
+    wrong = _wrong_role(w, origin, dst, inputs) or _unread_twin(w, origin, inputs)
+    if wrong is None:
+        return
+    read, expected, why = wrong
+    done = w.__dict__.setdefault("_origin_reported", set())
+    if (read.loc, expected) in done:
+        return
+    done.add((read.loc, expected))
+    cex = model_of(f"{read.tensor} (line {read.loc.line})", expected)
+    w.report(Finding(
+        "tag.operand-tensor", "error",
+        f"this load reads {read.tensor} where {expected} is meant: the value stored into "
+        f"{dst.tensor} at line {op.loc.line} is computed from {read.tensor} here, but {why}",
+        read.loc, "tma_load",
+        f"load the tile from {expected} (tile({expected}, ...)), as the operand's role and "
+        f"the kernel's signature say", cex))
+
+
+def _wrong_role(w, origin: Origin, dst: GlobalTile, inputs):
+    """Rows (cols) of a product from an axis whose extent is not the destination's, where
+    another data input of the same rank has that extent on the same axis.
+    Values that are no product (a gather, a copy) may move rows anywhere: not checked."""
+    if not origin.product:
+        return None
+    for axis, along in ((0, origin.rows), (1, origin.cols)):
+        if along is None or axis >= len(dst.extents):
+            continue
+        ext = w.tensors.get(along.read.tensor)
+        if ext is None or along.axis >= len(ext) or \
+                _same_extent(ext[along.axis], dst.extents[axis]):
+            continue
+        for name in inputs:
+            other = w.tensors[name]
+            if name == along.read.tensor or len(other) != len(ext):
+                continue
+            if _same_extent(other[along.axis], dst.extents[axis]):
+                what = "rows" if axis == 0 else "columns"
+                return along.read, name, (
+                    f"its {what} run along {along.read.tensor}'s axis {along.axis} (extent "
+                    f"{_show(ext[along.axis])}) while {dst.tensor}'s {what} have extent "
+                    f"{_show(dst.extents[axis])}, which is {name}'s axis {along.axis}")
+    return None
+
+
+def _unread_twin(w, origin: Origin, inputs):
+    """A data input no load reads, while a tensor of the same shape is read by two loads of
+    this value: one of those loads was meant to read the missing input."""
+    loaded = _loaded(w)
+    for missing in inputs:
+        if missing in loaded:
+            continue
+        for twin in sorted(origin.tensors):
+            reads = sorted({r for r in origin.reads if r.tensor == twin},
+                           key=lambda r: (r.loc.line, r.loc.col))
+            if len(reads) < 2 or not _same_shape(w, twin, missing):
+                continue
+            group = [n for n in inputs if _same_shape(w, n, missing)]
+            order = sorted({r for r in origin.reads if _same_shape(w, r.tensor, missing)},
+                           key=lambda r: (r.loc.line, r.loc.col))
+            at = group.index(missing)
+            read = order[at] if at < len(order) and order[at].tensor == twin else reads[-1]
+            return read, missing, (
+                f"{missing} (the same shape as {twin}) is never read while {twin} is read "
+                f"by {len(reads)} loads (lines {', '.join(str(r.loc.line) for r in reads)})")
+    return None
+
+
+def _show(x) -> str:
+    return str(x) if isinstance(x, int) else str(z3.simplify(bv(x)))
+
+
+def element(w, model, dst_name, idx_terms, actual, expected) -> ElementTag:
+    return ElementTag(dst_name, tuple(model_value(model, x) for x in idx_terms),
+                      {"computed from": actual}, {"computed from": expected})
+
+
+def record_load(w, op: Op) -> None:
+    """Remember the tensor a register load reads (first walk): `_loaded`."""
+    if op.opcode == "load":
+        src = w.value(op.arg("src"))
+        if isinstance(src, GlobalTile):
+            w.__dict__.setdefault("_origin_loads", set()).add(src.tensor)
+
+
+# -- tag(x).tensor in a tag_assert ------------------------------------------------------------
+
+def code(w, name: str):
+    """The number standing for kernel tensor `name` in an assertion (its place in the
+    signature, from 1): tensors are compared by identity, never by value."""
+    names = [p.name for p in w.kernel.params if isinstance(p.type, GlobalTensorType)]
+    return z3.BitVecVal(names.index(name) + 1 if name in names else 0, 64)
+
+
+def shown(w, key: str, number: int):
+    """A tensor's code shown as its name in a failed assertion's message."""
+    if not key.startswith(("tag.tensor", "tensor ")):
+        return number
+    names = [p.name for p in w.kernel.params if isinstance(p.type, GlobalTensorType)]
+    return names[number - 1] if 0 < number <= len(names) else number
+
+
+def tensor_of(w, v) -> Optional[str]:
+    """The one tensor value v comes from (a tile of it, a stage TMA fills from it, a
+    fragment loaded or computed from it alone), None when there is not exactly one."""
+    if isinstance(v, GlobalTile):
+        return v.tensor
+    o = of_value(w, v)
+    if isinstance(o, Origin) and len(o.tensors) == 1:
+        return next(iter(o.tensors))
+    return None
+
+
+def why_no_tensor(w, v) -> str:
+    o = of_value(w, v)
+    if isinstance(o, Origin) and len(o.tensors) > 1:
+        return (f"is computed from {', '.join(sorted(o.tensors))} (assert on the operands "
+                f"of the product instead)")
+    return "comes from no load the pass knows"
+
+
+def _tile_model(w, dst: GlobalTile, actual: str, expected: str):
+    """A counterexample of a TMA store: the first element of its box."""
+    from . import report
+    scope = w.scope_vars()
+    model = report.find(w, z3.BoolVal(True), scope)
+    if model is None:
+        return None
+    idx = tuple(bv(o) for o in dst.origin)
+    return report.counterexample(w, model, scope, warpgroup=w.role.warpgroup if w.role else None,
+                                 elements=(element(w, model, dst.tensor, idx, actual, expected),))
