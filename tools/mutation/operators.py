@@ -17,6 +17,9 @@ known about its names) and yields Edits (edit.py); one operator, one kind of mis
 - wgmma_depth:   wgmma_wait(n) -> n +- 1
 - reduction:     row_max <-> row_sum; the running max dropped; a state name swapped
                  (m_new <-> m_i, masked <-> scores, ... per target)
+
+and, from operators_soundness.py, the classes of issue 19: operand_tensor, zero_trip,
+extent_compare, sync_in_role, walk_order, acc_reset.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Callable, Iterator
 
 from tools.mutation.ints import int_names, is_int_expr, module_int_constants
 from tools.mutation.edit import Edit
+from tools.mutation.operators_soundness import SOUNDNESS_OPERATORS
 from tools.mutation.sites import (body_nodes, call_name, calls, loop_vars, plus,
                                   statements, text)
 
@@ -231,6 +235,8 @@ def layout(ctx: Context) -> Iterator[Edit]:
                         yield Edit.of(kw.value, repr(other))
     for call in calls(ctx.fn, "wgmma"):
         major = [kw for kw in call.keywords if kw.arg == "b_major"]
+        if major and not isinstance(major[0].value, ast.Constant):
+            continue                 # a helper's parameter: the kernel's call site sets it
         if major:
             flip = "k" if major[0].value.value == "mn" else "mn"
             yield Edit.of(major[0].value, repr(flip))
@@ -318,3 +324,4 @@ OPERATORS: dict[str, Callable[[Context], Iterator[Edit]]] = {
     "coord_name": coord_name, "loop_bound": loop_bound, "reduction": reduction,
     "index_arith": index_arith,
 }
+OPERATORS.update(SOUNDNESS_OPERATORS)     # appended: the ids of the operators above stay put

@@ -49,14 +49,16 @@ class Problem:
 _problems: dict[tuple[str, int], Problem] = {}
 
 
-def problem(target: Target, seed: int) -> Problem:
-    key = (target.name, seed)
+def problem(target: Target, seed: int, shapes: dict | None = None) -> Problem:
+    """The inputs and reference outputs at `shapes` (the target's own by default)."""
+    shapes = dict(target.shapes if shapes is None else shapes)
+    key = (target.name, seed, tuple(sorted(shapes.items())))
     if key not in _problems:
-        _problems[key] = _make_problem(target, seed)
+        _problems[key] = _make_problem(target, seed, shapes)
     return _problems[key]
 
 
-def _make_problem(target: Target, seed: int) -> Problem:
+def _make_problem(target: Target, seed: int, shapes: dict) -> Problem:
     from argus.cli.run_reference import (call_reference, concrete_shape, example_inputs,
                                          load_reference, poisoned, random_input, split_params)
     from argus.frontend import parse_file
@@ -66,11 +68,13 @@ def _make_problem(target: Target, seed: int) -> Problem:
     reference = load_reference(path, target.kernel)
     inputs, outputs = split_params(kernel, reference)
     rng = np.random.default_rng(seed)
-    symbols = dict(target.shapes)
+    symbols = dict(shapes)
     arrays = {p.name: random_input(rng, p.type, symbols) for p in inputs}
     arrays.update(example_inputs(reference, rng, symbols, inputs))
     expected = call_reference(reference, kernel, [arrays[p.name] for p in inputs], outputs)
-    arrays.update({p.name: poisoned(concrete_shape(p.type, symbols), str(p.type.dtype))
+    arrays.update({p.name: np.zeros(concrete_shape(p.type, symbols), np.float32)
+                   if p.name in target.zeroed else
+                   poisoned(concrete_shape(p.type, symbols), str(p.type.dtype))
                    for p in outputs})
     return Problem(arrays, expected, [(p.name, str(p.type.dtype)) for p in outputs])
 
@@ -105,16 +109,17 @@ def observe(target: Target, source: str, runs=RUNS) -> Observation:
     return obs
 
 
-def run_once(target: Target, kernel, mode: str, seed: int) -> RunOutcome:
+def run_once(target: Target, kernel, mode: str, seed: int, shapes: dict | None = None,
+             seconds: int = STAGE_SECONDS) -> RunOutcome:
     from argus.cli.run_reference import compare
     from argus.interp.errors import InterpretError
     from argus.interp.evaluator import interpret
     from argus.interp.machine.scheduler import Deadlock, Faulted, StepBudgetExceeded
 
-    prob = problem(target, seed)
+    prob = problem(target, seed, shapes)
     arrays = {k: v.copy() for k, v in prob.arrays.items()}
     try:
-        with time_limit(STAGE_SECONDS):
+        with time_limit(seconds):
             result = interpret(kernel, arrays, seed=seed, mode=mode,
                                step_budget=target.step_budget)
     except StageTimeout as err:

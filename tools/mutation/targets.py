@@ -1,6 +1,7 @@
 """The kernels mutation testing runs on: file, kernel, specialisation (parse overrides),
-the small shapes the interpreter runs (with tails where the kernel allows them) and the
-per-kernel name swaps of the reduction operator."""
+the small shapes the interpreter runs (with tails where the kernel allows them; the
+differential fuzzer, differential.py, also runs `more_shapes`) and the per-kernel name
+swaps of the reduction operator."""
 
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ class Target:
     stage: str = "S"
     name_swaps: tuple = ()
     step_budget: int = 20_000        # ~70x what the correct kernels take here
+    more_shapes: tuple = ()          # further shapes the differential fuzzer runs (tails)
+    zeroed: tuple = ()               # outputs the kernel adds into: they start at zero
+
+    @property
+    def all_shapes(self) -> tuple:
+        """`shapes` first, then `more_shapes`: what the differential fuzzer runs."""
+        return (dict(self.shapes), *(dict(s) for s in self.more_shapes))
 
     @property
     def display_path(self) -> str:
@@ -34,32 +42,57 @@ class Target:
 # blocks over 2 x 2 tiles (the phases carry across tiles), tails in M, N and K.
 _LIB = {"BLOCKS": 2, "BN": 128, "ACC": "wgmma_acc_m64n128", "S": 3}
 _LIB_SHAPES = {"M": 200, "N": 200, "K": 264}
+_LIB_TAIL = {"M": 136, "N": 72, "K": 136}        # one tile row + 8, KT = 3 = S
+_SPLITK = {"BLOCKS": 2, "BN": 128, "ACC": "wgmma_acc_m64n128", "S": 3, "SPLIT": 2}
 
 TARGETS = {
-    "gemm_nt": Target("gemm_nt", "argus/kernels/gemm.py", "gemm_nt", _LIB_SHAPES, _LIB),
-    "gemm_nn": Target("gemm_nn", "argus/kernels/gemm.py", "gemm_nn", _LIB_SHAPES, _LIB),
+    "gemm_nt": Target("gemm_nt", "argus/kernels/gemm.py", "gemm_nt", _LIB_SHAPES, _LIB,
+                      more_shapes=(_LIB_TAIL,)),
+    "gemm_nn": Target("gemm_nn", "argus/kernels/gemm.py", "gemm_nn", _LIB_SHAPES, _LIB,
+                      more_shapes=(_LIB_TAIL,)),
     # the library GEMM's cluster branch: 2 clusters of 2 blocks (B multicast, remote
     # arrives) with the TMA-store epilogue walk 6 cluster tiles; M = 392 leaves the last
     # cluster row's second block 8 rows deep; KT = 4 > S = 3
     "gemm_nn_cluster": Target("gemm_nn_cluster", "argus/kernels/gemm.py", "gemm_nn",
                               {"M": 392, "N": 136, "K": 200},
                               {"BLOCKS": 4, "CM": 2, "BN": 64, "ACC": "wgmma_acc_m64n64",
-                               "S": 3, "EPILOGUE": "smem_tma"}),
+                               "S": 3, "EPILOGUE": "smem_tma"},
+                              more_shapes=({"M": 136, "N": 72, "K": 72},)),
     # the epilogue in 64-column blocks through two buffers (tma_store_wait(1)): 2 blocks
     # over 2 x 3 tiles of 128 x 256 (each buffer reused within a tile and across tiles),
     # tails in M, N and K; KT = 5 > S = 3
     "gemm_nt_chunks": Target("gemm_nt_chunks", "argus/kernels/gemm.py", "gemm_nt",
                              {"M": 200, "N": 520, "K": 264},
                              {"BLOCKS": 2, "BN": 256, "ACC": "wgmma_acc_m64n256", "S": 3,
-                              "EPILOGUE": "tma_chunks"}),
+                              "EPILOGUE": "tma_chunks"},
+                             more_shapes=({"M": 72, "N": 264, "K": 136},)),
     # the example GEMM needs whole tiles: 2 blocks x 2 tiles each, KT = 5 > S = 4
     "gemm": Target("gemm", "examples/gemm.py", "gemm", {"M": 256, "N": 512, "K": 320},
-                   {"BLOCKS": 2}),
-    "copy": Target("copy", "examples/copy.py", "copy", {"M": 128, "N": 192}),
+                   {"BLOCKS": 2}, more_shapes=({"M": 384, "N": 256, "K": 128},)),
+    "copy": Target("copy", "examples/copy.py", "copy", {"M": 128, "N": 192},
+                   more_shapes=({"M": 192, "N": 64},)),
     "flash_fwd": Target("flash_fwd", "examples/flash_attention.py", "flash_fwd", {"T": 256},
+                        more_shapes=({"T": 384},),
                         name_swaps=(("m_new", "m_i"), ("m_i", "m_new"), ("masked", "scores"),
                                     ("p", "masked"), ("l_i", "alpha"))),
     # two persistent blocks walk all the experts' tiles; KT = 5 > S = 4
     "moe_grouped": Target("moe_grouped", "examples/moe.py", "moe_grouped",
-                          {"T": 300, "K": 320, "N": 256, "EN": 2048}, {"BLOCKS": 2}),
+                          {"T": 300, "K": 320, "N": 256, "EN": 2048}, {"BLOCKS": 2},
+                          more_shapes=({"T": 100, "K": 128, "N": 128, "EN": 1024},)),
+    # split K at SPLIT = 2, BN = 128, S = 3 on two persistent blocks: KT = 5 gives KS = 3
+    # (the last split's last box past K reads TMA zeros); tails in M, N and K
+    "gemm_nt_splitk": Target("gemm_nt_splitk", "argus/kernels/gemm_splitk.py",
+                             "gemm_nt_splitk", {"M": 200, "N": 136, "K": 264}, _SPLITK,
+                             zeroed=("W",), more_shapes=({"M": 72, "N": 72, "K": 136},)),
+    "gemm_nn_splitk": Target("gemm_nn_splitk", "argus/kernels/gemm_splitk.py",
+                             "gemm_nn_splitk", {"M": 200, "N": 136, "K": 264}, _SPLITK,
+                             zeroed=("W",), more_shapes=({"M": 72, "N": 72, "K": 136},)),
+    "moe_gate_up": Target("moe_gate_up", "examples/moe_gate_up.py", "moe_gate_up",
+                          {"T": 64, "K": 128, "F": 128, "EF": 1024, "P": 200}, {"BLOCKS": 2},
+                          more_shapes=({"T": 32, "K": 64, "F": 256, "EF": 2048, "P": 72},)),
+    "moe_combine": Target("moe_combine", "examples/moe_combine.py", "moe_combine",
+                          {"T": 128, "N": 128, "P": 256},
+                          more_shapes=({"T": 64, "N": 192, "P": 128},)),
+    "moe_route": Target("moe_route", "examples/moe_route.py", "moe_route", {"T": 128, "P": 256},
+                        more_shapes=({"T": 64, "P": 128},)),
 }
