@@ -77,6 +77,7 @@ class Launcher:
         self._grid = [compile(g, "<grid>", "eval") for g in generated.grid]
         self._prepared: dict[tuple, _Prepared] = {}     # oldest first
         self._configs: dict[tuple, object] = {}          # (grid, stream) -> CUlaunchConfig
+        self._context = lambda torch: None    # make_context_current, once _load has a module
 
     # ---- once per process ---------------------------------------------------------------
     def _load(self):
@@ -85,6 +86,7 @@ class Launcher:
 
         require_hopper(torch)
         make_context_current(torch)
+        self._context = make_context_current
         module = _ok(driver.cuModuleLoadData(self.cubin), f"loading {self.gen.name}")
         fn = _ok(driver.cuModuleGetFunction(module, self.gen.name.encode()),
                  f"finding {self.gen.name}")
@@ -119,7 +121,7 @@ class Launcher:
         if self._function is None:
             self._load()
         else:
-            make_context_current(torch)
+            self._context(torch)
         key = _signature(tensors, grid)
         prepared = self._prepared.get(key) if key is not None else None
         if prepared is None:

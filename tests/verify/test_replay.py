@@ -91,7 +91,7 @@ def test_findings_without_sizes_or_warnings_are_left_alone():
     assert replay.confirm(k, [f, w]) == [f, w]
 
 
-def test_the_split_k_loop_is_correct_and_its_impossible_counterexamples_are_verifier_defects():
+def test_the_split_k_loop_is_correct_and_verifies():
     kernel = parse_file(SPLIT)["gemm"]
     rng = np.random.default_rng(0)
     m, n, kk = 128, 256, 256
@@ -101,16 +101,15 @@ def test_the_split_k_loop_is_correct_and_its_impossible_counterexamples_are_veri
     ref = a.astype(np.float64) @ b.T.astype(np.float64)
     assert np.abs(out.outputs["C"] - ref).max() <= 2 ** -7 * np.abs(ref).max()
     r = driver.run(kernel)
-    assert not [f for f in r.findings if f.severity == "error"], [str(f) for f in r.findings]
-    defects = [f for f in r.findings if f.check == "verify.replay"]
-    assert defects and all("protocol.stage" in f.message for f in defects)
-    assert r.verdict == "unverified" and not r.ok
-    assert any("verify.replay" in why for why in r.unverified_reasons)
+    # the protocol pass used to name step i=1 at one tile (replay turned it into a
+    # verify.replay defect); since the tied products of protocol/terms.py it proves the
+    # kernel outright: no finding, nothing for replay to flag
+    assert r.findings == [] and r.verdict == "verified", [str(f) for f in r.findings]
 
 
-def test_a_race_whose_second_writer_no_run_has_is_a_verifier_defect():
-    """rank = block_id("x") % CM equals cluster_rank() on this grid; the tag pass's race
-    names a second writer in block 0 at rank 1, which no run has."""
+def test_the_rank_written_as_block_id_mod_cm_is_correct_and_verifies():
+    """rank = block_id("x") % CM equals cluster_rank() on this grid; the tag pass used to
+    name a race with a second writer in block 0 at rank 1, which no run has."""
     path = Path(__file__).resolve().parent / "cases" / "cluster_rank_by_block_id.py"
     kernel = parse_file(path)["gemm"]
     rng = np.random.default_rng(0)
@@ -126,9 +125,7 @@ def test_a_race_whose_second_writer_no_run_has_is_a_verifier_defect():
     done = subprocess.run([sys.executable, "-m", "argus.cli.main", "check", str(path),
                            "--json"], capture_output=True, text=True, cwd=REPO)
     (k,) = json.loads(done.stdout)["kernels"]
-    findings = k["findings"]
-    assert not [f for f in findings if f["check"] == "tag.store-race"]
-    (defect,) = [f for f in findings if f["check"] == "verify.replay"]
-    assert "tag.store-race" in defect["message"] and "rank=1" in defect["message"]
-    # not replayed (a claim about data, not a point): still reported, a known false error
-    assert [f["check"] for f in findings if f["severity"] == "error"] == ["tag.stage-fill"]
+    # the race (and the stage-fill error) came from block_id being unrelated to the walk's
+    # rank; since tags/cluster.py derives it from the walk, the kernel verifies outright
+    # and neither the race nor a replay defect is reported
+    assert k["findings"] == [] and k["verdict"] == "verified", k["findings"]

@@ -137,12 +137,12 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
     if (vector_aligned<8>(halves) && vector_aligned<8>(out)) {
       Vec<8, u16> bits = load_vec<8>(halves);
       Vec<8, float> eight = load_vec<8>(out + 8 * threadIdx.x);
-      m += eight.e[flag & 7] + from_bf16(bits.e[flag & 7]);
-      bits.e[flag & 7] = to_bf16(m);
+      m += eight.e[3] + from_bf16(bits.e[5]);     // constant indices: no local memory
+      bits.e[2] = to_bf16(m);
       store_vec<8>(reinterpret_cast<u16*>(out) + 4096 + 8 * threadIdx.x, bits);
       const Vec<4, u16> four = {{bits.e[1], bits.e[3], bits.e[5], bits.e[7]}};
       store_vec<4>(reinterpret_cast<u16*>(out) + 8192 + 4 * threadIdx.x, four);
-      eight.e[(flag + 1) & 7] = m;
+      eight.e[6] = m;
       store_vec<8>(out + 8192 + 8 * threadIdx.x, eight);
     }
     out[threadIdx.x] = sum + m + (float)(packed ^ single) + (float)(made >> 62);
