@@ -128,8 +128,9 @@ def overhead():
             torch.cuda.synchronize()
             best.append((t1 - t0) / 2000 * 1e6)
         out[name] = min(best)
-    check("host overhead per call (us, 128^3, min of 5 x 2000 calls)", True,
-          f"argus {out['argus']:.1f} us, torch {out['torch']:.1f} us")
+    # a measurement, not a check: issue 18 asks for no more than torch's; printed and kept
+    print(f"meas host overhead per call (us, 128^3, min of 5 x 2000 calls): argus "
+          f"{out['argus']:.1f}, torch {out['torch']:.1f}", flush=True)
     results["overhead_us"] = out
 
 
@@ -139,4 +140,4 @@ for name, fn in [("kernel_call", kernel_call), ("eager", eager_and_grad), ("comp
 dest = Path(os.environ.get("OUT", "out")) / "torchops.json"
 dest.parent.mkdir(parents=True, exist_ok=True)
 dest.write_text(json.dumps({"device": torch.cuda.get_device_name(), "results": results}, indent=1))
-sys.exit(0 if all(r["ok"] for r in results.values() if isinstance(r, dict) and "ok" in r) else 1)
+sys.exit(0 if all(r["ok"] for r in results.values() if "ok" in r) else 1)

@@ -26,6 +26,7 @@ from .exchange import prefix_sum_fragment
 INLINE = 16
 READ = {DType.fp32: "{p}", DType.bf16: "argus::from_bf16({p})", DType.fp16: "argus::from_f16({p})",
         DType.int32: "(float)({p})"}
+PACK = {DType.bf16: "argus::pack_bf16x2", DType.fp16: "argus::pack_f16x2"}   # two per word
 WRITE = {DType.fp32: "{x}", DType.bf16: "argus::to_bf16({x})", DType.fp16: "argus::to_f16({x})",
          DType.int32: "(int)({x})"}
 
@@ -188,9 +189,6 @@ def load(ctx, op):
     em.close()
 
 
-PACK = {DType.bf16: "argus::pack_bf16x2", DType.fp16: "argus::pack_f16x2"}
-
-
 def store_global(ctx, op, dst: GlobalTile, src: Fragment):
     """A fragment of any layout into a global tile. A deferred cast (an accumulator cast to
     16 bits) rounds as it is written; 16-bit runs are packed two values per 32-bit word."""
@@ -209,11 +207,14 @@ def store_global(ctx, op, dst: GlobalTile, src: Fragment):
     w = _vector_width(dst, layout)
     em.open(f"if ({guard})" if guard else "", f"store {src.layout}" +
             (f": runs of {w} by the widest aligned access" if w > 1 else ""))
+    def scalar(v):
+        ok, at = _box_access(dst, layout, v)
+        em.line(f"if ({ok}) {t.pointer}[{at}] = {_write(t.dtype, src.reg(v), op.loc)};")
+
     if w == 1:
-        ok, at = _box_access(dst, layout, "argus_v")
         em.line("#pragma unroll")
         em.open(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v)")
-        em.line(f"if ({ok}) {t.pointer}[{at}] = {_write(t.dtype, src.reg('argus_v'), op.loc)};")
+        scalar("argus_v")
         em.close()
     else:
         def vector(v, at, e):
@@ -236,10 +237,6 @@ def store_global(ctx, op, dst: GlobalTile, src: Fragment):
                 em.line(f"argus::store_vec<{e}>({t.pointer} + {at} + argus_c, argus_e);")
             em.close()
 
-        def scalar(v):
-            ok, at = _box_access(dst, layout, v)
-            em.line(f"if ({ok}) {t.pointer}[{at}] = {_write(t.dtype, src.reg(v), op.loc)};")
-
         _runs(ctx, dst, layout, src.count, w, vector, scalar)
     em.close()
 
@@ -259,19 +256,19 @@ def atomic_global(ctx, op, dst: GlobalTile, src: Fragment):
     w = min(2, _vector_width(dst, layout))
     em.open(f"if ({guard})" if guard else "", "red.global.add of each element" +
             (", column pairs as one red.v2" if w == 2 else ""))
+    def scalar(v):
+        ok, at = _box_access(dst, layout, v)
+        em.line(f"if ({ok}) argus::red_add_f32({t.pointer} + {at}, {src.reg(v)});")
+
     if w == 1:
-        ok, at = _box_access(dst, layout, "argus_v")
         em.line("#pragma unroll")
-        em.line(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v) if ({ok}) "
-                f"argus::red_add_f32({t.pointer} + {at}, {src.reg('argus_v')});")
+        em.open(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v)")
+        scalar("argus_v")
+        em.close()
     else:
         def vector(v, at, e):
             em.line(f"argus::red_add_f32x2({t.pointer} + {at}, {src.reg(v)}, "
                     f"{src.reg(f'{v} + 1')});")
-
-        def scalar(v):
-            ok, at = _box_access(dst, layout, v)
-            em.line(f"if ({ok}) argus::red_add_f32({t.pointer} + {at}, {src.reg(v)});")
 
         _runs(ctx, dst, layout, src.count, w, vector, scalar, widest=8)
     em.close()

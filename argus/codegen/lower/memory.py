@@ -22,7 +22,7 @@ from ..smem_tiles import stage_geometry
 
 from ..values import C_ELEMENT, Fragment, GlobalTile, SmemBuffer, SmemTile, c_float
 from .elementwise import declare
-from .indexed import atomic_global, store_global
+from .indexed import PACK, atomic_global, store_global
 
 
 def _bytes(dtype: DType) -> int:
@@ -139,7 +139,7 @@ def _store_shared(ctx, op, dst, src):
         raise CodegenError(f"store of a {src.shape} fragment into a {g.rows}x{g.cols} shared "
                            "tile", op.loc)
     layout = register_layout(src.layout, src.shape)
-    pack = {DType.bf16: "argus::pack_bf16x2", DType.fp16: "argus::pack_f16x2"}.get(out_dtype)
+    pack = PACK.get(out_dtype)
     if layout.vector(2) < 2 or pack is None:
         raise CodegenError("shared-memory stores of this fragment layout or dtype are not "
                            "generated yet (16-bit values in a layout that keeps column pairs "
