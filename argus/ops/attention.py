@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 from argus.runtime.launch_errors import LaunchError
+from argus.runtime.modes import interpret_mode
 
 from .attention_configs import HEAD_DIMS, config_for
 from .library import library_kernel
@@ -44,7 +45,8 @@ def _sizes(x, layout):
 
 
 def check_inputs(q, k, v, layout="bhsd", device=True) -> Problem:
-    """The call's Problem, or LaunchError saying what to change."""
+    """The call's Problem, or LaunchError saying what to change; `device` adds the checks
+    of real CUDA memory (alignment), which fake tensors have no address for."""
     import torch
 
     if layout not in LAYOUTS:
@@ -82,11 +84,9 @@ def check_inputs(q, k, v, layout="bhsd", device=True) -> Problem:
         raise LaunchError("attention takes fewer than 2^31 rows of q and of k (B*H*S)")
     if b * hq > 65535 and layout == "bhsd":
         raise LaunchError(f"B * HQ = {b * hq} is over the 65535 blocks of a grid axis")
-    if device:
-        devices = {x.device for _, x in named}
-        if len(devices) != 1:
-            raise LaunchError(f"q, k and v must be on one device, got "
-                              f"{', '.join(str(x.device) for _, x in named)}")
+    if len({x.device for _, x in named}) != 1:
+        raise LaunchError(f"q, k and v must be on one device, got "
+                          f"{', '.join(str(x.device) for _, x in named)}")
     for name, x in named:
         if not x.is_contiguous():
             raise LaunchError(f"{name} must be contiguous in layout {layout!r} (strides "
@@ -107,6 +107,9 @@ def attention(q, k, v, causal=False, scale=None, layout="bhsd", return_lse=False
     `out` (q's shape and dtype, contiguous) receives O when given."""
     import torch
 
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(x, torch.Tensor):
+            raise LaunchError(f"attention takes torch tensors; {name} is {type(x).__name__}")
     scale = _scale(q, scale)
     if out is not None or _plain_eager(torch, q, k, v):
         o, lse = attention_into(q, k, v, bool(causal), scale, layout, out)
@@ -174,6 +177,10 @@ def attention_into(q, k, v, causal: bool, scale: float, layout: str, out=None, l
     import torch
 
     p = check_inputs(q, k, v, layout)
+    if q.device.type != "cuda" and interpret_mode() is None:
+        raise LaunchError(f"attention runs on a CUDA device (q is on {q.device}); move the "
+                          "tensors with .cuda(), or set ARGUS_INTERPRET=1 for the CPU "
+                          "interpreter")
     o_shape, lse_shape = output_shapes(p)
     out = _destination(out, o_shape, q.dtype, q.device, "out")
     lse = _destination(lse, lse_shape, torch.float32, q.device, "lse")

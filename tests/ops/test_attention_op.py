@@ -1,0 +1,130 @@
+"""argus.ops.attention on the CPU: every input the op refuses, with the message naming what
+to change; the PyTorch op's fake implementation under FakeTensorMode and on meta tensors
+(shapes, dtypes, strides, both layouts, the lse); and the computation on the interpreter
+(ARGUS_INTERPRET=1) against float64, including causal with SQ > SK (rows that keep no key:
+0, lse -inf) and destination passing."""
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import argus.ops as ops  # noqa: E402
+from argus.kernels.attention import reference  # noqa: E402
+from argus.runtime.launch_errors import LaunchError  # noqa: E402
+
+BF16 = torch.bfloat16
+
+
+@pytest.fixture(autouse=True)
+def interpret(monkeypatch, tmp_path):
+    monkeypatch.setenv("ARGUS_INTERPRET", "1")
+    monkeypatch.setenv("ARGUS_CACHE_DIR", str(tmp_path))
+
+
+def rand(*shape, seed=0, dtype=BF16):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).to(dtype)
+
+
+def qkv(b=1, hq=2, hk=2, sq=64, sk=64, d=64, layout="bhsd", dtype=BF16):
+    def one(h, s, seed):
+        shape = (b, h, s, d) if layout == "bhsd" else (b, s, h, d)
+        return rand(*shape, seed=seed, dtype=dtype)
+    return one(hq, sq, 1), one(hk, sk, 2), one(hk, sk, 3)
+
+
+def test_the_op_is_registered():
+    assert torch.ops.argus.attention.default._schema.name == "argus::attention"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: (rand(2, 64, 64), *qkv()[1:]), "q must be 4-D"),
+    (lambda: (qkv()[0].float(), *qkv()[1:]), "bf16 or fp16"),
+    (lambda: (qkv()[0], qkv()[1].half(), qkv()[2]), "of one dtype"),
+    (lambda: qkv(d=96), "head dim 96 is not supported"),
+    (lambda: qkv(hq=3, hk=2), "multiple of the key/value heads"),
+    (lambda: (qkv()[0], qkv()[1], qkv(sk=32)[2]), "k and v must have one shape"),
+    (lambda: (qkv(b=2)[0], *qkv()[1:]), "same batch"),
+    (lambda: (qkv()[0].transpose(1, 2), *qkv()[1:]), "must be contiguous"),
+    (lambda: ("q", *qkv()[1:]), "torch tensors"),
+    (lambda: (qkv()[0][:, :, :0], *qkv()[1:]), "empty attention"),
+])
+def test_bad_inputs_are_refused_with_the_fix(make, message):
+    with pytest.raises(LaunchError, match=message):
+        ops.attention(*make())
+
+
+def test_bad_layout_and_scale_are_refused():
+    with pytest.raises(LaunchError, match="layout must be one of bhsd, bshd"):
+        ops.attention(*qkv(), layout="sbhd")
+    with pytest.raises(LaunchError, match="scale must be a positive finite"):
+        ops.attention(*qkv(), scale=float("nan"))
+
+
+def test_devices_must_agree_and_be_checked_by_the_fake_too():
+    q, k, v = qkv()
+    with pytest.raises(LaunchError, match="one device"):
+        ops.attention(q, k.to("meta"), v)
+
+
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_fake_tensors_get_shapes_dtypes_and_strides(layout):
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    with FakeTensorMode():
+        q, k, v = qkv(b=2, hq=8, hk=2, sq=100, sk=300, d=128, layout=layout,
+                      dtype=torch.float16)
+        o, lse = ops.attention(q, k, v, causal=True, layout=layout, return_lse=True)
+    assert isinstance(o, FakeTensor) and isinstance(lse, FakeTensor)
+    assert (tuple(o.shape), o.dtype, o.stride()) == (tuple(q.shape), torch.float16, q.stride())
+    assert (tuple(lse.shape), lse.dtype) == ((2, 8, 100), torch.float32)
+
+
+def test_meta_tensors_and_fake_checks():
+    q, k, v = (x.to("meta") for x in qkv(hq=4, hk=2, sq=10, sk=20))
+    o = ops.attention(q, k, v)
+    assert o.is_meta and tuple(o.shape) == (1, 4, 10, 64)
+    with pytest.raises(Exception, match="multiple of the key/value heads"):
+        ops.attention(*(x.to("meta") for x in qkv(hq=3, hk=2)))
+
+
+def _heads_first(x, layout):
+    return x if layout == "bhsd" else x.transpose(1, 2)
+
+
+@pytest.mark.parametrize("b, hq, hk, sq, sk, d, causal, layout", [
+    (1, 4, 2, 70, 150, 64, True, "bhsd"),
+    (2, 2, 1, 130, 100, 64, True, "bshd"),       # SQ > SK: the first 30 rows keep no key
+    (1, 2, 2, 33, 200, 128, False, "bshd"),
+])
+def test_interpreter_result_against_float64(b, hq, hk, sq, sk, d, causal, layout):
+    q, k, v = qkv(b, hq, hk, sq, sk, d, layout)
+    o, lse = ops.attention(q, k, v, causal=causal, layout=layout, return_lse=True)
+    ro, rl = reference(*(_heads_first(x, layout).float().numpy() for x in (q, k, v)), causal)
+    got = _heads_first(o, layout).double().numpy()
+    assert abs(got - ro).max() <= 2 ** -7 * max(1.0, abs(ro).max())
+    lse = lse.numpy()
+    assert ((lse == -math.inf) == (rl == -math.inf)).all()
+    fin = rl != -math.inf
+    assert abs(lse[fin] - rl[fin]).max() <= 1e-4 * max(1.0, abs(rl[fin]).max())
+    if causal and sq > sk:
+        assert (got[:, :, :sq - sk] == 0).all()
+
+
+def test_destination_passing_and_torch_op_agree():
+    q, k, v = qkv(hq=2, hk=1, sq=40, sk=90)
+    out = torch.full_like(q, float("nan"))
+    got = ops.attention(q, k, v, scale=0.2, out=out)
+    assert got is out and torch.isfinite(out).all()
+    o2, _ = torch.ops.argus.attention(q, k, v, False, 0.2, "bhsd")
+    assert torch.equal(o2, out)
+    with pytest.raises(LaunchError, match="out must be a contiguous"):
+        ops.attention(q, k, v, out=torch.empty(3))
+
+
+def test_cpu_tensors_without_the_interpreter_are_refused(monkeypatch):
+    monkeypatch.delenv("ARGUS_INTERPRET")
+    with pytest.raises(LaunchError, match="runs on a CUDA device"):
+        ops.attention(*qkv())
