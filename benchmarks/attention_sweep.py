@@ -17,9 +17,16 @@ SHAPES = ["4x16x16x4096x4096x128", "4x16x16x4096x4096x128c", "8x16x16x2048x2048x
 # and off, one at a time, against the default
 VARIANTS = {
     "default": {},
+    "no_split_kv": {"SPLIT_KV": 0},            # K and V of a stage on one barrier
+    "mask_edge": {"MASK": "edge"},             # only diagonal / tail blocks masked
+    "overlap_bn64": {"OVERLAP": 1, "BN": 64},  # S of block j+1 under the softmax of j
+    "overlap_bn128": {"OVERLAP": 1, "BN": 128},  # (spills at d = 128: measured anyway)
+    "lpt": {"LPT": 1},                         # longest query blocks first (causal)
     "bn64": {"BN": 64},
-    "stages2": {"S": 2},
     "stages3": {"S": 3},
+    "stages4": {"S": 4},                       # d = 64 only (d = 128 does not fit)
+    "edge_lpt": {"MASK": "edge", "LPT": 1},
+    "edge_lpt_s3": {"MASK": "edge", "LPT": 1, "S": 3},
 }
 
 

@@ -28,14 +28,14 @@ phase_a() {
 }
 phase_b() {
   for tool in memcheck racecheck; do
-    run 90 compute-sanitizer --tool $tool --report-api-errors no python3 benchmarks/attention_sanitize.py
+    run 100 compute-sanitizer --tool $tool --report-api-errors no python3 benchmarks/attention_sanitize.py
   done
 }
 phase_c() {
   run 180 $A bench attention --out "$OUT/attention-bench.json"
 }
 phase_d() {
-  run 120 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep.json"
+  run 240 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep.json"
 }
 case "$PHASE" in
   a) phase_a ;; b) phase_b ;; c) phase_c ;; d) phase_d ;;

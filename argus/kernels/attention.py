@@ -55,23 +55,35 @@ SCALE_LOG2 = 1.4426950408889634 / 8.0    # scale * log2(e); the op specialises i
 LN2 = 0.6931471805599453
 BN = 128                                 # keys per block
 S = 2                                    # K/V ring stages
+SPLIT_KV = 1       # K and V of a stage on their own barriers: S = Q K^T starts before V lands
+MASK = "all"       # "edge": only the diagonal and tail blocks are masked (two key loops)
+OVERLAP = 0        # 1: S of block j + 1 is issued before the softmax of block j
+LPT = 0            # 1: heads on grid x, query blocks on y from the last down (causal: the
+                   # longest tiles start first)
 
 
 @helper
 def ring():
-    """Q's barrier and the K/V ring's: kv_full[s] completes when both tiles of stage s have
-    landed, kv_empty[s] when both consumer warpgroups have released it."""
+    """Q's barrier and the K/V ring's: k_full[s] (v_full[s]) completes when stage s's K (V)
+    tile has landed (one barrier for both without SPLIT_KV), kv_empty[s] when both consumer
+    warpgroups have released the stage."""
     q_full = mbarrier(1)
-    kv_full = mbarrier(S)
+    k_full = mbarrier(S)
     kv_empty = mbarrier(S)
+    if SPLIT_KV:
+        v_full = mbarrier(S)
+    else:
+        v_full = k_full
     with elect_one("block"):
         mbarrier_init(q_full[0], 1)
         for s in range(S):
-            mbarrier_init(kv_full[s], 1)
+            mbarrier_init(k_full[s], 1)
+            if SPLIT_KV:
+                mbarrier_init(v_full[s], 1)
             mbarrier_init(kv_empty[s], 2)
     fence_mbarrier_init()
     sync_block()
-    return q_full, kv_full, kv_empty
+    return q_full, k_full, v_full, kv_empty
 
 
 @helper
@@ -86,7 +98,20 @@ def key_blocks(bx, SQ, SK):
 
 
 @helper
-def producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, kv_full, kv_empty, nj, bx, qc, kc):
+def unmasked_blocks(bx, nj, SQ, SK):
+    """MASK="edge": how many leading key blocks keep every key for every row of the query
+    block (no mask needed): whole blocks of the head's keys, below the diagonal of the
+    block's first row when causal."""
+    if CAUSAL:
+        nf = minimum(SK // BN, (bx * 128 + SK - SQ + 1) // BN)
+    else:
+        nf = SK // BN
+    return minimum(nf, nj)
+
+
+@helper
+def producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, qc,
+             kc):
     """Warpgroup 0: the Q tile once, then K and V of every visited key block into the ring."""
     with role("producer", warpgroups=(0,), regs=24):
         with elect_one():
@@ -96,15 +121,97 @@ def producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, kv_full, kv_empty, nj, 
             s = j % S
             wait(kv_empty[s], ((j // S) & 1) ^ 1)
             with elect_one():
-                expect_tx(kv_full[s], nbytes(k_s[s]) + nbytes(v_s[s]))
-                tma_load(k_s[s], tile(k_src, (BN, HD), (j, kc)), kv_full[s])
-                tma_load(v_s[s], tile(v_src, (BN, HD), (j, kc)), kv_full[s])
+                if SPLIT_KV:
+                    expect_tx(k_full[s], nbytes(k_s[s]))
+                    tma_load(k_s[s], tile(k_src, (BN, HD), (j, kc)), k_full[s])
+                    expect_tx(v_full[s], nbytes(v_s[s]))
+                    tma_load(v_s[s], tile(v_src, (BN, HD), (j, kc)), v_full[s])
+                else:
+                    expect_tx(k_full[s], nbytes(k_s[s]) + nbytes(v_s[s]))
+                    tma_load(k_s[s], tile(k_src, (BN, HD), (j, kc)), k_full[s])
+                    tma_load(v_s[s], tile(v_src, (BN, HD), (j, kc)), k_full[s])
 
 
 @helper
-def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, kv_full, kv_empty, nj, bx, qc, SQ, SK):
+def scores_qk(s_acc, q_rows, k_stage):
+    """S = Q K^T of one key block, issued (not waited for)."""
+    assign(s_acc, 0.0)
+    wgmma_fence()
+    wgmma(s_acc, q_rows, k_stage)
+    wgmma_commit()
+
+
+@helper
+def masked_scores(s_acc, j, bx, wg, q0, k0, SQ, SK, mask):
+    """The scores of key block j in log2 units (scale folded in), masked when `mask`:
+    -inf where the key is past the head's keys, or after the query's diagonal (causal)."""
+    # S holds this warpgroup's 64 query rows against the BN keys of block j
+    tag_assert(tag(s_acc).row == q0 + bx * 128 + wg * 64 + coord(s_acc)[0]
+               and tag(s_acc).col == k0 + j * BN + coord(s_acc)[1])
+    scores = add_tag(s_acc * SCALE_LOG2, iteration=j)
+    if mask:
+        if CAUSAL:
+            keep = col_of(scores) + j * BN <= row_of(scores) + bx * 128 + wg * 64 + SK - SQ
+            # the mask keeps exactly the keys at or before the query's diagonal
+            tag_assert(keep == (tag(scores).col - k0 <= tag(scores).row - q0 + SK - SQ))
+        else:
+            keep = col_of(scores) + j * BN < SK
+            # the mask keeps exactly the head's keys
+            tag_assert(keep == (tag(scores).col < k0 + SK))
+        masked = select(keep, scores, -inf)
+    else:
+        masked = scores
+    return masked
+
+
+@helper
+def online_softmax(masked, m_i, l_i, o_acc, j):
+    """One block of the online softmax: the new row max, P = exp2(S - m), the row sum and
+    O rescaled; P in the register-A layout of the P V wgmma."""
+    m_new = maximum(m_i, row_max(masked))
+    tag_assert(tag(m_new).row == tag(masked).row and tag(m_new).iteration == j)
+    p = exp2(masked - m_new)
+    alpha = exp2(m_i - m_new)
+    assign(l_i, l_i * alpha + row_sum(p))
+    assign(o_acc, o_acc * alpha)
+    p16 = convert_layout(cast(p, DT), "wgmma_a_rs_16bit")
+    assign(m_i, m_new)
+    return p16
+
+
+@helper
+def accumulate_pv(o_acc, p16, v_stage):
+    """O += P V of one key block, issued (not waited for)."""
+    wgmma_fence()
+    wgmma(o_acc, p16, v_stage, b_major="mn")
+    wgmma_commit()
+
+
+@helper
+def block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty, j, bx, wg,
+               q0, k0, SQ, SK, mask):
+    """One key block, in order: S = Q K^T, the softmax, O += P V, the stage released."""
+    s = j % S
+    wait(k_full[s], (j // S) & 1)
+    scores_qk(s_acc, q_rows, k_s[s])
+    wgmma_wait(0)
+    masked = masked_scores(s_acc, j, bx, wg, q0, k0, SQ, SK, mask)
+    p16 = online_softmax(masked, m_i, l_i, o_acc, j)
+    if SPLIT_KV:
+        wait(v_full[s], (j // S) & 1)
+    accumulate_pv(o_acc, p16, v_s[s])
+    wgmma_wait(0)
+    with elect_one():
+        arrive(kv_empty[s])
+
+
+@helper
+def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, qc, q0,
+             k0, SQ, SK):
     """Warpgroups 1 and 2, 64 query rows each: S = Q K^T of every visited key block, the
-    masked online softmax, O += P V; then O / l (and the log-sum-exp) into the head's rows."""
+    masked online softmax, O += P V; then O / l (and the log-sum-exp) into the head's rows.
+    q0 and k0 are the first rows of the head's queries and keys in Q and K (tags name rows of
+    the whole tensors)."""
     with role("consumer", warpgroups=(1, 2), regs=240):
         wg = warpgroup_index()
         q_rows = tile(q_s[0], (64, HD), (wg, 0))
@@ -113,41 +220,39 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, kv_full, kv_empty, nj, bx, q
         o_acc = fragment(fp32, (64, HD), f"wgmma_acc_m64n{HD}", init=0.0)
         s_acc = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}")
         wait(q_full[0], 0)
-        for j in range(nj):
-            s = j % S
-            wait(kv_full[s], (j // S) & 1)
-            assign(s_acc, 0.0)
-            wgmma_fence()
-            wgmma(s_acc, q_rows, k_s[s])
-            wgmma_commit()
+        if OVERLAP:
+            # S of block j + 1 is issued before the softmax of block j and runs under it
+            s_cur = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}", init=0.0)
+            wait(k_full[0], 0)
+            scores_qk(s_acc, q_rows, k_s[0])
             wgmma_wait(0)
-            # S holds this warpgroup's 64 query rows against the BN keys of block j
-            tag_assert(tag(s_acc).row == bx * 128 + wg * 64 + coord(s_acc)[0]
-                       and tag(s_acc).col == j * BN + coord(s_acc)[1])
-            scores = add_tag(s_acc * SCALE_LOG2, iteration=j)
-            if CAUSAL:
-                keep = col_of(scores) + j * BN <= row_of(scores) + bx * 128 + wg * 64 + SK - SQ
-                # the mask keeps exactly the keys at or before the query's diagonal
-                tag_assert(keep == (tag(scores).col <= tag(scores).row + SK - SQ))
-            else:
-                keep = col_of(scores) + j * BN < SK
-                # the mask keeps exactly the head's keys
-                tag_assert(keep == (tag(scores).col < SK))
-            masked = select(keep, scores, -inf)
-            m_new = maximum(m_i, row_max(masked))
-            tag_assert(tag(m_new).row == tag(masked).row and tag(m_new).iteration == j)
-            p = exp2(masked - m_new)
-            alpha = exp2(m_i - m_new)
-            assign(l_i, l_i * alpha + row_sum(p))
-            assign(o_acc, o_acc * alpha)
-            p16 = convert_layout(cast(p, DT), "wgmma_a_rs_16bit")
-            wgmma_fence()
-            wgmma(o_acc, p16, v_s[s], b_major="mn")
-            wgmma_commit()
-            wgmma_wait(0)
-            with elect_one():
-                arrive(kv_empty[s])
-            assign(m_i, m_new)
+            for j in range(nj):
+                s = j % S
+                assign(s_cur, s_acc)
+                if j + 1 < nj:
+                    wait(k_full[(j + 1) % S], ((j + 1) // S) & 1)
+                    scores_qk(s_acc, q_rows, k_s[(j + 1) % S])
+                masked = masked_scores(s_cur, j, bx, wg, q0, k0, SQ, SK, 1)
+                p16 = online_softmax(masked, m_i, l_i, o_acc, j)
+                if SPLIT_KV:
+                    wait(v_full[s], (j // S) & 1)
+                accumulate_pv(o_acc, p16, v_s[s])
+                wgmma_wait(0)
+                with elect_one():
+                    arrive(kv_empty[s])
+        elif MASK == "edge":
+            # the blocks every row keeps whole skip the mask; the diagonal and tail are masked
+            nf = unmasked_blocks(bx, nj, SQ, SK)
+            for j in range(nf):
+                block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
+                           j, bx, wg, q0, k0, SQ, SK, 0)
+            for j in range(nf, nj):
+                block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
+                           j, bx, wg, q0, k0, SQ, SK, 1)
+        else:
+            for j in range(nj):
+                block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
+                           j, bx, wg, q0, k0, SQ, SK, 1)
         out = cast(o_acc / l_i, DT)
         dst = tile(o_dst, (64, HD), (bx * 2 + wg, qc))
         tag_assert(tag(out).row == coord(dst)[0] and tag(out).col == coord(dst)[1])
@@ -158,7 +263,8 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, kv_full, kv_empty, nj, bx, q
         store(tile(lse_dst, (64,), (bx * 2 + wg,)), lse)
 
 
-@kernel(grid=("(SQ + 127) // 128", "RQ // SQ"), block=384)
+@kernel(grid=("(SQ + 127) // 128 * (1 - LPT) + RQ // SQ * LPT",
+              "RQ // SQ * (1 - LPT) + (SQ + 127) // 128 * LPT"), block=384)
 def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["RK", HD, DT],
                    O: Tensor["RQ", HD, DT], L: Tensor["RQ", fp32],
                    QLEN: Tensor["SQ", int32], KLEN: Tensor["SK", int32]):
@@ -166,8 +272,12 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
     assume(RK * G * SQ == RQ * SK)     # B*HK heads of SK rows, HQ = G * HK
     if CAUSAL:
         assume(SK >= SQ)
-    bx = block_id("x")
-    bh = block_id("y")                 # b * HQ + h
+    if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
+        bh = block_id("x")
+        bx = (SQ + 127) // 128 - 1 - block_id("y")
+    else:
+        bx = block_id("x")
+        bh = block_id("y")             # b * HQ + h
     q_src = segment(Q, bh * SQ, SQ)
     k_src = segment(K, (bh // G) * SK, SK)
     v_src = segment(V, (bh // G) * SK, SK)
@@ -177,12 +287,14 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
     q_s = smem(DT, (128, HD), swizzle="128B")
     k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
     v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
-    q_full, kv_full, kv_empty = ring()
-    producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, kv_full, kv_empty, nj, bx, 0, 0)
-    consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, kv_full, kv_empty, nj, bx, 0, SQ, SK)
+    q_full, k_full, v_full, kv_empty = ring()
+    producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, 0, 0)
+    consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, 0,
+             bh * SQ, (bh // G) * SK, SQ, SK)
 
 
-@kernel(grid=("(SQ + 127) // 128", "CQ // HD", "RQ // SQ"), block=384)
+@kernel(grid=("(SQ + 127) // 128 * (1 - LPT) + CQ // HD * LPT",
+              "CQ // HD * (1 - LPT) + (SQ + 127) // 128 * LPT", "RQ // SQ"), block=384)
 def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
                    V: Tensor["RK", "CK", DT], O: Tensor["RQ", "CQ", DT], L: Tensor["RL", fp32],
                    QLEN: Tensor["SQ", int32], KLEN: Tensor["SK", int32]):
@@ -193,8 +305,12 @@ def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
     assume(RL * HD == RQ * CQ)         # B * HQ * SQ log-sum-exp entries
     if CAUSAL:
         assume(SK >= SQ)
-    bx = block_id("x")
-    h = block_id("y")
+    if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
+        h = block_id("x")
+        bx = (SQ + 127) // 128 - 1 - block_id("y")
+    else:
+        bx = block_id("x")
+        h = block_id("y")
     b = block_id("z")
     q_src = segment(Q, b * SQ, SQ)
     k_src = segment(K, b * SK, SK)
@@ -205,9 +321,11 @@ def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
     q_s = smem(DT, (128, HD), swizzle="128B")
     k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
     v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
-    q_full, kv_full, kv_empty = ring()
-    producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, kv_full, kv_empty, nj, bx, h, h // G)
-    consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, kv_full, kv_empty, nj, bx, h, SQ, SK)
+    q_full, k_full, v_full, kv_empty = ring()
+    producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, h,
+             h // G)
+    consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, h,
+             b * SQ, b * SK, SQ, SK)
 
 
 def reference(q, k, v, causal=False, scale=None):

@@ -9,11 +9,12 @@ import json
 import os
 
 from argus.limits import SMEM_PER_BLOCK
+from argus.runtime.launch_errors import LaunchError
 
 BLOCK_M = 128                     # query rows per block: two consumer warpgroups of 64
 HEAD_DIMS = (64, 128)
 KEY_BLOCKS = (64, 128)            # BN
-KNOBS = ("BN", "S")
+KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT")   # attention.py's constants
 
 
 def smem_bytes(hd: int, bn: int, stages: int) -> int:
@@ -38,5 +39,13 @@ def config_for(hd: int, causal: bool, sq: int, sk: int) -> dict:
     cfg = {"BN": bn, "S": min(deepest_ring(hd, bn), 3 if hd == 64 else 2)}
     override = os.environ.get("ARGUS_ATTENTION_CONFIG")
     if override:
-        cfg.update(json.loads(override))
+        try:
+            knobs = json.loads(override)
+        except ValueError as exc:
+            raise LaunchError(f"ARGUS_ATTENTION_CONFIG is not JSON: {exc}") from None
+        unknown = sorted(set(knobs) - set(KNOBS)) if isinstance(knobs, dict) else ["?"]
+        if unknown:
+            raise LaunchError(f"ARGUS_ATTENTION_CONFIG: unknown knob(s) {', '.join(unknown)}; "
+                              f"the kernel takes {', '.join(KNOBS)}")
+        cfg.update(knobs)
     return cfg

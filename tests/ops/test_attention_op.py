@@ -128,3 +128,17 @@ def test_cpu_tensors_without_the_interpreter_are_refused(monkeypatch):
     monkeypatch.delenv("ARGUS_INTERPRET")
     with pytest.raises(LaunchError, match="runs on a CUDA device"):
         ops.attention(*qkv())
+
+
+def test_config_override_knobs_are_checked_and_reach_the_kernel(monkeypatch):
+    from argus.ops.attention_configs import config_for
+
+    monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"MASK": "edge", "LPT": 1}')
+    assert config_for(128, True, 4096, 4096) == {"BN": 128, "S": 2, "MASK": "edge", "LPT": 1}
+    q, k, v = qkv(hq=2, hk=1, sq=150, sk=300)
+    o = ops.attention(q, k, v, causal=True)
+    ro, _ = reference(*(x.float().numpy() for x in (q, k, v)), True)
+    assert abs(o.double().numpy() - ro).max() <= 2 ** -7 * max(1.0, abs(ro).max())
+    monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"WARP_SPECIAL": 1}')
+    with pytest.raises(LaunchError, match="unknown knob"):
+        config_for(64, False, 10, 10)
