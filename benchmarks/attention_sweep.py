@@ -15,18 +15,19 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHAPES = ["4x16x16x4096x4096x128", "4x16x16x4096x4096x128c", "8x16x16x2048x2048x64c"]
 # name -> the constants it sets (over the shape class's defaults); each FA3 technique on
 # and off, one at a time, against the default
-VARIANTS = {
+VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0, FOLD_SCALE=0)
     "default": {},
+    "mask_all": {"MASK": "all"},               # every block masked (one key loop)
     "no_split_kv": {"SPLIT_KV": 0},            # K and V of a stage on one barrier
-    "mask_edge": {"MASK": "edge"},             # only diagonal / tail blocks masked
+    "fold_scale": {"FOLD_SCALE": 1},           # exp2(s c - m c): one FMA an element
     "overlap_bn64": {"OVERLAP": 1, "BN": 64},  # S of block j+1 under the softmax of j
     "overlap_bn128": {"OVERLAP": 1, "BN": 128},  # (spills at d = 128: measured anyway)
     "lpt": {"LPT": 1},                         # longest query blocks first (causal)
     "bn64": {"BN": 64},
     "stages3": {"S": 3},
     "stages4": {"S": 4},                       # d = 64 only (d = 128 does not fit)
-    "edge_lpt": {"MASK": "edge", "LPT": 1},
-    "edge_lpt_s3": {"MASK": "edge", "LPT": 1, "S": 3},
+    "fold_lpt": {"FOLD_SCALE": 1, "LPT": 1},
+    "fold_lpt_s3": {"FOLD_SCALE": 1, "LPT": 1, "S": 3},
 }
 
 

@@ -31,7 +31,8 @@ build per distinct scale, disk-cached), so exp2 computes the softmax with the sc
 
 Compile-time knobs (module constants, specialised by argus.ops like gemm.py's):
   DT "bf16"|"fp16", HD 64|128, G (query heads per KV head), CAUSAL 0|1,
-  BN (keys per block), S (ring stages).
+  BN (keys per block), S (ring stages), and the FA3 techniques SPLIT_KV, MASK, OVERLAP,
+  LPT, FOLD_SCALE (each described where it is defined).
 
 Shape carriers: the sequence lengths SQ and SK are not the dims of any flattened tensor, so
 the kernel takes two int32 vectors of SQ and SK entries (QLEN, KLEN) whose only use is their
@@ -56,7 +57,9 @@ LN2 = 0.6931471805599453
 BN = 128                                 # keys per block
 S = 2                                    # K/V ring stages
 SPLIT_KV = 1       # K and V of a stage on their own barriers: S = Q K^T starts before V lands
-MASK = "all"       # "edge": only the diagonal and tail blocks are masked (two key loops)
+MASK = "edge"      # only the diagonal and tail blocks are masked (two key loops); "all":
+                   # every block (one loop, the example's structure)
+FOLD_SCALE = 0     # 1: row max on the raw scores, exp2(s * c - m * c) one FMA an element
 OVERLAP = 0        # 1: S of block j + 1 is issued before the softmax of block j
 LPT = 0            # 1: heads on grid x, query blocks on y from the last down (causal: the
                    # longest tiles start first)
@@ -148,7 +151,10 @@ def masked_scores(s_acc, j, bx, wg, q0, k0, SQ, SK, mask):
     # S holds this warpgroup's 64 query rows against the BN keys of block j
     tag_assert(tag(s_acc).row == q0 + bx * 128 + wg * 64 + coord(s_acc)[0]
                and tag(s_acc).col == k0 + j * BN + coord(s_acc)[1])
-    scores = add_tag(s_acc * SCALE_LOG2, iteration=j)
+    if FOLD_SCALE:
+        scores = add_tag(s_acc, iteration=j)      # raw: the scale is folded into exp2's FMA
+    else:
+        scores = add_tag(s_acc * SCALE_LOG2, iteration=j)
     if mask:
         if CAUSAL:
             keep = col_of(scores) + j * BN <= row_of(scores) + bx * 128 + wg * 64 + SK - SQ
@@ -170,8 +176,13 @@ def online_softmax(masked, m_i, l_i, o_acc, j):
     O rescaled; P in the register-A layout of the P V wgmma."""
     m_new = maximum(m_i, row_max(masked))
     tag_assert(tag(m_new).row == tag(masked).row and tag(m_new).iteration == j)
-    p = exp2(masked - m_new)
-    alpha = exp2(m_i - m_new)
+    if FOLD_SCALE:     # m is in raw units; s * c - m * c is one FMA an element
+        m_scaled = m_new * SCALE_LOG2
+        p = exp2(masked * SCALE_LOG2 - m_scaled)
+        alpha = exp2((m_i - m_new) * SCALE_LOG2)
+    else:
+        p = exp2(masked - m_new)
+        alpha = exp2(m_i - m_new)
     assign(l_i, l_i * alpha + row_sum(p))
     assign(o_acc, o_acc * alpha)
     p16 = convert_layout(cast(p, DT), "wgmma_a_rs_16bit")
@@ -259,7 +270,10 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
         store(dst, out)
         # the log-sum-exp of every row (natural log of the scaled scores), always stored: it
         # costs 4 bytes a row beside O's 2 HD
-        lse = (m_i + log2(l_i)) * LN2
+        if FOLD_SCALE:
+            lse = (m_i * SCALE_LOG2 + log2(l_i)) * LN2
+        else:
+            lse = (m_i + log2(l_i)) * LN2
         store(tile(lse_dst, (64,), (bx * 2 + wg,)), lse)
 
 

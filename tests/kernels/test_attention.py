@@ -5,6 +5,8 @@ the keys), the log-sum-exp; outputs poisoned with NaN, so a row left unwritten, 
 written into the next head's rows, fails. Exact mode (fragment-exact registers) on a small
 shape. The binary checks are tests/codegen-style and need a CUDA compiler."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -96,3 +98,23 @@ def test_a_wrong_mask_is_caught_by_the_comparison():
     o, lse, _ = run(1, 2, 2, 70, 100, 64, False, seed=6)
     ro, _ = run(1, 2, 2, 70, 100, 64, True, seed=6)[2]
     assert np.abs(o - ro).max() > 0.05
+
+
+VARIANTS = [{"MASK": "all"}, {"SPLIT_KV": 0}, {"OVERLAP": 1}, {"LPT": 1}, {"FOLD_SCALE": 1},
+            {"OVERLAP": 1, "FOLD_SCALE": 1, "LPT": 1}, {"MASK": "all", "SPLIT_KV": 0}]
+
+
+@pytest.mark.parametrize("knobs", VARIANTS, ids=lambda k: "-".join(f"{a}{b}" for a, b in k.items()))
+def test_every_technique_knob_keeps_the_result(monkeypatch, knobs):
+    """Each FA3 technique (argus/kernels/attention.py's constants) on the interpreter: causal
+    and not, tails, GQA, both layouts, a multi-block key loop (BN = 64 of 300 keys)."""
+    import argus.ops.library as library
+
+    real = library.kernel_ir
+    monkeypatch.setattr(sys.modules[__name__], "kernel_ir",
+                        lambda *a, **kw: real(*a, **{**kw, **knobs}))
+    for case in [(1, 2, 1, 150, 300, 64, True, "bhsd"), (2, 4, 2, 70, 200, 64, False, "bshd"),
+                 (1, 2, 2, 129, 129, 128, True, "bshd")]:
+        b, hq, hk, sq, sk, d, causal, layout = case
+        o, lse, ref = run(b, hq, hk, sq, sk, d, causal, layout, seed=sq)
+        _close(o, lse, ref)

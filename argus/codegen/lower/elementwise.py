@@ -12,6 +12,7 @@ nearest even, int32 toward zero), exactly as the interpreter holds them; predica
 from __future__ import annotations
 
 from argus.ir import OPS, spec_of
+from argus.ir.ops.math import INTEGER
 from argus.ir.types import DType, FragmentType
 
 from ..errors import CodegenError
@@ -98,7 +99,13 @@ def _math(ctx, op):
         raise CodegenError(f"{op.opcode} of scalars only", op.loc)
     out = declare(ctx, op.result, op)
     args = {n: operand(ctx, op, x, out) for n, x in zip(_names(op), op.operands)}
-    each(ctx, out, round_to(out.dtype, _template(op).format(**args)))
+    text = _template(op).format(**args)
+    if out.dtype == DType.int32 and op.opcode.split(".", 1)[1] in INTEGER:
+        # + - * max min neg abs of integers held in fp32 (exact below 2^24, the documented
+        # range) are integers already: no truncation (an F2I and an I2F per register)
+        each(ctx, out, text)
+        return
+    each(ctx, out, round_to(out.dtype, text))
 
 
 def _cmp(ctx, op):
@@ -146,7 +153,8 @@ def _cast(ctx, op):
         raise CodegenError("cast of a non-fragment value", op.loc)
     later = list(_consumers(ctx, op.result))
     accumulator = src.layout.startswith("wgmma_acc_m64n")
-    if accumulator and dtype.bits == 16 and later and all(u.opcode in DEFERRED for u in later):
+    stored = accumulator and all(u.opcode in DEFERRED for u in later)
+    if dtype.bits == 16 and later and (stored or all(_feeds_register_a(ctx, u) for u in later)):
         # an accumulator rounded only at its store: one cvt per register pair there, no
         # second array; valid while the accumulator is not written before the last use
         for u in ctx.following:
@@ -160,6 +168,23 @@ def _cast(ctx, op):
         return
     out = declare(ctx, op.result, op)
     each(ctx, out, round_to(dtype, operand(ctx, op, op.arg("x"), out)))
+
+
+def _feeds_register_a(ctx, use) -> bool:
+    """`use` is a convert_layout into wgmma's register-A layout read only as a wgmma's A
+    operand: the cast can wait for the wgmma's packing (cvt.rn.bf16x2.f32 / f16x2 rounds
+    each fp32 value to nearest even, what round_bf16 / round_f16 then the pack give), one
+    cvt per register pair instead of a rounding per register and then the pack."""
+    if use.opcode != "frag.convert" or use.attrs.get("layout") != "wgmma_a_rs_16bit":
+        return False
+    readers = list(_consumers(ctx, use.result))
+    return bool(readers) and all(r.opcode == "wgmma.mma" and r.arg("a") is use.result and
+                                 all(x is not use.result for n, x in _other_args(r))
+                                 for r in readers)
+
+
+def _other_args(op):
+    return [(i, x) for i, x in enumerate(op.operands) if x is not op.arg("a")]
 
 
 def _assign(ctx, op):

@@ -17,6 +17,8 @@ generation time:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from argus.limits import COMPILER_BARRIERS, WARPGROUP_THREADS
@@ -139,7 +141,10 @@ def _reduce_row(ctx, op):
 
 
 def _convert(ctx, op):
-    src = _source(ctx, op)
+    raw = ctx.get(op.arg("x"), op)
+    deferred = getattr(raw, "cast", None)
+    src = _source(ctx, op) if deferred is None or \
+        op.attrs.get("layout") != "wgmma_a_rs_16bit" else raw
     out = declare(ctx, op.result, op)
     s_layout = register_layout(src.layout, src.shape)
     d_layout = register_layout(out.layout, out.shape)
@@ -149,7 +154,12 @@ def _convert(ctx, op):
         em.line("#pragma unroll")
         em.line(f"for (int argus_v = 0; argus_v < {out.count}; ++argus_v) {out.reg('argus_v')}"
                 f" = {src.reg(index_expr(slots[0], 'argus_v'))};  // registers renamed")
+        if src is raw and deferred is not None:
+            # still fp32: the wgmma reading it rounds to the 16-bit type as it packs
+            ctx.bind(op.result, replace(out, cast=deferred))
         return
+    if src is raw and deferred is not None:
+        src = materialize(ctx, op, src)
     base = _exchange_buffer(ctx, op, int(np.prod(src.shape)))
     em.open("", f"{src.layout} -> {out.layout} through shared memory")
     _write_elements(ctx, src, base)

@@ -23,6 +23,7 @@ from argus.ir.nodes import Op
 from argus.verify.smt import bv, holds, value
 
 from . import indices, kcoverage, mask, memory
+from .meet import LIVE
 from .meaning import (Alpha, Diff, Exp, Gap, Series, Span, Stat, empty, eq, has_key, resolve,
                       row_differs, same_series, span_text, state, subst)
 from .values import FragTag, Fragment
@@ -135,6 +136,11 @@ def consume(w, x: Fragment, op: Op, name: str = "") -> None:
     # over element positions; a counterexample's thread is then looked up in the atom
     pr, pc = w.pos["pr"], w.pos["pc"]
     bounds = [z3.ULT(pr, x.shape[0]), z3.ULT(pc, x.shape[1])]
+    live = x.tag.fields.get(LIVE)
+    if live is not None:
+        # padding rows of a segment (past a head's last query) are computed but never
+        # stored (padding.check at the store): the head dim must cover the real rows
+        bounds.append(bv(live) == 1)
     wg = w.role.warpgroup if w.role else None
     base = wg * 128 if wg is not None else 0
     before = len(w.findings)
