@@ -21,11 +21,9 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "no_split_kv": {"SPLIT_KV": 0},            # K and V of a stage on one barrier
     "fold_scale": {"FOLD_SCALE": 1},           # exp2(s c - m c): one FMA an element
     "overlap_bn64": {"OVERLAP": 1, "BN": 64},  # S of block j+1 under the softmax of j
-    "overlap_bn128": {"OVERLAP": 1, "BN": 128},  # (spills at d = 128: measured anyway)
     "lpt": {"LPT": 1},                         # longest query blocks first (causal)
     "bn64": {"BN": 64},
     "stages3": {"S": 3},
-    "stages4": {"S": 4},                       # d = 64 only (d = 128 does not fit)
     "fold_lpt": {"FOLD_SCALE": 1, "LPT": 1},
     "fold_lpt_s3": {"FOLD_SCALE": 1, "LPT": 1, "S": 3},
 }

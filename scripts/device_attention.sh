@@ -6,7 +6,9 @@
 #   c) the benchmark: correctness of the timed shapes, then timing against SDPA's cuDNN and
 #      flash backends in the same run (JSON)
 #   d) the knob sweep: variants timed on 3 shapes, so defaults can be picked (JSON)
-#   bash scripts/device_attention.sh [a|b|c|d|all]      (about 8 minutes for all)
+#   bash scripts/device_attention.sh [a|b|c|d|ab|cd|all]   (phases in the order given)
+# Typical total 5-8 minutes; the bounds add up to 630 s (a 120, b 2 x 80, c 150, d 200),
+# over the device tool's 600 s a call at worst: "ab" then "cd" is the safe split.
 # Run from the repo root through the device tool with carry [".whl"] (the z3 wheel); logs
 # and JSON in $OUT.
 set -uo pipefail
@@ -24,22 +26,27 @@ run() { local t0=$SECONDS; echo "== $*"; timeout "$1" "${@:2}"; echo "rc=$? ($((
 phase_a() {
   nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv || true
   python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
-  run 150 $A bench attention --correctness --dtypes bf16,fp16 --out "$OUT/attention-correctness.json"
+  run 120 $A bench attention --correctness --dtypes bf16,fp16 --out "$OUT/attention-correctness.json"
 }
 phase_b() {
   for tool in memcheck racecheck; do
-    run 100 compute-sanitizer --tool $tool --report-api-errors no python3 benchmarks/attention_sanitize.py
+    run 80 compute-sanitizer --tool $tool --report-api-errors no python3 benchmarks/attention_sanitize.py
   done
 }
 phase_c() {
-  run 180 $A bench attention --out "$OUT/attention-bench.json"
+  run 150 $A bench attention --out "$OUT/attention-bench.json"
 }
 phase_d() {
-  run 240 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep.json"
+  run 200 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep.json"
 }
-case "$PHASE" in
-  a) phase_a ;; b) phase_b ;; c) phase_c ;; d) phase_d ;;
-  all) phase_a 2>&1 | tee "$OUT/a-correctness.log"; phase_b 2>&1 | tee "$OUT/b-sanitize.log"
-       phase_c 2>&1 | tee "$OUT/c-bench.log"; phase_d 2>&1 | tee "$OUT/d-sweep.log" ;;
-  *) echo "usage: $0 [a|b|c|d|all]"; exit 2 ;;
-esac
+[ "$PHASE" = all ] && PHASE=abcd
+case "$PHASE" in *[!abcd]*|"") echo "usage: $0 [a|b|c|d|ab|cd|all]"; exit 2 ;; esac
+for ((i = 0; i < ${#PHASE}; i++)); do
+  p="${PHASE:$i:1}"
+  case "$p" in
+    a) phase_a 2>&1 | tee "$OUT/a-correctness.log" ;;
+    b) phase_b 2>&1 | tee "$OUT/b-sanitize.log" ;;
+    c) phase_c 2>&1 | tee "$OUT/c-bench.log" ;;
+    d) phase_d 2>&1 | tee "$OUT/d-sweep.log" ;;
+  esac
+done
