@@ -170,14 +170,12 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
     if override:
         cfg.update(json.loads(override))
     bm = 64 * cfg.get("WG", 2)
-    if cfg.get("SPLIT") and cfg.get("EPILOGUE") == "smem_tma":
-        problems.append("split_k with epilogue='smem_tma' (split-K adds its partial sums "
-                        "with red.global.add, not through a shared-memory tile)")
+    if cfg.get("SPLIT") and cfg.get("EPILOGUE", "direct") != "direct":
+        problems.append(f"split_k with epilogue={cfg['EPILOGUE']!r} (split-K adds its partial "
+                        "sums with red.global.add, not through a shared-memory tile)")
     if cfg.get("SPLIT") and cfg.get("CM", 1) > 1:
         problems.append("split_k with cluster_m > 1 (the split-K kernel runs on single "
                         "blocks)")
-    if cfg.get("SPLIT") and bm != 128:
-        problems.append("split_k with BM=64 (the split-K kernel has two consumer warpgroups)")
     if cfg.get("CM", 1) > 1 and cfg["BLOCKS"] % cfg["CM"]:
         problems.append(f"{cfg['BLOCKS']} blocks are not a whole number of "
                         f"{cfg['CM']}-block clusters")
