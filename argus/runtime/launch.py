@@ -72,6 +72,11 @@ class Launcher:
         # only the count of the generated kernel's pointer parameters is known
         self._params = tensor_params(kernel_ir) if kernel_ir is not None else [
             TensorParam(p.source, "", None) for p in generated.params if p.kind == "pointer"]
+        # tensors reached only through tensor maps (which carry the row pitch) may be
+        # row-strided views; a tensor the code addresses by pointer must be contiguous
+        by_pointer = {p.source for p in generated.params if p.kind == "pointer"}
+        self._strided = frozenset(p.tensormap.tensor for p in generated.params
+                                  if p.kind == "tensormap") - by_pointer
         self._assumptions = [(compile(text, where, "eval"), text, where)
                              for text, where in generated.assumptions]
         self._grid = [compile(g, "<grid>", "eval") for g in generated.grid]
@@ -101,7 +106,8 @@ class Launcher:
     def bind(self, tensors) -> tuple[dict, dict]:
         """({name: tensor}, {symbol: size}) after the shared checks (arguments.py), the
         16-byte alignment TMA needs, the kernel's `assume`s and, last, the device."""
-        bound, sizes = bind_arguments(self.gen.name, self._params, tensors)
+        bound, sizes = bind_arguments(self.gen.name, self._params, tensors,
+                                      strided=self._strided)
         for name, t in bound.items():
             if t.data_ptr() % 16:
                 raise LaunchError(f"{name} is not 16-byte aligned; use a fresh tensor")
