@@ -53,9 +53,15 @@ def main():
     config = next(iter(launcher._configs.values()))
     fn = launcher._function
     steps["cuLaunchKernelEx alone"] = lambda: launcher._launch(config, fn, prepared.address, 0)
-    result = {name: per_call_us(f) for name, f in steps.items()}
+    result = {}
+    for name, f in steps.items():
+        try:
+            result[name] = per_call_us(f)
+        except Exception as err:     # one step failing leaves the others measured
+            result[name] = f"{type(err).__name__}: {err}"[:200]
     for name, us in result.items():
-        print(f"{us:8.2f} us  {name}", flush=True)
+        print(f"{us:8.2f} us  {name}" if isinstance(us, float) else f"  failed  {name}: {us}",
+              flush=True)
     Path(sys.argv[1]).write_text(json.dumps({"device": torch.cuda.get_device_name(),
                                              "per_call_us": result}, indent=1))
 

@@ -29,7 +29,7 @@ def make_context_current(torch) -> None:
     sets it on the threads it launches from, not on every thread that reaches us: the
     autograd engine runs a backward on a worker thread of its own, where the driver
     calls would otherwise fail with CUDA_ERROR_INVALID_CONTEXT."""
-    device = torch.cuda.current_device()
+    device = torch._C._cuda_getDevice()      # torch.cuda.current_device() without its checks
     if getattr(_THREAD, "device", None) == device:
         return
     from cuda.bindings import driver
@@ -39,6 +39,15 @@ def make_context_current(torch) -> None:
         primary = _ok(driver.cuDevicePrimaryCtxRetain(dev), "taking the primary context")
         _ok(driver.cuCtxSetCurrent(primary), "making the primary context current")
     _THREAD.device = device
+
+
+def current_stream_handle(torch) -> int:
+    """The current stream's CUstream handle, without building a torch.cuda.Stream object
+    per call (host time per launch matters: issue 18)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        return torch.cuda.current_stream().cuda_stream
+    return raw(torch._C._cuda_getDevice())
 
 
 def _ok(result, what: str):
@@ -136,7 +145,7 @@ class Launcher:
                 if len(self._prepared) >= PREPARED_LIMIT:
                     self._prepared.pop(next(iter(self._prepared)))
                 self._prepared[key] = prepared
-        stream = torch.cuda.current_stream().cuda_stream
+        stream = current_stream_handle(torch)
         config = self._configs.get((prepared.grid, stream))
         if config is None:
             config = self._configs[(prepared.grid, stream)] = self._config(prepared.grid, stream)
