@@ -1,12 +1,15 @@
 """`argus bench gemm [--correctness|--timing] [--shapes MxNxK,... | --random N --seed S] [--layouts kn,nk]
 [--dtypes bf16,fp16]`: the DSL GEMM against torch.matmul on this GPU (argus.bench.gemm_bench);
-results JSON under benchmarks/results/. Without a GPU it says so and measures nothing."""
+results JSON under benchmarks/results/. Without a GPU it says so and measures nothing.
+`argus bench attention [--correctness|--timing] [--shapes ...]`: the DSL flash attention
+against SDPA's cuDNN and flash backends (argus.bench.attention_bench); without a GPU it
+says so in one line and exits 2."""
 
 from __future__ import annotations
 
 import argparse
 
-BENCHES = ("gemm",)
+BENCHES = ("gemm", "attention")
 
 
 def register(subparsers) -> None:
@@ -20,5 +23,8 @@ def register(subparsers) -> None:
 
 
 def run_bench(args) -> int:
-    from argus.bench.gemm_bench import main
+    if args.what == "attention":
+        from argus.bench.attention_bench import main
+    else:
+        from argus.bench.gemm_bench import main
     return main(args.rest, prog=f"argus bench {args.what}")

@@ -139,7 +139,10 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
         out.line("extern __shared__ __align__(1024) unsigned char argus_smem_raw[];")
         out.line("const argus::u32 argus_smem = (argus::shared_address(argus_smem_raw) + 1023u) "
                  "& ~1023u;")
-    out.line("const int argus_warpgroup = (int)threadIdx.x / 128;")
+    # read from lane 0 of the warp: ptxas then knows it is warp-uniform, so a role's branch
+    # does not diverge inside a warp (with a plain threadIdx.x / 128 it serializes a
+    # register-A wgmma behind a warpgroup.arrive it injects on a divergent path: C7520)
+    out.line("const int argus_warpgroup = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);")
     out.line("const int argus_lane = (int)threadIdx.x % 128;  // thread in its warpgroup")
     out.line("(void)argus_warpgroup; (void)argus_lane;")
     if exchange_offset is not None:

@@ -1,9 +1,10 @@
 """Library operations on torch tensors, backed by DSL kernels compiled by Argus.
 
 With torch installed, importing this package also registers the ops with torch.library
-(torch_ops.py: `torch.ops.argus.matmul`); without it the configuration tables
+(torch_ops.py: `torch.ops.argus.matmul`; attention_torch.py: `torch.ops.argus.attention`); without it the configuration tables
 (gemm_configs.py) stay importable for the agent's cost model."""
 
+from .attention import attention
 from .matmul import matmul
 
 try:
@@ -11,6 +12,6 @@ try:
 except ImportError:      # the ops need torch at call time; their tables do not
     pass
 else:
-    from . import torch_ops  # noqa: F401
+    from . import attention_torch, torch_ops  # noqa: F401
 
-__all__ = ["matmul"]
+__all__ = ["attention", "matmul"]

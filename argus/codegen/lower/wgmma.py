@@ -59,20 +59,52 @@ def _mma_rs(ctx, op, acc, a, b, m, n, k, major):
         raise CodegenError("the accumulator must be an m64n{N} fp32 fragment", op.loc)
     if not isinstance(b, SmemTile):
         raise CodegenError("wgmma's B operand is a shared-memory tile", op.loc)
-    pack = "argus::pack_bf16x2" if dtype == DType.bf16 else "argus::pack_f16x2"
     op_b = as_operand(b.geometry, "K" if major == "k" else "MN")
     trans_b = 0 if major == "k" else 1
     kk = instruction_k(dtype.bits // 8)
+    packed = getattr(ctx, "packed_a", {}).pop(id(op), None)
     for step, k0 in enumerate(range(0, k, kk)):
         db = descriptor_for(op_b, k0)
         addr_b = b.address + (f" + {db.start_address}" if db.start_address else "")
-        regs = ", ".join(f"{pack}({a.reg(str(8 * step + 2 * i))}, {a.reg(str(8 * step + 2 * i + 1))})"
-                         for i in range(4))
+        if packed is not None:      # packed before the wgmma_fence that precedes this op
+            ctx.em.line(f"argus::wgmma_rs<{n}, {INPUT[dtype]}, {trans_b}>({acc.name}, "
+                        f"{packed[step]}, argus::smem_descriptor({addr_b}, {_fields(db)}), "
+                        "true);")
+            continue
         ctx.em.open("")
-        ctx.em.line(f"const argus::u32 argus_a[4] = {{{regs}}};")
+        ctx.em.line(f"const argus::u32 argus_a[4] = {{{_packs(a, dtype, step)}}};")
         ctx.em.line(f"argus::wgmma_rs<{n}, {INPUT[dtype]}, {trans_b}>({acc.name}, argus_a, "
                     f"argus::smem_descriptor({addr_b}, {_fields(db)}), true);")
         ctx.em.close()
+
+
+def _packs(a, dtype, step) -> str:
+    """The four 32-bit registers of k16 step `step` of a register A fragment."""
+    pack = "argus::pack_bf16x2" if dtype == DType.bf16 else "argus::pack_f16x2"
+    return ", ".join(f"{pack}({a.reg(str(8 * step + 2 * i))}, {a.reg(str(8 * step + 2 * i + 1))})"
+                     for i in range(4))
+
+
+def _pack_register_operands(ctx):
+    """The register A operands of the wgmmas a fence precedes (up to their commit), packed
+    into 32-bit pairs before the fence: registers written between wgmma.fence and the
+    wgmma reading them make ptxas inject a warpgroup.arrive of its own (info C7519)."""
+    ctx.packed_a = getattr(ctx, "packed_a", {})
+    for nxt in ctx.following or ():
+        if nxt.opcode == "wgmma.commit":
+            break
+        if nxt.opcode != "wgmma.mma":
+            continue
+        a = ctx.get(nxt.arg("a"), nxt)
+        dtype = getattr(a, "cast", None) or getattr(a, "dtype", None)
+        if not isinstance(a, Fragment) or a.layout != "wgmma_a_rs_16bit" or dtype not in INPUT:
+            continue            # _mma_rs reports what is wrong with it
+        names = []
+        for step in range(nxt.attrs["k"] // instruction_k(dtype.bits // 8)):
+            name = ctx.em.name(f"{a.name}_k{step}")
+            ctx.em.line(f"const argus::u32 {name}[4] = {{{_packs(a, dtype, step)}}};")
+            names.append(name)
+        ctx.packed_a[id(nxt)] = names
 
 
 def _fence_fragments(ctx):
@@ -82,6 +114,7 @@ def _fence_fragments(ctx):
 
 
 def _fence(ctx, op):
+    _pack_register_operands(ctx)
     _fence_fragments(ctx)
     ctx.em.line("argus::wgmma_fence();")
 

@@ -1,0 +1,42 @@
+"""Which attention configuration each shape class gets: the module constants of
+argus/kernels/attention.py other than the problem's own (dtype, head dim, GQA group,
+causal, scale). ARGUS_ATTENTION_CONFIG='{"BN": 64, "S": 3}' overrides them (the knob sweep
+of scripts/device_attention.sh compares variants so)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from argus.limits import SMEM_PER_BLOCK
+
+BLOCK_M = 128                     # query rows per block: two consumer warpgroups of 64
+HEAD_DIMS = (64, 128)
+KEY_BLOCKS = (64, 128)            # BN
+KNOBS = ("BN", "S")
+
+
+def smem_bytes(hd: int, bn: int, stages: int) -> int:
+    """Q's tile, the K/V ring (2 tiles a stage), the barriers and 1 KB of alignment slack."""
+    return BLOCK_M * hd * 2 + stages * 2 * bn * hd * 2 + 8 * (1 + 2 * stages) + 1024
+
+
+def deepest_ring(hd: int, bn: int, most: int = 4) -> int:
+    stages = most
+    while stages > 2 and smem_bytes(hd, bn, stages) > SMEM_PER_BLOCK:
+        stages -= 1
+    return stages
+
+
+def config_for(hd: int, causal: bool, sq: int, sk: int) -> dict:
+    """BN = 128 keys a block (the S accumulator is 64 registers a thread, beside O's HD / 2)
+    and the deepest ring that fits, capped at 3 stages for d = 64 and 2 for d = 128 (the
+    consumers read one stage while the producer fills the next). Shapes whose key sequence
+    fits one or two blocks of 64 take BN = 64 (less masked work)."""
+    del causal, sq
+    bn = 64 if sk <= 64 else 128
+    cfg = {"BN": bn, "S": min(deepest_ring(hd, bn), 3 if hd == 64 else 2)}
+    override = os.environ.get("ARGUS_ATTENTION_CONFIG")
+    if override:
+        cfg.update(json.loads(override))
+    return cfg

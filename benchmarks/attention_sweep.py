@@ -1,0 +1,65 @@
+"""The knob sweep of the DSL flash attention: each variant (a set of module constants of
+argus/kernels/attention.py, through ARGUS_ATTENTION_CONFIG) timed against cuDNN on a few
+shapes, after a correctness check of the variant on the same shape (sampled rows). One
+JSON file: per shape and variant the time, TFLOP/s, the ratio to cuDNN, or the error.
+
+    python benchmarks/attention_sweep.py [--out FILE] [--shapes ...] [--variants NAME,...]
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+SHAPES = ["4x16x16x4096x4096x128", "4x16x16x4096x4096x128c", "8x16x16x2048x2048x64c"]
+# name -> the constants it sets (over the shape class's defaults); each FA3 technique on
+# and off, one at a time, against the default
+VARIANTS = {
+    "default": {},
+    "bn64": {"BN": 64},
+    "stages2": {"S": 2},
+    "stages3": {"S": 3},
+}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", default="attention-sweep.json")
+    p.add_argument("--shapes", default=",".join(SHAPES))
+    p.add_argument("--variants", default=",".join(VARIANTS))
+    args = p.parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        print("attention_sweep: no CUDA GPU here (nothing measured)", file=sys.stderr)
+        return 2
+    from argus.bench.attention_bench import argus_attention, check_case, parse_case, time_case
+
+    rows = []
+    for text in args.shapes.split(","):
+        case = parse_case(text)
+        for name in args.variants.split(","):
+            os.environ["ARGUS_ATTENTION_CONFIG"] = json.dumps(VARIANTS[name])
+            row = {"shape": text, "variant": name, "knobs": VARIANTS[name]}
+            try:
+                chk = check_case(case, argus_attention, 5, "cuda")
+                row["correct"] = chk["status"] == "ok"
+                row["reasons"] = chk["reasons"]
+                if row["correct"]:
+                    t = time_case(case, "cuda", rounds=3, reps=30)
+                    row.update({k: t.get(k) for k in ("argus_ms", "argus_tflops", "cudnn_ms",
+                                                      "cudnn_tflops", "ratio_cudnn")})
+            except Exception as exc:      # noqa: BLE001 - a variant that fails is data
+                row["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    os.environ.pop("ARGUS_ATTENTION_CONFIG", None)
+    with open(args.out, "w") as f:
+        json.dump(rows, f, indent=2)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
