@@ -57,6 +57,15 @@ def main() -> int:
     shapes = [(s.m, s.n, s.k, s.family, s.source) for s in draw(args.random, args.seed)]
     if args.bench:
         shapes += [(m, n, k, "benchmark", "benchmark") for m, n, k in TIMED_SHAPES]
+    from argus.ops.prebuild import prebuild, specialisation
+    specs = []
+    for m, n, k, _, _ in shapes:
+        for layout in args.layouts.split(","):
+            try:
+                specs.append(specialisation(layout, m, n + -n % 8, k + -k % 8, {}, args.dtype))
+            except Exception as exc:
+                print(f"no configuration for {m}x{n}x{k} {layout}: {exc}", flush=True)
+    prebuild(specs, log=lambda line: print(line, flush=True))
     clock, flush = EventClock(), L2Flusher()
     cfg = TimingConfig(warmup=3, reps=args.reps, rounds=3, graphs="never")
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
