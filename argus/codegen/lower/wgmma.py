@@ -95,7 +95,9 @@ def _pack_register_operands(ctx):
             break
         if nxt.opcode != "wgmma.mma":
             continue
-        a = ctx.get(nxt.arg("a"), nxt)
+        a = ctx.values.get(id(nxt.arg("a")))
+        if a is None:           # defined after the fence (a shared-memory tile view): not
+            continue            # a register operand this fence can pack
         dtype = getattr(a, "cast", None) or getattr(a, "dtype", None)
         if not isinstance(a, Fragment) or a.layout != "wgmma_a_rs_16bit" or dtype not in INPUT:
             continue            # _mma_rs reports what is wrong with it
