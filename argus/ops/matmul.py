@@ -24,9 +24,9 @@ class on its first call and keeps the fastest in the on-disk cache (autotune.py)
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 
+from argus.runtime import environment
 from argus.runtime.launch_errors import LaunchError
 
 from .autotune import candidates, capturing, current_cache, device_name, tune
@@ -36,6 +36,10 @@ from .library import library_kernel
 from .tune_cache import entry_key
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
+# what a plan depends on besides the call: the kernel's constants and mode ...
+KERNEL_ENV = ("ARGUS_GEMM_CONFIG", "ARGUS_GEMM_TUNED", "ARGUS_DEBUG", "ARGUS_INTERPRET")
+# ... and the choice of configuration
+PLAN_ENV = ("ARGUS_AUTOTUNE", "ARGUS_CACHE_DIR") + KERNEL_ENV
 
 
 def _rows_ok(t) -> bool:
@@ -178,10 +182,8 @@ def _padded(a, b_stored, out, layout, dtype, m, n, k, knobs, autotune):
 
 
 def plan(layout, m, n, k, dtype, knobs: dict):
-    env = os.environ
     return _plan(layout, m, n, k, dtype, tuple(sorted(knobs.items())),
-                 env.get("ARGUS_GEMM_CONFIG"), env.get("ARGUS_GEMM_TUNED"),
-                 env.get("ARGUS_DEBUG"), env.get("ARGUS_INTERPRET"))
+                 *environment.values(KERNEL_ENV))
 
 
 _chosen: dict[tuple, tuple] = {}     # a call's shape and switches -> its plan
@@ -190,10 +192,7 @@ _chosen: dict[tuple, tuple] = {}     # a call's shape and switches -> its plan
 def _tuned_plan(a, b_stored, out, layout, dtype, m, n, k, autotune):
     """The plan of a call without knobs, worked out once per shape, device and switches
     (what a call costs on the host matters): see _choose."""
-    env = os.environ
-    key = (layout, m, n, k, dtype, out.device, autotune, env.get("ARGUS_AUTOTUNE"),
-           env.get("ARGUS_CACHE_DIR"), env.get("ARGUS_GEMM_CONFIG"),
-           env.get("ARGUS_GEMM_TUNED"), env.get("ARGUS_DEBUG"), env.get("ARGUS_INTERPRET"))
+    key = (layout, m, n, k, dtype, out.get_device(), autotune) + environment.values(PLAN_ENV)
     chosen = _chosen.get(key)
     if chosen is None:
         chosen, final = _choose(a, b_stored, out, layout, dtype, m, n, k, autotune)

@@ -4,7 +4,8 @@
 parameters in order, reads the shape symbols off them (a symbol used twice must agree),
 checks dtype, device, layout and 16-byte alignment, checks the kernel's `assume`s, fetches
 cached tensor maps and launches with cuLaunchKernelEx (cluster dims and dynamic shared
-memory set). Everything that can be prepared once is prepared once: the checks, tensor maps
+memory set), called through ctypes with a prebuilt config (driver_launch.py; the
+cuda-python call where libcuda cannot be opened so, or with ARGUS_LAUNCH_BINDING=1). Everything that can be prepared once is prepared once: the checks, tensor maps
 and parameter array of a set of tensors are kept per (address, dtype, shape, strides) of
 each, so launching on the same tensors again costs a lookup and the driver call (the host
 time per call decides whether a ~50 us kernel keeps the GPU busy).
@@ -13,10 +14,12 @@ time per call decides whether a ~50 us kernel keeps the GPU busy).
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from dataclasses import dataclass
 
 from .arguments import TensorParam, bind_arguments, tensor_params
+from .driver_launch import DriverLauncher
 from .launch_errors import DriverError, LaunchError
 from .tensor_maps import TensorMapCache
 
@@ -92,6 +95,8 @@ class Launcher:
         self._prepared: dict[tuple, _Prepared] = {}     # oldest first
         self._configs: dict[tuple, object] = {}          # (grid, stream) -> CUlaunchConfig
         self._context = lambda torch: None    # make_context_current, once _load has a module
+        self._driver = None     # the ctypes launch path (driver_launch.py), once loaded
+        self._driver_configs: dict[tuple, tuple] = {}   # (grid, stream) -> (address, keep)
 
     # ---- once per process ---------------------------------------------------------------
     def _load(self):
@@ -110,6 +115,8 @@ class Launcher:
                 self.gen.smem_bytes), "setting the dynamic shared memory size")
         self._module, self._function = module, fn
         self._launch, self._success = driver.cuLaunchKernelEx, driver.CUresult.CUDA_SUCCESS
+        if not os.environ.get("ARGUS_LAUNCH_BINDING"):     # 1: the cuda-python call instead
+            self._driver = DriverLauncher.load(int(fn))
 
     # ---- per launch ---------------------------------------------------------------------
     def bind(self, tensors) -> tuple[dict, dict]:
@@ -146,6 +153,18 @@ class Launcher:
                     self._prepared.pop(next(iter(self._prepared)))
                 self._prepared[key] = prepared
         stream = current_stream_handle(torch)
+        if self._driver is not None:
+            entry = self._driver_configs.get((prepared.grid, stream))
+            if entry is None:
+                entry = self._driver_configs[(prepared.grid, stream)] = self._driver.config(
+                    prepared.grid, self.gen.block, self.gen.smem_bytes, stream,
+                    self.gen.cluster)
+            err = self._driver.launch(entry[0], prepared.address)
+            if err:
+                from cuda.bindings import driver
+                raise DriverError(f"launching {self.gen.name} failed: "
+                                  f"{driver.CUresult(err).name}")
+            return
         config = self._configs.get((prepared.grid, stream))
         if config is None:
             config = self._configs[(prepared.grid, stream)] = self._config(prepared.grid, stream)
