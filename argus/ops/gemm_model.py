@@ -143,11 +143,12 @@ def space(m: int, n: int, k: int, layout: str) -> list[dict]:
                 out.append({**base, "epilogue": "tma_chunks"})
                 if _cdiv(m, bm) >= 2 and tiles >= SM_COUNT:
                     out.append({**base, "epilogue": "tma_chunks", "cluster_m": 2})
-            if tiles < SM_COUNT:
+            if tiles < 4 * SM_COUNT:
                 kt = _cdiv(k, 64)
                 for split in SPLITS[1:]:
-                    # every split keeps at least two k-steps, and the items fit two waves
-                    if kt >= 2 * split and tiles * split <= 2 * SM_COUNT:
+                    # every split keeps at least two k-steps; the items at most four waves
+                    # (split-K also evens out a last wave that tiles alone leave part empty)
+                    if kt >= 2 * split and tiles * split <= 4 * SM_COUNT:
                         out.append({**base, "epilogue": "direct", "split_k": split})
     return out
 
