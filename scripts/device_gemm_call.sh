@@ -16,7 +16,7 @@ case "$PHASE" in
   op|final) timeout "${OP_S:-420}" python3 benchmarks/gemm_op.py --random "${COUNT:-40}" --seed "${SEED:-7}" --bench \
       --budget-s "${BUDGET_S:-360}" --out "$OUT/gemm-op-seed${SEED:-7}.json" 2>&1 | tee "$OUT/gemm-op.log" | tail -40 ;;&
   sweep|all) timeout "${SWEEP_S:-420}" python3 scripts/device_gemm_sweep.py --seeds "${SEEDS:-11,12}" \
-      --count "${COUNT:-30}" --budget-s "${BUDGET_S:-330}" --out "$OUT/gemm-sweep.json" ;;
+      --count "${COUNT:-30}" --budget-s "${BUDGET_S:-330}" --out "$OUT/gemm-sweep.json" ;;&
   gputest|all) timeout 300 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_matmul_gpu.py tests/runtime 2>&1 | tail -15 ;;&
   bench) timeout 500 python3 -m argus.cli.main bench gemm --timing --dtypes bf16 --random "${COUNT:-40}" --seed "${2:-7}" ;;
 esac

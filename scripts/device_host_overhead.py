@@ -53,9 +53,15 @@ def main():
         "_signature": lambda: __import__("argus.runtime.launch", fromlist=["x"])._signature((a, b_stored, out), None),
     }
     prepared = next(iter(launcher._prepared.values()))
-    config = next(iter(launcher._configs.values()))
+    if launcher._driver is not None:
+        entry = next(iter(launcher._driver_configs.values()))
+        steps["cuLaunchKernelEx alone (ctypes)"] = \
+            lambda: launcher._driver.launch(entry[0], prepared.address)
+    stream = torch.cuda.current_stream().cuda_stream
+    config = launcher._config(prepared.grid, stream)
     fn = launcher._function
-    steps["cuLaunchKernelEx alone"] = lambda: launcher._launch(config, fn, prepared.address, 0)
+    steps["cuLaunchKernelEx alone (cuda-python)"] = \
+        lambda: launcher._launch(config, fn, prepared.address, 0)
     result = {}
     for name, f in steps.items():
         try:
