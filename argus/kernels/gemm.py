@@ -7,8 +7,9 @@ accumulate with wgmma, keeping one k-step's wgmma in flight while the next is is
 stage is released once the wgmma reading it has retired); the tiles are walked
 persistently in grouped order. Tails in M, N and K need no special code: TMA fills
 out-of-bounds elements with zeros (so the last K step adds nothing wrong) and the stores
-drop what falls outside C. K and N must be multiples of 8 (16-byte TMA row strides); the
-launcher says so otherwise.
+drop what falls outside C. K and N must be multiples of 8 (16-byte TMA row strides; argus.ops
+pads other sizes); A and B, read only by TMA, may be row-strided views (the tensor maps carry
+the pitch, which the driver checks is a multiple of 16 bytes).
 
 Two compile-time choices (module constants, specialised by argus.ops like DT and BLOCKS):
 - CM, blocks per cluster along M. With CM = 2 the two blocks of a cluster work on the

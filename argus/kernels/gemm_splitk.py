@@ -18,19 +18,21 @@ from argus.lang import (Tensor, arrive, assign, assume, atomic_add, const, coord
 DT = "bf16"
 BLOCKS = 132
 ACC = "wgmma_acc_m64n256"
+WG = 2           # consumer warpgroups, 64 rows of the tile each (BM = 64 * WG)
+CONSUMERS = (1, 2)          # their warpgroup indices (specialised with WG)
 
 
 @helper
 def ring_barriers(S):
     """The ring's barriers, initialised by one thread, before any thread waits: full[s]
-    completes when both tiles of stage s have landed, empty[s] when both consumer
-    warpgroups have released it."""
+    completes when both tiles of stage s have landed, empty[s] when every consumer
+    warpgroup has released it."""
     full = mbarrier(S)
     empty = mbarrier(S)
     with elect_one("block"):
         for s in range(S):
             mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], 2)
+            mbarrier_init(empty[s], WG)
     fence_mbarrier_init()
     sync_block()
     return full, empty
@@ -59,9 +61,9 @@ def producer(A, B, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_majo
 
 @helper
 def consumer(W, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major):
-    """Warpgroups 1 and 2, 64 rows of the tile each: accumulate the split's KS k-steps with
-    wgmma, then add the partial sums into the workspace."""
-    with role("consumer", warpgroups=(1, 2), regs=232):
+    """The consumer warpgroups, 64 rows of the tile each: accumulate the split's KS k-steps
+    with wgmma, then add the partial sums into the workspace."""
+    with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
         acc = fragment(fp32, (64, BN), ACC, init=0.0)
         for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
@@ -83,14 +85,14 @@ def consumer(W, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major):
             wgmma_wait(0)
             with elect_one():
                 arrive(empty[(i * KS + KS - 1) % S])
-            dst = tile(W, (64, BN), (tm * 2 + wg, tn))
+            dst = tile(W, (64, BN), (tm * WG + wg, tn))
             tag_assert(tag(acc).row == coord(dst)[0] and tag(acc).col == coord(dst)[1])
             atomic_add(dst, acc)     # W starts at zero; the SPLIT partial sums meet here
 
 
-@kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
+@kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(1, 1, 1))
 def gemm_nt_splitk(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], W: Tensor["M", "N", fp32],
-            BM: const = 128, BN: const = 256, BK: const = 64, S: const = 4, SPLIT: const = 4):
+            BM: const = 64 * WG, BN: const = 256, BK: const = 64, S: const = 4, SPLIT: const = 4):
     assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
     assume(N % 8 == 0)
     KT = (K + BK - 1) // BK
@@ -102,9 +104,9 @@ def gemm_nt_splitk(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], W: Tensor["
     consumer(W, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major="k")
 
 
-@kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
+@kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(1, 1, 1))
 def gemm_nn_splitk(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], W: Tensor["M", "N", fp32],
-            BM: const = 128, BN: const = 256, BK: const = 64, S: const = 4, SPLIT: const = 4):
+            BM: const = 64 * WG, BN: const = 256, BK: const = 64, S: const = 4, SPLIT: const = 4):
     assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
     assume(N % 8 == 0)
     KT = (K + BK - 1) // BK

@@ -4,9 +4,8 @@ class (tune_cache.py) times each candidate configuration on the call's own opera
 the fastest in the on-disk cache and uses it from then on, in this process and the next.
 
 The candidates (`candidates`) are the configuration the shape would get anyway (the tuned
-table or the heuristic) and its neighbours along the knobs that decide a shape's speed:
-tile width BN, 64-row tiles for decode-like M, the chunked TMA-store epilogue, split-K
-where the tiles do not fill the SMs, a 2-block cluster for tall products; each one
+table or the configuration model) and the model's next cheapest configurations of the
+shape (tile BM x BN, split-K, epilogue, clusters: gemm_model.space); each one
 knobs_to_config accepts, each kernel once. A candidate that fails to build or launch is
 skipped (and reported). Nothing is tuned while a CUDA graph is being captured (timing would
 break the capture): that call takes the untuned configuration.
@@ -18,7 +17,6 @@ import os
 import statistics
 from functools import lru_cache
 
-from argus.limits import SM_COUNT
 from argus.runtime.launch_errors import LaunchError
 
 from .gemm_configs import knobs_to_config, shape_knobs
@@ -63,32 +61,20 @@ def capturing(tensor) -> bool:
     return torch.cuda.is_current_stream_capturing()
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
+def candidates(m: int, n: int, k: int, layout: str, count: int = 8) -> list[dict]:
+    """Knob sets worth timing for this shape, the untuned choice first, then the
+    configuration model's next cheapest (gemm_model.ranked); each accepted by
+    knobs_to_config, no two specialising the kernel alike, at most `count`."""
+    from .gemm_model import ranked
 
-def candidates(m: int, n: int, k: int, layout: str) -> list[dict]:
-    """Knob sets worth timing for this shape, the untuned choice first; each accepted by
-    knobs_to_config, no two specialising the kernel alike."""
-    base = shape_knobs(m, n, k, layout)
-    proposals = [base]
-    for bn in (256, 128, 64):
-        proposals.append({"BN": bn})
-        if bn % 128 == 0:
-            proposals.append({"BN": bn, "epilogue": "tma_chunks"})
-        if m <= 64:
-            proposals.append({"BN": bn, "BM": 64, "consumers": 1})
-        tiles = _cdiv(m, 128) * _cdiv(n, bn)
-        if tiles < SM_COUNT // 2 and k >= 1024:
-            proposals += [{"BN": bn, "split_k": s} for s in (2, 4, 8)
-                          if tiles * s <= 2 * SM_COUNT and k // s >= 256]
-        if m >= 2048 and bn == 256:
-            proposals.append({"BN": bn, "epilogue": "tma_chunks", "cluster_m": 2})
+    proposals = [shape_knobs(m, n, k, layout)] + [knobs for _, knobs in ranked(m, n, k, layout)]
     chosen, seen = [], set()
     for knobs in proposals:
+        if len(chosen) == count:
+            break
         try:
-            cfg = knobs_to_config(knobs, layout, m, n, k) if knobs is not base else \
-                knobs_to_config({}, layout, m, n, k)
+            cfg = knobs_to_config(knobs, layout, m, n, k)
         except LaunchError:
             continue
         signature = tuple(sorted(cfg.items()))

@@ -1,11 +1,12 @@
 """Which GEMM configuration each shape gets, and what the GEMM can be asked for by knob.
 
-A shape's knobs come from the tuned table (argus/ops/gemm_tuned.json, measured on the H200
-by benchmarks/gemm_sweep.py; ARGUS_GEMM_TUNED=FILE reads another) when the exact shape is
-in it, else from a heuristic; knobs given to matmul override them; the result is the set
+A shape's knobs come from the configuration model (gemm_model.py), except for the shapes
+measured on the H200 one by one (argus/ops/gemm_tuned.json, by benchmarks/gemm_sweep.py;
+ARGUS_GEMM_TUNED=FILE reads another, an empty file none); knobs given to matmul override
+them; the result is the set
 of module constants argus/kernels/gemm.py (or gemm_splitk.py) is specialised with.
 ARGUS_GEMM_CONFIG='{"BN": 128}' overrides constants directly (benchmarks compare variants
-so). The measurements behind the heuristic are in docs/perf-log.md.
+so). The measurements behind the model are in docs/perf-log.md.
 """
 
 from __future__ import annotations
@@ -56,21 +57,27 @@ def deepest_ring(per_stage: int, epilogue_bytes: int) -> int:
 
 
 def heuristic_knobs(m: int, n: int, k: int, layout: str) -> dict:
-    """Knobs for a shape the tuned table does not hold (docs/perf-log.md, v2 to v4): the
-    widest tile that still fills the SMs, the TMA-store epilogue when the tiles are wide."""
-    # v2: narrower tiles paid off for x @ W.T at 256x8192x8192 but not for x @ W, while
-    # 128x4096x4096 went from 0.30 to 0.74 with BN=64 (x @ W); v3: the TMA-store epilogue
-    # took the 4096-class shapes from 0.90 to 0.98-1.02 at BN=256; v4: the same in 64-column
-    # blocks, with a 4th ring stage, from ~0.95 to ~1.0 (2026-12-03).
-    fill = 0.75 if layout == "nk" else 0.35
-    bn = WIDTHS[0]
-    for bn in WIDTHS:
-        if _cdiv(m, 128) * _cdiv(n, bn) >= fill * SM_COUNT:
-            break
-    knobs = {"BN": bn}
-    if bn == 256 and _cdiv(m, 128) * _cdiv(n, 256) >= SM_COUNT:
-        knobs["epilogue"] = "tma_chunks"
-    return knobs
+    """Knobs for a shape the tuned table does not hold: the configuration model's choice
+    (gemm_model.py: every configuration of the space priced by waves, tile quantisation,
+    per-step rates and fixed costs)."""
+    from .gemm_model import choose
+    return choose(m, n, k, layout)
+
+
+def _under(knobs: dict, base: dict) -> dict:
+    """A caller's knobs on top of the shape's own configuration, less what of the latter
+    would contradict them: split-K runs without a TMA-store epilogue or clusters, and
+    BM / consumers go together."""
+    base = dict(base)
+    if knobs.get("split_k", 1) > 1:
+        base.pop("epilogue", None)
+        base.pop("cluster_m", None)
+    if "epilogue" in knobs or "cluster_m" in knobs:
+        base.pop("split_k", None)
+    if "BM" in knobs or "consumers" in knobs:
+        base.pop("BM", None)
+        base.pop("consumers", None)
+    return {**knobs, **{name: value for name, value in base.items() if name not in knobs}}
 
 
 @lru_cache(maxsize=8)
@@ -89,9 +96,17 @@ def tuned_knobs(m: int, n: int, k: int, layout: str) -> dict | None:
     return dict(knobs) if knobs is not None else None
 
 
+# what a knob left out of a tuned entry means: the kernels' defaults
+KNOB_DEFAULTS = {"BM": 128, "BN": 256, "split_k": 1, "cluster_m": 1, "epilogue": "direct"}
+
+
 def shape_knobs(m: int, n: int, k: int, layout: str) -> dict:
+    """Every knob of the shape's configuration: its tuned entry (the knobs it leaves out at
+    the kernels' defaults), else the model's choice."""
     tuned = tuned_knobs(m, n, k, layout)
-    return tuned if tuned is not None else heuristic_knobs(m, n, k, layout)
+    if tuned is None:
+        return heuristic_knobs(m, n, k, layout)
+    return {**KNOB_DEFAULTS, **tuned}
 
 
 def config_for(m: int, n: int, k: int, layout: str) -> dict:
@@ -107,7 +122,7 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
 
     # the tuned entry is a whole configuration for a call without knobs; a caller's knobs
     # replace it, the ones they leave out coming from the heuristic
-    merged = {**heuristic_knobs(m, n, k, layout), **knobs} if knobs else \
+    merged = _under(knobs, heuristic_knobs(m, n, k, layout)) if knobs else \
         shape_knobs(m, n, k, layout)
     if merged.get("epilogue") == "tma_chunks" and "BN" not in knobs and \
             merged.get("BN", 256) % 128:
@@ -170,14 +185,12 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
     if override:
         cfg.update(json.loads(override))
     bm = 64 * cfg.get("WG", 2)
-    if cfg.get("SPLIT") and cfg.get("EPILOGUE") == "smem_tma":
-        problems.append("split_k with epilogue='smem_tma' (split-K adds its partial sums "
-                        "with red.global.add, not through a shared-memory tile)")
+    if cfg.get("SPLIT") and cfg.get("EPILOGUE", "direct") != "direct":
+        problems.append(f"split_k with epilogue={cfg['EPILOGUE']!r} (split-K adds its partial "
+                        "sums with red.global.add, not through a shared-memory tile)")
     if cfg.get("SPLIT") and cfg.get("CM", 1) > 1:
         problems.append("split_k with cluster_m > 1 (the split-K kernel runs on single "
                         "blocks)")
-    if cfg.get("SPLIT") and bm != 128:
-        problems.append("split_k with BM=64 (the split-K kernel has two consumer warpgroups)")
     if cfg.get("CM", 1) > 1 and cfg["BLOCKS"] % cfg["CM"]:
         problems.append(f"{cfg['BLOCKS']} blocks are not a whole number of "
                         f"{cfg['CM']}-block clusters")

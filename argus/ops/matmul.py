@@ -1,9 +1,12 @@
 """`argus.ops.matmul(a, b)`: C = a @ b on Hopper with the DSL GEMM (argus/kernels/gemm.py).
 
-a: M x K, row-major. b: K x N row-major (`x @ W`), or the transpose view of an N x K
-row-major tensor (`x @ W.T`, what `W.t()` gives), which runs the N x K kernel without a
-copy. bf16 or fp16 (both operands the same), fp32 accumulation, the output in the input
-dtype. K and N must be multiples of 8 (16-byte TMA row strides). Each shape gets the
+a: M x K, rows contiguous. b: K x N (`x @ W`), or the transpose view of an N x K tensor
+(`x @ W.T`, what `W.t()` gives), which runs the N x K kernel without a copy. Views whose
+rows lie a multiple of 16 bytes apart (column slices of a wider tensor) are read in place
+(TMA takes the pitch). bf16 or fp16 (both operands the same), fp32 accumulation, the
+output in the input dtype. K or N not a multiple of 8: the operands are copied into
+zero-padded buffers first (`_padded`). Batched operands (3-D and more, broadcast like
+torch.matmul): batches.py. Each shape gets the
 configuration `config_for` picks, unless knobs (argus.agent's names: BN, BK, stages,
 group, epilogue, split_k, ...) ask for another; knobs the kernels do not support are
 refused by name. split_k > 1 runs argus/kernels/gemm_splitk.py into an fp32 workspace and
@@ -21,9 +24,9 @@ class on its first call and keeps the fastest in the on-disk cache (autotune.py)
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 
+from argus.runtime import environment
 from argus.runtime.launch_errors import LaunchError
 
 from .autotune import candidates, capturing, current_cache, device_name, tune
@@ -33,16 +36,31 @@ from .library import library_kernel
 from .tune_cache import entry_key
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
+# what a plan depends on besides the call: the kernel's constants and mode ...
+KERNEL_ENV = ("ARGUS_GEMM_CONFIG", "ARGUS_GEMM_TUNED", "ARGUS_DEBUG", "ARGUS_INTERPRET")
+# ... and the choice of configuration
+PLAN_ENV = ("ARGUS_AUTOTUNE", "ARGUS_CACHE_DIR") + KERNEL_ENV
+
+
+def _rows_ok(t) -> bool:
+    """Rows of contiguous elements whose pitch TMA can take: a contiguous tensor, or a view
+    with unit column stride and a row pitch of a whole number of 16-byte units (8 elements
+    of bf16/fp16)."""
+    if t.stride(1) != 1 and t.shape[1] > 1:
+        return False
+    return t.is_contiguous() or (t.stride(0) >= t.shape[1] and t.stride(0) % 8 == 0)
 
 
 def _layout_of_b(b):
-    """("kn", tensor) for a row-major K x N b; ("nk", b.T) for the transpose of an N x K one."""
-    if b.is_contiguous():
+    """("kn", b) for a K x N b with rows TMA can read; ("nk", b.T) for the transpose view of
+    such an N x K one (what `W.t()` gives)."""
+    if _rows_ok(b):
         return "kn", b
-    if b.t().is_contiguous():
+    if _rows_ok(b.t()):
         return "nk", b.t()
-    raise LaunchError(f"b must be row-major K x N or the transpose of a row-major N x K tensor "
-                      f"(strides {b.stride()}); call .contiguous()")
+    raise LaunchError(f"b must be K x N with contiguous rows or the transpose of such an N x K "
+                      f"tensor, rows a multiple of 16 bytes apart (strides {b.stride()}); "
+                      "call .contiguous()")
 
 
 @lru_cache(maxsize=256)
@@ -69,7 +87,8 @@ def check_operands(a, b):
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
         raise LaunchError("matmul takes two torch tensors")
     if a.dim() != 2 or b.dim() != 2:
-        raise LaunchError(f"matmul takes 2-D tensors, got {a.dim()}-D and {b.dim()}-D")
+        raise LaunchError(f"matmul_into takes 2-D tensors, got {a.dim()}-D and {b.dim()}-D "
+                          "(argus.ops.matmul takes batches)")
     if a.shape[1] != b.shape[0]:
         raise LaunchError(f"shapes do not chain: a is {tuple(a.shape)}, b is {tuple(b.shape)} "
                           "(a's columns must equal b's rows)")
@@ -77,20 +96,26 @@ def check_operands(a, b):
     if dtype is None:
         raise LaunchError(f"matmul takes bf16 or fp16 operands of one dtype, got {a.dtype} and "
                           f"{b.dtype}")
-    if not a.is_contiguous():
-        raise LaunchError(f"a must be row-major (strides {a.stride()}); call .contiguous()")
+    if not _rows_ok(a):
+        raise LaunchError(f"a must have contiguous rows a multiple of 16 bytes apart (strides "
+                          f"{a.stride()}); call .contiguous()")
     m, k = a.shape
     n = b.shape[1]
-    if k % 8 or n % 8:
-        raise LaunchError(f"K = {k} and N = {n} must be multiples of 8 (TMA needs 16-byte row "
-                          "strides); pad them with zeros")
+    if 0 in (m, n, k):
+        raise LaunchError(f"matmul of an empty product ({m} x {k} times {k} x {n}): nothing "
+                          "for the GPU to do; handle it before the call")
     return (m, n, k) + _layout_of_b(b)
 
 
 def matmul(a, b, out=None, autotune=None, **knobs):
-    """C = a @ b (see the module's docstring); `out` receives it when given."""
+    """C = a @ b (see the module's docstring); `out` receives it when given. Batched
+    operands follow torch.matmul (batches.py)."""
     import torch
 
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and (a.dim() != 2
+                                                                       or b.dim() != 2):
+        from .batches import batched_matmul
+        return batched_matmul(a, b, out, autotune, knobs)
     if out is None and not knobs and not _plain_eager(torch, a, b):
         return torch.ops.argus.matmul(a, b, bool(autotune))
     return matmul_into(a, b, out, knobs, autotune)
@@ -116,6 +141,8 @@ def matmul_into(a, b, out, knobs: dict, autotune=None):
         out = torch.empty((m, n), dtype=a.dtype, device=a.device)
     elif out.shape != (m, n) or out.dtype != a.dtype or not out.is_contiguous():
         raise LaunchError(f"out must be a contiguous {m} x {n} {a.dtype} tensor")
+    if k % 8 or n % 8:
+        return _padded(a, b_stored, out, layout, dtype, m, n, k, knobs, autotune)
     if knobs:
         launcher, split = plan(layout, m, n, k, dtype, knobs)
     else:
@@ -124,11 +151,39 @@ def matmul_into(a, b, out, knobs: dict, autotune=None):
     return out
 
 
+def _padded(a, b_stored, out, layout, dtype, m, n, k, knobs, autotune):
+    """A K or N that is not a multiple of 8: TMA needs rows a multiple of 16 bytes apart,
+    so the operands are copied into zero-padded buffers of K and N rounded up to 8 (the
+    zero columns of A meet zero rows of B: the product is unchanged) and the padded
+    product's first N columns are copied into `out`. Two copies of the operands and one
+    of the output per call: the price of an unaligned shape."""
+    import torch
+
+    k8, n8 = k + -k % 8, n + -n % 8
+    a_pad = a
+    if k8 != k:
+        a_pad = torch.zeros((m, k8), dtype=a.dtype, device=a.device)
+        a_pad[:, :k] = a
+    rows, cols = (k, n) if layout == "kn" else (n, k)
+    rows8, cols8 = (k8, n8) if layout == "kn" else (n8, k8)
+    b_pad = b_stored
+    if (rows8, cols8) != (rows, cols):
+        b_pad = torch.zeros((rows8, cols8), dtype=b_stored.dtype, device=b_stored.device)
+        b_pad[:rows, :cols] = b_stored
+    c_pad = out if n8 == n else torch.empty((m, n8), dtype=out.dtype, device=out.device)
+    if knobs:
+        launcher, split = plan(layout, m, n8, k8, dtype, knobs)
+    else:
+        launcher, split = _tuned_plan(a_pad, b_pad, c_pad, layout, dtype, m, n8, k8, autotune)
+    run_plan(launcher, split, a_pad, b_pad, c_pad)
+    if c_pad is not out:
+        out.copy_(c_pad[:, :n])
+    return out
+
+
 def plan(layout, m, n, k, dtype, knobs: dict):
-    env = os.environ
     return _plan(layout, m, n, k, dtype, tuple(sorted(knobs.items())),
-                 env.get("ARGUS_GEMM_CONFIG"), env.get("ARGUS_GEMM_TUNED"),
-                 env.get("ARGUS_DEBUG"), env.get("ARGUS_INTERPRET"))
+                 *environment.values(KERNEL_ENV))
 
 
 _chosen: dict[tuple, tuple] = {}     # a call's shape and switches -> its plan
@@ -137,10 +192,7 @@ _chosen: dict[tuple, tuple] = {}     # a call's shape and switches -> its plan
 def _tuned_plan(a, b_stored, out, layout, dtype, m, n, k, autotune):
     """The plan of a call without knobs, worked out once per shape, device and switches
     (what a call costs on the host matters): see _choose."""
-    env = os.environ
-    key = (layout, m, n, k, dtype, out.device, autotune, env.get("ARGUS_AUTOTUNE"),
-           env.get("ARGUS_CACHE_DIR"), env.get("ARGUS_GEMM_CONFIG"),
-           env.get("ARGUS_GEMM_TUNED"), env.get("ARGUS_DEBUG"), env.get("ARGUS_INTERPRET"))
+    key = (layout, m, n, k, dtype, out.get_device(), autotune) + environment.values(PLAN_ENV)
     chosen = _chosen.get(key)
     if chosen is None:
         chosen, final = _choose(a, b_stored, out, layout, dtype, m, n, k, autotune)

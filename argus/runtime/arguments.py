@@ -62,9 +62,20 @@ def is_contiguous(array) -> bool:
     return array.is_contiguous() if _is_torch(array) else bool(array.flags.c_contiguous)
 
 
+def row_strided(array) -> bool:
+    """A 2-D torch view whose rows are contiguous but lie further apart than their length
+    (a column slice `x[:, :k]`, or rows padded to an aligned pitch)."""
+    return (_is_torch(array) and array.dim() == 2 and array.stride(1) == 1
+            and array.stride(0) >= array.shape[1])
+
+
 def bind_arguments(kernel_name: str, params: list[TensorParam], args,
-                   allow_numpy: bool = False) -> tuple[dict, dict[str, int]]:
-    """({parameter name: array}, {shape symbol: size}); LaunchError names what is wrong."""
+                   allow_numpy: bool = False,
+                   strided: frozenset = frozenset()) -> tuple[dict, dict[str, int]]:
+    """({parameter name: array}, {shape symbol: size}); LaunchError names what is wrong.
+    The tensors named in `strided` (the ones the kernel reads and writes only through TMA
+    tensor maps, which carry their own row pitch) may be row-strided views; every other
+    one must be contiguous."""
     if len(args) != len(params):
         names = ", ".join(p.name for p in params)
         raise LaunchError(f"{kernel_name} takes {len(params)} tensors ({names}), got "
@@ -81,7 +92,7 @@ def bind_arguments(kernel_name: str, params: list[TensorParam], args,
         shape = tuple(t.shape)
         if p.shape is not None and len(shape) != len(p.shape):
             raise LaunchError(f"{p.name} must be {len(p.shape)}-D, got shape {shape}")
-        if not is_contiguous(t):
+        if not is_contiguous(t) and not (p.name in strided and row_strided(t)):
             strides = t.stride() if _is_torch(t) else t.strides
             raise LaunchError(f"{p.name} must be contiguous row-major (strides {strides}); "
                               "call .contiguous()")

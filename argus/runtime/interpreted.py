@@ -34,7 +34,9 @@ class InterpretedLauncher:
         return self.ir.name
 
     def bind(self, arrays) -> tuple[dict, dict]:
-        return bind_arguments(self.ir.name, self._params, arrays, allow_numpy=True)
+        # the interpreter copies every tensor in and out: a row-strided view is as good
+        return bind_arguments(self.ir.name, self._params, arrays, allow_numpy=True,
+                              strided=frozenset(p.name for p in self._params))
 
     def __call__(self, *arrays, grid: tuple[int, ...] | None = None) -> None:
         from argus.interp.errors import InterpretError

@@ -4,7 +4,8 @@
 parameters in order, reads the shape symbols off them (a symbol used twice must agree),
 checks dtype, device, layout and 16-byte alignment, checks the kernel's `assume`s, fetches
 cached tensor maps and launches with cuLaunchKernelEx (cluster dims and dynamic shared
-memory set). Everything that can be prepared once is prepared once: the checks, tensor maps
+memory set), called through ctypes with a prebuilt config (driver_launch.py; the
+cuda-python call where libcuda cannot be opened so, or with ARGUS_LAUNCH_BINDING=1). Everything that can be prepared once is prepared once: the checks, tensor maps
 and parameter array of a set of tensors are kept per (address, dtype, shape, strides) of
 each, so launching on the same tensors again costs a lookup and the driver call (the host
 time per call decides whether a ~50 us kernel keeps the GPU busy).
@@ -13,10 +14,12 @@ time per call decides whether a ~50 us kernel keeps the GPU busy).
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from dataclasses import dataclass
 
 from .arguments import TensorParam, bind_arguments, tensor_params
+from .driver_launch import DriverLauncher
 from .launch_errors import DriverError, LaunchError
 from .tensor_maps import TensorMapCache
 
@@ -29,7 +32,7 @@ def make_context_current(torch) -> None:
     sets it on the threads it launches from, not on every thread that reaches us: the
     autograd engine runs a backward on a worker thread of its own, where the driver
     calls would otherwise fail with CUDA_ERROR_INVALID_CONTEXT."""
-    device = torch.cuda.current_device()
+    device = torch._C._cuda_getDevice()      # torch.cuda.current_device() without its checks
     if getattr(_THREAD, "device", None) == device:
         return
     from cuda.bindings import driver
@@ -39,6 +42,15 @@ def make_context_current(torch) -> None:
         primary = _ok(driver.cuDevicePrimaryCtxRetain(dev), "taking the primary context")
         _ok(driver.cuCtxSetCurrent(primary), "making the primary context current")
     _THREAD.device = device
+
+
+def current_stream_handle(torch) -> int:
+    """The current stream's CUstream handle, without building a torch.cuda.Stream object
+    per call (host time per launch matters: issue 18)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        return torch.cuda.current_stream().cuda_stream
+    return raw(torch._C._cuda_getDevice())
 
 
 def _ok(result, what: str):
@@ -72,12 +84,19 @@ class Launcher:
         # only the count of the generated kernel's pointer parameters is known
         self._params = tensor_params(kernel_ir) if kernel_ir is not None else [
             TensorParam(p.source, "", None) for p in generated.params if p.kind == "pointer"]
+        # tensors reached only through tensor maps (which carry the row pitch) may be
+        # row-strided views; a tensor the code addresses by pointer must be contiguous
+        by_pointer = {p.source for p in generated.params if p.kind == "pointer"}
+        self._strided = frozenset(p.tensormap.tensor for p in generated.params
+                                  if p.kind == "tensormap") - by_pointer
         self._assumptions = [(compile(text, where, "eval"), text, where)
                              for text, where in generated.assumptions]
         self._grid = [compile(g, "<grid>", "eval") for g in generated.grid]
         self._prepared: dict[tuple, _Prepared] = {}     # oldest first
         self._configs: dict[tuple, object] = {}          # (grid, stream) -> CUlaunchConfig
         self._context = lambda torch: None    # make_context_current, once _load has a module
+        self._driver = None     # the ctypes launch path (driver_launch.py), once loaded
+        self._driver_configs: dict[tuple, tuple] = {}   # (grid, stream) -> (address, keep)
 
     # ---- once per process ---------------------------------------------------------------
     def _load(self):
@@ -96,12 +115,15 @@ class Launcher:
                 self.gen.smem_bytes), "setting the dynamic shared memory size")
         self._module, self._function = module, fn
         self._launch, self._success = driver.cuLaunchKernelEx, driver.CUresult.CUDA_SUCCESS
+        if not os.environ.get("ARGUS_LAUNCH_BINDING"):     # 1: the cuda-python call instead
+            self._driver = DriverLauncher.load(int(fn))
 
     # ---- per launch ---------------------------------------------------------------------
     def bind(self, tensors) -> tuple[dict, dict]:
         """({name: tensor}, {symbol: size}) after the shared checks (arguments.py), the
         16-byte alignment TMA needs, the kernel's `assume`s and, last, the device."""
-        bound, sizes = bind_arguments(self.gen.name, self._params, tensors)
+        bound, sizes = bind_arguments(self.gen.name, self._params, tensors,
+                                      strided=self._strided)
         for name, t in bound.items():
             if t.data_ptr() % 16:
                 raise LaunchError(f"{name} is not 16-byte aligned; use a fresh tensor")
@@ -130,7 +152,19 @@ class Launcher:
                 if len(self._prepared) >= PREPARED_LIMIT:
                     self._prepared.pop(next(iter(self._prepared)))
                 self._prepared[key] = prepared
-        stream = torch.cuda.current_stream().cuda_stream
+        stream = current_stream_handle(torch)
+        if self._driver is not None:
+            entry = self._driver_configs.get((prepared.grid, stream))
+            if entry is None:
+                entry = self._driver_configs[(prepared.grid, stream)] = self._driver.config(
+                    prepared.grid, self.gen.block, self.gen.smem_bytes, stream,
+                    self.gen.cluster)
+            err = self._driver.launch(entry[0], prepared.address)
+            if err:
+                from cuda.bindings import driver
+                raise DriverError(f"launching {self.gen.name} failed: "
+                                  f"{driver.CUresult(err).name}")
+            return
         config = self._configs.get((prepared.grid, stream))
         if config is None:
             config = self._configs[(prepared.grid, stream)] = self._config(prepared.grid, stream)

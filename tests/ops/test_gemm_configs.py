@@ -35,7 +35,7 @@ def test_stages_for_the_table_widths():
     (64, 128), (64, 128, 192, 256), (64, 128), ("direct", "smem_tma"), (1, 4)))
 def test_knobs_without_stages_always_fit(bm, bn, bk, epilogue, split):
     knobs = {"BM": bm, "BN": bn, "BK": bk, "epilogue": epilogue, "split_k": split}
-    if split > 1 and (epilogue == "smem_tma" or bm == 64):
+    if split > 1 and epilogue == "smem_tma":   # split-K runs with BM = 64 too
         with pytest.raises(LaunchError, match="split_k with"):
             knobs_to_config(knobs, "kn", 200, 264, 136)
         return
@@ -74,7 +74,9 @@ def test_tuned_table_wins_for_its_shapes_only(tmp_path, monkeypatch):
     assert "CM" not in config_for(128, 4096, 4104, "kn")      # other shape: heuristic
     # a caller's knobs replace the tuned choice; what they leave out is the heuristic's
     cfg = knobs_to_config({"split_k": 4}, "kn", 128, 4096, 4096)
-    assert cfg["SPLIT"] == 4 and "CM" not in cfg and "WG" not in cfg and cfg["BN"] == 64
+    model = gemm_configs.heuristic_knobs(128, 4096, 4096, "kn")
+    assert cfg["SPLIT"] == 4 and "CM" not in cfg and cfg["BN"] == model["BN"]
+    assert cfg.get("WG", 2) == model["BM"] // 64
     gemm_configs._tuned_table.cache_clear()
 
 

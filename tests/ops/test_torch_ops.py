@@ -56,7 +56,7 @@ def test_meta_tensors_run_the_fake_implementation():
 
 @pytest.mark.parametrize("a, b, message", [
     ((4, 8), (16, 8), "shapes do not chain"),
-    ((4, 12), (12, 8), "K = 12 and N = 8 must be multiples of 8"),
+    ((0, 12), (12, 8), "empty product"),
 ])
 def test_the_fake_implementation_refuses_what_the_kernel_refuses(a, b, message):
     from torch._subclasses.fake_tensor import FakeTensorMode

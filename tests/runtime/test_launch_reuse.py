@@ -46,7 +46,7 @@ def stubbed(monkeypatch):
 
     monkeypatch.setattr(lau, "bind", bind)
     monkeypatch.setattr(launch.TensorMapCache, "get", lambda self, *a: encode(*a))
-    monkeypatch.setattr(torch.cuda, "current_stream", lambda *a: Stream())
+    monkeypatch.setattr(launch, "current_stream_handle", lambda torch: Stream.cuda_stream)
     lau._function, lau._success = object(), driver.CUresult.CUDA_SUCCESS
     lau._launch = lambda *a: (calls["launch"].append(a) or (driver.CUresult.CUDA_SUCCESS,))
     return lau, calls

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from argus.ir.types import DType, FragmentType
+from argus.ir.types import DType
 from argus.layout.hopper.descriptor import descriptor_for, instruction_k
 
 from ..errors import CodegenError
@@ -95,12 +95,9 @@ def _pack_register_operands(ctx):
             break
         if nxt.opcode != "wgmma.mma":
             continue
-        if not isinstance(nxt.arg("a").type, FragmentType):
-            continue            # A from shared memory
-        try:
-            a = ctx.get(nxt.arg("a"), nxt)
-        except CodegenError:    # defined after the fence: packed where the wgmma is
-            continue
+        a = ctx.values.get(id(nxt.arg("a")))
+        if a is None:           # defined after the fence (a shared-memory tile view): not
+            continue            # a register operand this fence can pack
         dtype = getattr(a, "cast", None) or getattr(a, "dtype", None)
         if not isinstance(a, Fragment) or a.layout != "wgmma_a_rs_16bit" or dtype not in INPUT:
             continue            # _mma_rs reports what is wrong with it

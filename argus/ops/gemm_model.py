@@ -1,0 +1,180 @@
+"""A model of the library GEMM's time on one shape, per configuration, and the choice it makes.
+
+The configuration of a shape is not looked up: every configuration of the space the DSL
+kernels support (`space`: tile BM x BN, split-K, epilogue, 2-block clusters) is priced by
+`predict`, and `choose` takes the cheapest. The price is what bounds a persistent
+tile GEMM on the H200:
+
+- **waves**: the work items (tiles x K splits) are dealt to the SM_COUNT persistent
+  blocks; the block with the most items decides the time (`rounds = ceil(items / SMs)`);
+- **tile quantisation**: a tile past the edge of C costs as much as a full one (TMA fills
+  the missing rows and columns with zeros, the tensor cores multiply them anyway);
+- **per-step rate**: one k-step of a BM x BN tile costs its tensor-core time at the rate
+  of that tile shape (narrow tiles and one consumer warpgroup reach less of the peak), or
+  its shared-memory fill from L2, whichever is longer;
+- **memory**: the bytes the product must move from DRAM at least (A, B, C once; split-K's
+  fp32 workspace: zeroed, added into by every split, read back), at the DRAM rate, when
+  that is longer than the compute (decode shapes: the weights);
+- **fixed costs**: the launch, a pipeline fill per block, the epilogue of each tile (the
+  TMA-store epilogues overlap it with the next tile's mainloop), and split-K's two extra
+  kernels (zero the workspace, round it into C).
+
+The constants (`Rates`) were fitted (tools/fit_gemm_model.py: least regret of the pick)
+to timings of every configuration of the space on 108 (shape, layout) cases drawn at
+random with seeds 11 and 12 (`scripts/device_gemm_sweep.py`,
+benchmarks/results/gemm-sweep-20261203-s8a.json; docs/perf-log.md), not on the shapes the
+benchmark judges: fitted on one seed, the other's picks were within 5-7% of the fastest
+configuration measured (geomean). Autotuning (autotune.py) times the model's few best
+candidates of a shape and keeps the winner; the model decides everywhere else.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from argus.limits import SM_COUNT
+
+SPLITS = (1, 2, 3, 4, 6, 8)
+
+
+@dataclass(frozen=True)
+class Rates:
+    """The H200's rates as the DSL GEMM sees them (microseconds, bytes, FLOPs)."""
+
+    peak_tflops: float = 989.0          # dense bf16/fp16 tensor-core peak, the whole GPU
+    # the share of that peak one k-step of a BM x BN tile reaches (fitted)
+    mma_eff: tuple = (("128x256", 1.0), ("128x128", 0.625), ("128x64", 0.347),
+                      ("64x256", 0.80), ("64x128", 0.394), ("64x64", 0.420))
+    l2_gbps_per_sm: float = 164.0       # shared-memory fill rate of one SM from L2 (GB/s)
+    dram_gbps: float = 12400.0          # fitted far above the copy bandwidth: the sweep's
+                                        # times are never bound by DRAM alone
+    launch_us: float = 3.9              # launch + the first tile's pipeline fill
+    epilogue_gbps_per_sm: float = 67.4  # direct stores of one SM's tile (GB/s)
+    overlapped_epilogue: float = 0.44   # the share of a TMA-store epilogue left exposed
+    split_extra_us: float = 8.1         # zeroing the workspace and rounding it into C
+    atomic_gbps: float = 1474.0         # red.global.add of the fp32 partial sums (L2)
+    cluster_gain: float = 0.894         # compute time of a 2-block cluster, relative
+    item_us: float = 0.59               # per work item: the tile's ramp and drain
+
+    def efficiency(self, bm: int, bn: int) -> float:
+        table = dict(self.mma_eff)
+        key = f"{bm}x{bn}"
+        if key in table:
+            return table[key]
+        # a width between two measured ones: the narrower one's rate
+        widths = sorted(int(k.split("x")[1]) for k in table if k.startswith(f"{bm}x"))
+        below = [w for w in widths if w <= bn] or widths[:1]
+        return table[f"{bm}x{below[-1]}"]
+
+
+RATES = Rates()
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Price:
+    """A configuration's predicted time and what it is made of (microseconds)."""
+
+    us: float
+    compute_us: float
+    memory_us: float
+    fixed_us: float
+    items: int
+    rounds: int
+
+
+def predict(m: int, n: int, k: int, knobs: dict, rates: Rates = RATES,
+            elem_bytes: int = 2) -> Price:
+    """The predicted time of C = A @ B (M x K times K x N) with one configuration."""
+    bm = knobs.get("BM", 128)
+    bn = knobs.get("BN", 256)
+    bk = knobs.get("BK", 64)
+    split = knobs.get("split_k", 1)
+    epilogue = knobs.get("epilogue", "direct")
+    cluster = knobs.get("cluster_m", 1)
+    tiles = _cdiv(m, bm) * _cdiv(n, bn)
+    items = tiles * split
+    rounds = _cdiv(items, SM_COUNT)
+    steps = _cdiv(_cdiv(k, bk), split)
+    step_flops = 2.0 * bm * bn * bk
+    sm_tflops = rates.peak_tflops / SM_COUNT * rates.efficiency(bm, bn)
+    mma_us = step_flops / (sm_tflops * 1e6)
+    # a 2-block cluster multicasts B: each block fills only half of B's tile from L2
+    fill_bytes = (bm + bn / cluster) * bk * elem_bytes
+    fill_us = fill_bytes / (rates.l2_gbps_per_sm * 1e3)
+    tile_out = bm * bn * (4 if split > 1 else elem_bytes)
+    if split > 1:
+        epi_us = tile_out / (rates.epilogue_gbps_per_sm * 1e3)
+    elif epilogue == "direct":
+        epi_us = tile_out / (rates.epilogue_gbps_per_sm * 1e3)
+    else:
+        epi_us = rates.overlapped_epilogue * tile_out / (rates.epilogue_gbps_per_sm * 1e3)
+    compute_us = rounds * (steps * max(mma_us, fill_us) + epi_us + rates.item_us)
+    if cluster > 1:
+        compute_us *= rates.cluster_gain
+    dram_bytes = (m * k + k * n + m * n) * elem_bytes
+    memory_us = dram_bytes / (rates.dram_gbps * 1e3)
+    fixed_us = rates.launch_us
+    if split > 1:
+        fixed_us += rates.split_extra_us + 4.0 * m * n * split / (rates.atomic_gbps * 1e3)
+    return Price(max(compute_us, memory_us) + fixed_us, compute_us, memory_us, fixed_us,
+                 items, rounds)
+
+
+def space(m: int, n: int, k: int, layout: str) -> list[dict]:
+    """Every configuration worth pricing for this shape, as argus.ops.matmul's knobs: tile
+    BM (64 or 128 rows) x BN (64, 128, 256: B's tiles are whole 128-byte swizzle rows in
+    gemm_nn, which shares its file and so its constants with gemm_nt), split-K where the
+    tiles leave SMs idle, the chunked
+    TMA-store epilogue for wide tiles, 2-block clusters for tall products."""
+    widths = (256, 128, 64)
+    out = []
+    for bm in (128, 64):
+        for bn in widths:
+            tiles = _cdiv(m, bm) * _cdiv(n, bn)
+            # every knob stated, so that nothing is filled in from elsewhere
+            base = {"BM": bm, "BN": bn, "split_k": 1, "cluster_m": 1}
+            out.append({**base, "epilogue": "direct"})
+            if bn % 128 == 0:
+                out.append({**base, "epilogue": "tma_chunks"})
+                if _cdiv(m, bm) >= 2 and tiles >= SM_COUNT:
+                    out.append({**base, "epilogue": "tma_chunks", "cluster_m": 2})
+            if tiles < 4 * SM_COUNT:
+                kt = _cdiv(k, 64)
+                for split in SPLITS[1:]:
+                    # every split keeps at least two k-steps; the items at most four waves
+                    # (split-K also evens out a last wave that tiles alone leave part empty)
+                    if kt >= 2 * split and tiles * split <= 4 * SM_COUNT:
+                        out.append({**base, "epilogue": "direct", "split_k": split})
+    return out
+
+
+def ranked(m: int, n: int, k: int, layout: str, rates: Rates = RATES) -> list[tuple[float, dict]]:
+    """(predicted microseconds, knobs) of the whole space, cheapest first."""
+    priced = [(predict(m, n, k, knobs, rates).us, knobs) for knobs in space(m, n, k, layout)]
+    priced.sort(key=lambda pair: pair[0])
+    return priced
+
+
+def choose(m: int, n: int, k: int, layout: str, rates: Rates = RATES) -> dict:
+    """The cheapest configuration of the space by the model (the kernel's default raster
+    group: the sweep measured no other)."""
+    return dict(ranked(m, n, k, layout, rates)[0][1])
+
+
+def explain(m: int, n: int, k: int, layout: str, top: int = 5) -> str:
+    """The model's few best configurations of a shape and their parts, one line each."""
+    lines = []
+    for us, knobs in ranked(m, n, k, layout)[:top]:
+        p = predict(m, n, k, knobs)
+        lines.append(f"{us:9.1f} us  compute {p.compute_us:8.1f}  memory {p.memory_us:8.1f}  "
+                     f"fixed {p.fixed_us:5.1f}  items {p.items:5d} rounds {p.rounds:3d}  {knobs}")
+    return "\n".join(lines)
+
+
+def tflops(m: int, n: int, k: int, us: float) -> float:
+    return 2.0 * m * n * k / (us * 1e6) if us > 0 else math.inf
