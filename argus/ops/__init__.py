@@ -5,6 +5,7 @@ With torch installed, importing this package also registers the ops with torch.l
 (gemm_configs.py) stay importable for the agent's cost model."""
 
 from .matmul import matmul
+from .moe import moe
 
 try:
     import torch  # noqa: F401
@@ -13,4 +14,4 @@ except ImportError:      # the ops need torch at call time; their tables do not
 else:
     from . import torch_ops  # noqa: F401
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "moe"]
