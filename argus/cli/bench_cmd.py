@@ -1,4 +1,5 @@
-"""`argus bench gemm [--correctness|--timing] [--shapes MxNxK,... | --random N --seed S] [--layouts kn,nk]
+"""`argus bench moe [...]`: the MoE layer against torch._grouped_mm and a cuBLAS loop
+(argus.bench.moe_bench). `argus bench gemm [--correctness|--timing] [--shapes MxNxK,... | --random N --seed S] [--layouts kn,nk]
 [--dtypes bf16,fp16]`: the DSL GEMM against torch.matmul on this GPU (argus.bench.gemm_bench);
 results JSON under benchmarks/results/. Without a GPU it says so and measures nothing."""
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-BENCHES = ("gemm",)
+BENCHES = ("gemm", "moe")
 
 
 def register(subparsers) -> None:
@@ -20,5 +21,8 @@ def register(subparsers) -> None:
 
 
 def run_bench(args) -> int:
-    from argus.bench.gemm_bench import main
+    if args.what == "moe":
+        from argus.bench.moe_bench import main
+    else:
+        from argus.bench.gemm_bench import main
     return main(args.rest, prog=f"argus bench {args.what}")

@@ -49,6 +49,21 @@ def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
             "down": {"BN": 128, "S": 6, "ORDER": "n_major"}}
 
 
+def kernels_for(t: int, e: int, hidden: int, inter: int, top_k: int, renormalize: bool,
+                deterministic: bool, dtype: str, cfg: dict | None = None) -> dict:
+    """The (module, kernel, overrides) of each launch of a call: what moe_into launches, and
+    what a benchmark builds ahead (in parallel) before it times anything."""
+    cfg = cfg or config_for(t, e, hidden, inter, top_k)
+    route = {"E": e, "TOPK": top_k, "RENORM": int(bool(renormalize))}
+    combine = "moe_combine" if deterministic else "moe_combine_atomic"
+    return {"topk": ("moe_route", "moe_topk", route),
+            "count": ("moe_route", "moe_count", route),
+            "place": ("moe_route", "moe_place", route),
+            "gate_up": ("moe_gate_up", "moe_gate_up", {"E": e, "DT": dtype, **cfg["gate_up"]}),
+            "down": ("moe_down", "moe_down", {"E": e, "DT": dtype, **cfg["down"]}),
+            "combine": ("moe_combine", combine, {"TOPK": top_k, "DT": dtype})}
+
+
 def check_layer(x, router_logits, w13, w2, top_k):
     """(T, H, E, I, dtype name) of a call, or LaunchError saying what to change. Reads only
     shapes, dtypes, devices and strides (the fake implementation checks with it too)."""
@@ -120,8 +135,9 @@ def moe_into(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
         return out
     p = t * top_k
     dev = x.device
-    route = {"E": e, "TOPK": top_k, "RENORM": int(bool(renormalize))}
-    cfg = config_for(t, e, hidden, inter, top_k)
+    launch = {role: library_kernel(module, name, **ov) for role, (module, name, ov) in
+              kernels_for(t, e, hidden, inter, top_k, renormalize, deterministic,
+                          dtype).items()}
     logits = router_logits.to(torch.float32).contiguous()
     experts = torch.empty(p, dtype=torch.int32, device=dev)
     gates = torch.empty(p, dtype=torch.float32, device=dev)
@@ -129,24 +145,19 @@ def moe_into(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
     ids = torch.empty(p, dtype=torch.int32, device=dev)
     slots = torch.empty(p, dtype=torch.int32, device=dev)
     wsorted = torch.empty(p, dtype=torch.float32, device=dev)
-    library_kernel("moe_route", "moe_topk", **route)(logits, experts, gates)
-    library_kernel("moe_route", "moe_count", **route)(experts, counts)
-    library_kernel("moe_route", "moe_place", **route)(experts, gates, counts, ids, slots,
-                                                     wsorted)
+    launch["topk"](logits, experts, gates)
+    launch["count"](experts, counts)
+    launch["place"](experts, gates, counts, ids, slots, wsorted)
     h = torch.empty((p, inter), dtype=x.dtype, device=dev)
-    w1 = w13[0].view(e * inter, hidden)
-    w3 = w13[1].view(e * inter, hidden)
-    library_kernel("moe_gate_up", "moe_gate_up", E=e, DT=dtype, **cfg["gate_up"])(
-        x, w1, w3, ids, counts, h)
+    launch["gate_up"](x, w13[0].view(e * inter, hidden), w13[1].view(e * inter, hidden), ids,
+                      counts, h)
     yd = torch.empty((p, hidden), dtype=x.dtype, device=dev)
-    library_kernel("moe_down", "moe_down", E=e, DT=dtype, **cfg["down"])(
-        h, w2.view(e * hidden, inter), counts, wsorted, yd)
+    launch["down"](h, w2.view(e * hidden, inter), counts, wsorted, yd)
     if deterministic:
-        library_kernel("moe_combine", "moe_combine", TOPK=top_k, DT=dtype)(yd, slots, out)
+        launch["combine"](yd, slots, out)
     else:
         acc = torch.zeros((t, hidden), dtype=torch.float32, device=dev)
-        library_kernel("moe_combine", "moe_combine_atomic", TOPK=top_k, DT=dtype)(yd, slots,
-                                                                                  acc)
+        launch["combine"](yd, slots, acc)
         out.copy_(acc)
     return out
 
