@@ -20,7 +20,7 @@ from argus.lang import (Tensor, assign, assume, atomic_add, block_id, cast, coor
 
 TOPK = 2          # experts per token
 DT = "bf16"       # bf16 or fp16
-BT = 64           # tokens per block
+BT = 32           # tokens per block (64 spills at TOPK = 8)
 BN = 64           # columns per block
 
 
