@@ -19,7 +19,7 @@ arrays; the rows past T are not counted). Module constants: E, TOPK, RENORM, BT 
 specialises them per layer).
 """
 
-from argus.lang import (Tensor, assign, assume, block_id, cast, col_of, const, coord, element,
+from argus.lang import (Tensor, assign, assume, block_id, cast, col_of, coord, element,
                         exp2, fp32, fragment, int32, kernel, load, load_indices, prefix_sum,
                         row_max, row_of, row_sum, scatter, segment, select, store, tag,
                         tag_assert, tile, to_indices)
