@@ -1,4 +1,5 @@
-"""`argus bench gemm [--correctness|--timing] [--shapes MxNxK,... | --random N --seed S] [--layouts kn,nk]
+"""`argus bench moe [...]`: the MoE layer against torch._grouped_mm and a cuBLAS loop
+(argus.bench.moe_bench). `argus bench gemm [--correctness|--timing] [--shapes MxNxK,... | --random N --seed S] [--layouts kn,nk]
 [--dtypes bf16,fp16]`: the DSL GEMM against torch.matmul on this GPU (argus.bench.gemm_bench);
 results JSON under benchmarks/results/. Without a GPU it says so and measures nothing.
 `argus bench attention [--correctness|--timing] [--shapes ...]`: the DSL flash attention
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-BENCHES = ("gemm", "attention")
+BENCHES = ("gemm", "attention", "moe")
 
 
 def register(subparsers) -> None:
@@ -25,6 +26,8 @@ def register(subparsers) -> None:
 def run_bench(args) -> int:
     if args.what == "attention":
         from argus.bench.attention_bench import main
+    elif args.what == "moe":
+        from argus.bench.moe_bench import main
     else:
         from argus.bench.gemm_bench import main
     return main(args.rest, prog=f"argus bench {args.what}")

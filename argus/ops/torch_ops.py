@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from .matmul import check_operands, matmul_into
+from .moe import check_layer, moe_into
 from .registry import register_op
 
 
@@ -45,3 +46,16 @@ def _backward(ctx, grad):
 
 
 matmul_op = register_op("matmul", _matmul, _matmul_fake, _backward, _setup)
+
+
+def _moe(x: torch.Tensor, router_logits: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
+         top_k: int, renormalize: bool = True, deterministic: bool = True) -> torch.Tensor:
+    return moe_into(x, router_logits, w13, w2, top_k, renormalize, deterministic)
+
+
+def _moe_fake(x, router_logits, w13, w2, top_k, renormalize=True, deterministic=True):
+    t, hidden = check_layer(x, router_logits, w13, w2, top_k)[:2]
+    return x.new_empty((t, hidden))
+
+
+moe_op = register_op("moe", _moe, _moe_fake)

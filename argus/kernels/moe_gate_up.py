@@ -1,0 +1,186 @@
+"""The gate-up projection of the MoE layer (argus.ops.moe): for every routed slot p of expert
+e, H[p] = silu(X[ids[p]] @ Wg[e]^T) * (X[ids[p]] @ Wu[e]^T), the token rows gathered through
+the sorted slot list (the permuted copy of X is never made) and SiLU(gate) * up applied in
+the epilogue.
+
+W1 and W3 are the (E, F, K) gate and up weights flattened to (E*F, K) (argus.ops.moe passes
+the two halves of its (2, E, F, K) w13, contiguous views): rows e*F .. e*F + F-1 are
+expert e's. Two tensors of one shape rather than one (E, 2F, K) tensor: the verifier then
+proves that the gate and up accumulators of an element summed the same k steps of the
+same rows before they are multiplied. `ids[p]` is the token of slot p, the slots sorted by expert
+with `counts[e]` of them for expert e (argus/kernels/moe_route.py). Expert e owns the slot
+segment offs[e] .. offs[e] + counts[e] - 1 (offs the exclusive prefix sum of the counts,
+computed on the device) and its m-tiles are numbered from prefix_sum(round_up(counts, BM))
+// BM; an expert with no slots has no tiles, so its weights are never read.
+
+The structure is argus/kernels/gemm.py's: a producer warpgroup gathers the BM token rows of
+an m-tile into an S-stage ring with one TMA box per row (`gather_tma`) and loads the expert's
+BN x BK gate and up tiles with TMA; two consumer warpgroups each own 64 slots, keep a gate
+and an up accumulator, and keep one k-step's wgmma in flight while the next is issued.
+Blocks are persistent: work item w runs on block w % BLOCKS as its local tile w // BLOCKS.
+Within an expert the items are numbered n-tile major (ORDER = "n_major": the m-tiles of an
+expert that share a weight tile run at the same time, so each weight tile crosses HBM once)
+or m-tile major ("m_major"). Tail slots past an expert's count gather token 0 and their rows
+of H are not stored.
+
+Module constants (specialised by argus.ops.moe): E, DT, BLOCKS, ORDER; kernel constants BM
+(128: two consumer warpgroups), BN (<= 128: two accumulators), BK, S.
+"""
+
+from argus.lang import (Tensor, arrive, assign, assume, block_id, cast, cdiv, coord, const,
+                        elect_one, element, exp2, expect_tx, fence_mbarrier_init, fp32,
+                        fragment, gather_tma, int32, kernel, load_indices, mbarrier,
+                        mbarrier_init, nbytes, prefix_sum, role, round_up, segment, smem, store,
+                        sync_block, tag, tag_assert, tile, tma_load, wait, warpgroup_index,
+                        wgmma, wgmma_commit, wgmma_fence, wgmma_wait)
+
+E = 8                             # experts
+DT = "bf16"                       # activations and weights: bf16 or fp16
+BLOCKS = 132                      # one persistent block per SM of an H200
+ORDER = "n_major"                 # the items of an expert: "n_major" or "m_major"
+LOG2E = 1.4426950408889634
+
+
+@kernel(grid=(BLOCKS,), block=384)
+def moe_gate_up(X: Tensor["T", "K", DT], W1: Tensor["EF", "K", DT], W3: Tensor["EF", "K", DT],
+                ids: Tensor["P", int32], counts: Tensor[E, int32], H: Tensor["P", "F", DT],
+                BM: const = 128, BN: const = 128, BK: const = 64, S: const = 4):
+    assume(K % BK == 0)
+    assume(F % BN == 0)
+    assume(EF == E * F)
+    KT = K // BK
+    NT = F // BN
+    bid = block_id("x")
+
+    # device-side routing, in every warpgroup
+    cnt = load_indices(tile(counts, (E,), (0,)))
+    offs = prefix_sum(cnt)                         # first slot of each expert
+    tile_offs = prefix_sum(round_up(cnt, BM))      # BM * first m-tile of each expert
+    # the routing's guarantees (moe_route establishes them, docs/design/verifier-moe.md):
+    # the counts add up to the slots, the slot segment e of ids holds the slots routed to e,
+    # every slot names a token, and rows e*F .. e*F + F-1 of W1 and W3 are expert e's
+    assume(element(offs, E - 1) + element(cnt, E - 1) == P)
+    assume(ids[coord(ids)[0]] < T)
+    for e in range(E):
+        assume(tag(segment(ids, element(offs, e), element(cnt, e))).expert == e)
+        assume(tag(segment(W1, e * F, F)).expert == e)
+        assume(tag(segment(W3, e * F, F)).expert == e)
+
+    x_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
+    g_s = smem(DT, (BN, BK), stages=S, swizzle="128B")
+    u_s = smem(DT, (BN, BK), stages=S, swizzle="128B")
+    full = mbarrier(S)
+    empty = mbarrier(S)
+    with elect_one("block"):
+        for s in range(S):
+            mbarrier_init(full[s], 1)
+            mbarrier_init(empty[s], 2)
+    fence_mbarrier_init()
+    sync_block()
+
+    with role("producer", warpgroups=(0,), regs=40):
+        for e in range(E):
+            slots = element(cnt, e)
+            ids_e = segment(ids, element(offs, e), slots)
+            wg_e = segment(W1, e * F, F)
+            wu_e = segment(W3, e * F, F)
+            t0 = element(tile_offs, e) // BM
+            MT = cdiv(slots, BM)
+            if ORDER == "n_major":
+                OUTER = NT
+                INNER = MT
+            else:
+                OUTER = MT
+                INNER = NT
+            for a in range(OUTER):
+                for b in range(INNER):
+                    w = t0 * NT + a * INNER + b
+                    if w % BLOCKS == bid:
+                        i = w // BLOCKS
+                        if ORDER == "n_major":
+                            mt = b
+                            tn = a
+                        else:
+                            mt = a
+                            tn = b
+                        tokens = load_indices(tile(ids_e, (BM,), (mt,)))
+                        for k in range(KT):
+                            g = i * KT + k
+                            s = g % S
+                            wait(empty[s], ((g // S) & 1) ^ 1)
+                            with elect_one():
+                                expect_tx(full[s], nbytes(x_s[s]) + nbytes(g_s[s])
+                                          + nbytes(u_s[s]))
+                                gather_tma(x_s[s], X, tokens, k, full[s])
+                                tma_load(g_s[s], tile(wg_e, (BN, BK), (tn, k)), full[s])
+                                tma_load(u_s[s], tile(wu_e, (BN, BK), (tn, k)), full[s])
+
+    with role("consumer", warpgroups=(1, 2), regs=232):
+        wg = warpgroup_index()
+        gate = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}", init=0.0)
+        up = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}", init=0.0)
+        for e in range(E):
+            slots = element(cnt, e)
+            h_e = segment(H, element(offs, e), slots)
+            t0 = element(tile_offs, e) // BM
+            MT = cdiv(slots, BM)
+            if ORDER == "n_major":
+                OUTER = NT
+                INNER = MT
+            else:
+                OUTER = MT
+                INNER = NT
+            for a in range(OUTER):
+                for b in range(INNER):
+                    w = t0 * NT + a * INNER + b
+                    if w % BLOCKS == bid:
+                        i = w // BLOCKS
+                        if ORDER == "n_major":
+                            mt = b
+                            tn = a
+                        else:
+                            mt = a
+                            tn = b
+                        assign(gate, 0.0)
+                        assign(up, 0.0)
+                        for k in range(KT):
+                            g = i * KT + k
+                            s = g % S
+                            wait(full[s], (g // S) & 1)
+                            x_rows = tile(x_s[s], (64, BK), (wg, 0))
+                            wgmma_fence()
+                            wgmma(gate, x_rows, g_s[s])
+                            wgmma(up, x_rows, u_s[s])
+                            wgmma_commit()
+                            # keep this step in flight; the one before (of this tile or
+                            # of the block's previous one) has retired: free its stage
+                            wgmma_wait(1)
+                            if g > 0:
+                                with elect_one():
+                                    arrive(empty[(g - 1) % S])
+                        wgmma_wait(0)
+                        act = gate / (exp2(gate * -LOG2E) + 1.0)   # silu(gate), fp32
+                        out = cast(act * up, DT)
+                        dst = tile(h_e, (64, BN), (mt * 2 + wg, tn))
+                        tag_assert(tag(out).row == ids[coord(dst)[0]]
+                                   and tag(out).col == e * F + coord(dst)[1])
+                        store(dst, out)
+
+
+def reference(X, W1, W3, ids, counts):
+    """H[p] = silu(X[ids[p]] W1[e]^T) * (X[ids[p]] W3[e]^T) in float64 for the slots p of
+    expert e (W1, W3 flattened (E*F, K))."""
+    import numpy as np
+
+    X = np.asarray(X, np.float64)
+    ids = np.asarray(ids, np.int64)
+    counts = np.asarray(counts, np.int64)
+    w = np.stack([np.asarray(W, np.float64).reshape(len(counts), -1, X.shape[1])
+                  for W in (W1, W3)], axis=1)
+    H = np.empty((len(ids), w.shape[2]))
+    offs = np.concatenate([[0], np.cumsum(counts)])
+    for e in range(len(counts)):
+        rows = X[ids[offs[e]:offs[e + 1]]]
+        g, u = rows @ w[e, 0].T, rows @ w[e, 1].T
+        H[offs[e]:offs[e + 1]] = g / (1.0 + np.exp(-g)) * u
+    return H

@@ -1,0 +1,190 @@
+"""`argus.ops.moe(x, router_logits, w13, w2, top_k, renormalize=True, deterministic=True)`:
+the fused MoE layer (SiLU-gated experts, top-k softmax routing) on the device, every kernel
+a DSL kernel of argus/kernels/:
+
+1. moe_route.py: `moe_topk` (softmax, top-k, weights), `moe_count` (tokens per expert),
+   `moe_place` (slots sorted by expert: `ids`, `slots`, the weight of each slot);
+2. moe_gate_up.py: H = silu(x[ids] W1[e]^T) * (x[ids] W3[e]^T), the token rows gathered
+   through the slot list (no permuted copy of x);
+3. moe_down.py: Yd = w * (H W2[e]^T), the routing weight in the epilogue;
+4. moe_combine.py: out[t] = sum_j Yd[slots[j*T + t]] (deterministic), or fp32 atomic adds
+   into a zeroed buffer (`deterministic=False`), then rounded.
+
+Layouts (T tokens, H hidden, E experts, I intermediate; all contiguous, one CUDA device):
+- x: (T, H), bf16 or fp16; the output is (T, H) in x's dtype.
+- router_logits: (T, E), any float dtype (the router reads it as fp32).
+- w13: (2, E, I, H) in x's dtype: w13[0] the gate projections, w13[1] the up projections
+  (an (E, 2I, H) vLLM w13 converts once with `w.view(E, 2, I, H).transpose(0, 1)
+  .contiguous()`).
+- w2: (E, H, I) in x's dtype, the down projections.
+- H % 128 == 0, I % 128 == 0 (whole TMA tiles of the weights), 1 <= top_k <= E.
+
+No host synchronisation: the counts stay on the device; the grids are sized by the worst
+case (every launch's grid follows from T, E and the shapes only) and blocks without work exit
+at once, so the layer can be captured in a CUDA graph. Only experts that received a token are
+read (an expert with no slots has no work items). Decode batches (T <= DECODE_T) use narrower
+n-tiles, so the few experts hit still spread over every SM (`config_for`).
+Under ARGUS_INTERPRET=1 every kernel runs on the CPU interpreter instead (tests).
+"""
+
+from __future__ import annotations
+
+from argus.runtime.launch_errors import LaunchError
+
+from .library import library_kernel
+
+DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
+DECODE_T = 64       # up to this many tokens: the decode configuration
+
+
+def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
+    """The knobs of each GEMM for a layer shape: {"gate_up": {...}, "down": {...}} (kernel
+    constants BN, S and the module constant ORDER). Prefill: 128 x 256 gate-up tiles (two
+    128-wide accumulators) and 128 x 128 down tiles; decode: 64-wide n-tiles and deeper rings
+    (memory bound, and more items for the few experts hit)."""
+    if t <= DECODE_T:
+        return {"gate_up": {"BN": 64, "S": 6, "ORDER": "n_major"},
+                "down": {"BN": 64, "S": 8, "ORDER": "n_major"}}
+    return {"gate_up": {"BN": 128, "S": 4, "ORDER": "n_major"},
+            "down": {"BN": 128, "S": 6, "ORDER": "n_major"}}
+
+
+def kernels_for(t: int, e: int, hidden: int, inter: int, top_k: int, renormalize: bool,
+                deterministic: bool, dtype: str, cfg: dict | None = None) -> dict:
+    """The (module, kernel, overrides) of each launch of a call: what moe_into launches, and
+    what a benchmark builds ahead (in parallel) before it times anything."""
+    cfg = cfg or config_for(t, e, hidden, inter, top_k)
+    route = {"E": e, "TOPK": top_k, "RENORM": int(bool(renormalize))}
+    combine = "moe_combine" if deterministic else "moe_combine_atomic"
+    return {"topk": ("moe_route", "moe_topk", route),
+            "count": ("moe_route", "moe_count", route),
+            "place": ("moe_route", "moe_place", route),
+            "gate_up": ("moe_gate_up", "moe_gate_up", {"E": e, "DT": dtype, **cfg["gate_up"]}),
+            "down": ("moe_down", "moe_down", {"E": e, "DT": dtype, **cfg["down"]}),
+            "combine": ("moe_combine", combine, {"TOPK": top_k, "DT": dtype})}
+
+
+def check_layer(x, router_logits, w13, w2, top_k):
+    """(T, H, E, I, dtype name) of a call, or LaunchError saying what to change. Reads only
+    shapes, dtypes, devices and strides (the fake implementation checks with it too)."""
+    import torch
+
+    named = {"x": x, "router_logits": router_logits, "w13": w13, "w2": w2}
+    for name, t in named.items():
+        if not isinstance(t, torch.Tensor):
+            raise LaunchError(f"moe: {name} must be a torch tensor, got {type(t).__name__}")
+    if x.dim() != 2:
+        raise LaunchError(f"moe: x must be (T, H), got {x.dim()}-D {tuple(x.shape)}")
+    dtype = DTYPES.get(str(x.dtype))
+    if dtype is None:
+        raise LaunchError(f"moe: x must be bf16 or fp16, got {x.dtype}")
+    t, hidden = x.shape
+    if router_logits.dim() != 2 or router_logits.shape[0] != t:
+        raise LaunchError(f"moe: router_logits must be (T, E) = ({t}, E), got "
+                          f"{tuple(router_logits.shape)}")
+    if not router_logits.dtype.is_floating_point:
+        raise LaunchError(f"moe: router_logits must be a float tensor, got "
+                          f"{router_logits.dtype}")
+    e = router_logits.shape[1]
+    if w13.dim() != 4 or w13.shape[0] != 2 or w13.shape[1] != e or w13.shape[3] != hidden:
+        raise LaunchError(f"moe: w13 must be (2, E, I, H) = (2, {e}, I, {hidden}) (gate, then "
+                          f"up), got {tuple(w13.shape)}; an (E, 2I, H) w13 converts with "
+                          "w.view(E, 2, I, H).transpose(0, 1).contiguous()")
+    inter = w13.shape[2]
+    if w2.dim() != 3 or tuple(w2.shape) != (e, hidden, inter):
+        raise LaunchError(f"moe: w2 must be (E, H, I) = ({e}, {hidden}, {inter}), got "
+                          f"{tuple(w2.shape)}")
+    for name in ("w13", "w2"):
+        if named[name].dtype != x.dtype:
+            raise LaunchError(f"moe: {name} must have x's dtype {x.dtype}, got "
+                              f"{named[name].dtype}")
+    for name, tensor in named.items():
+        if not tensor.is_contiguous():
+            raise LaunchError(f"moe: {name} must be contiguous (strides {tensor.stride()}); "
+                              "call .contiguous()")
+    devices = {str(tensor.device) for tensor in named.values()}
+    if len(devices) != 1:
+        raise LaunchError(f"moe: every tensor must be on one device, got {sorted(devices)}")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= e:
+        raise LaunchError(f"moe: top_k must be an int in 1..E = 1..{e}, got {top_k!r}")
+    if hidden % 128 or inter % 128 or hidden == 0 or inter == 0:
+        raise LaunchError(f"moe: H = {hidden} and I = {inter} must be positive multiples of "
+                          "128 (whole TMA tiles of the expert weights); pad the weights with "
+                          "zeros")
+    return t, hidden, e, inter, dtype
+
+
+def moe(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
+        deterministic: bool = True):
+    """The MoE layer (see the module's docstring); through the torch op `argus::moe`."""
+    import torch
+
+    check_layer(x, router_logits, w13, w2, top_k)
+    return torch.ops.argus.moe(x, router_logits, w13, w2, top_k, bool(renormalize),
+                               bool(deterministic))
+
+
+def moe_into(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
+             deterministic: bool = True):
+    """The computation: the six launches on the current stream, nothing read back."""
+    import torch
+
+    t, hidden, e, inter, dtype = check_layer(x, router_logits, w13, w2, top_k)
+    out = torch.empty((t, hidden), dtype=x.dtype, device=x.device)
+    if t == 0:
+        return out
+    p = t * top_k
+    dev = x.device
+    launch = {role: library_kernel(module, name, **ov) for role, (module, name, ov) in
+              kernels_for(t, e, hidden, inter, top_k, renormalize, deterministic,
+                          dtype).items()}
+    logits = router_logits.to(torch.float32).contiguous()
+    experts = torch.empty(p, dtype=torch.int32, device=dev)
+    gates = torch.empty(p, dtype=torch.float32, device=dev)
+    counts = torch.empty(e, dtype=torch.int32, device=dev)
+    ids = torch.empty(p, dtype=torch.int32, device=dev)
+    slots = torch.empty(p, dtype=torch.int32, device=dev)
+    wsorted = torch.empty(p, dtype=torch.float32, device=dev)
+    launch["topk"](logits, experts, gates)
+    launch["count"](experts, counts)
+    launch["place"](experts, gates, counts, ids, slots, wsorted)
+    h = torch.empty((p, inter), dtype=x.dtype, device=dev)
+    launch["gate_up"](x, w13[0].view(e * inter, hidden), w13[1].view(e * inter, hidden), ids,
+                      counts, h)
+    yd = torch.empty((p, hidden), dtype=x.dtype, device=dev)
+    launch["down"](h, w2.view(e * hidden, inter), counts, wsorted, yd)
+    if deterministic:
+        launch["combine"](yd, slots, out)
+    else:
+        acc = torch.zeros((t, hidden), dtype=torch.float32, device=dev)
+        launch["combine"](yd, slots, acc)
+        out.copy_(acc)
+    return out
+
+
+def reference(x, router_logits, w13, w2, top_k, renormalize=True):
+    """The layer in float64 with torch (the benchmark's and the tests' oracle): softmax, the
+    top-k (lowest index first among equal logits), weights renormalised when asked, then
+    sum_j w_j * W2[e_j] (silu(W1[e_j] x) * W3[e_j] x) per token."""
+    import torch
+
+    xd = x.to(torch.float64)
+    logits = router_logits.to(torch.float64)
+    probs = torch.softmax(logits, dim=1)
+    # stable descending order: among equal logits the lower expert index first
+    order = torch.sort(-logits, dim=1, stable=True).indices[:, :top_k]
+    weights = torch.gather(probs, 1, order)
+    if renormalize:
+        weights = weights / weights.sum(dim=1, keepdim=True)
+    out = torch.zeros_like(xd)
+    w1, w3, w2d = (w13[0].to(torch.float64), w13[1].to(torch.float64),
+                   w2.to(torch.float64))
+    for expert in range(router_logits.shape[1]):
+        tok, j = torch.nonzero(order == expert, as_tuple=True)
+        if tok.numel() == 0:
+            continue
+        rows = xd[tok]
+        g, u = rows @ w1[expert].T, rows @ w3[expert].T
+        y = (g * torch.sigmoid(g) * u) @ w2d[expert].T
+        out.index_add_(0, tok, weights[tok, j, None] * y)
+    return out

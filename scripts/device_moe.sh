@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# H200 call (issue 17): the MoE layer (argus.ops.moe) on the GPU, in phases with time bounds.
+#   bash scripts/device_moe.sh [all|build|correct|sanitize|bench|sweep]
+#   0 build     every kernel specialisation the run launches, built in parallel (disk cache)
+#   a correct   correctness on small shapes (tails, empty expert, all-to-one, both combine
+#               modes) against fp64 torch, and CUDA-graph capture/replay equality
+#   b sanitize  compute-sanitizer memcheck of one small layer (both combine modes)
+#   c bench     timing against torch._grouped_mm and a cuBLAS loop, the issue's shapes
+#   d sweep     the knob sweep on two shapes
+# Run from the repo root through the device tool with carry [".whl"] (z3 wheel). Outputs in
+# $OUT: device_moe.log (everything), moe-*.json (the benchmark's results).
+set -uo pipefail
+OUT="${OUT:-out/device}"; mkdir -p "$OUT"
+PHASE="${1:-all}"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
+  export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+else
+  export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+fi
+export PYTHONUNBUFFERED=1 ARGUS_CACHE_DIR="${ARGUS_CACHE_DIR:-/tmp/argus-cache}"
+LOG="$OUT/device_moe.log"
+B="python3 benchmarks/moe.py --out $OUT"
+run() { local t0=$SECONDS; echo "== $*" | tee -a "$LOG"; timeout "$1" "${@:2}" 2>&1 | tee -a "$LOG" | tail -40; echo "rc=${PIPESTATUS[0]} ($((SECONDS - t0))s)" | tee -a "$LOG"; }
+SMALL='
+import torch, argus.ops as ops
+from argus.bench.moe_bench import make_inputs
+for det in (True, False):
+    x, L, w13, w2 = make_inputs(torch, 77, 8, 2, 256, 256, "random", 5, "cuda")
+    out = ops.moe(x, L, w13, w2, 2, True, det)
+    torch.cuda.synchronize()
+    print("finite", bool(torch.isfinite(out).all()), "deterministic", det)
+'
+build()    { nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv | tee -a "$LOG"; run 200 $B --prebuild; }
+correct()  { run 150 $B --correctness; }
+sanitize() { run 120 compute-sanitizer --tool memcheck --report-api-errors no python3 -c "$SMALL"; }
+bench()    { run 200 $B --timing; }
+sweep()    { run 100 $B --sweep; }
+case "$PHASE" in
+  build|correct|sanitize|bench|sweep) $PHASE ;;
+  all) build; correct; sanitize; bench; sweep ;;
+  *) echo "usage: $0 [all|build|correct|sanitize|bench|sweep]"; exit 2 ;;
+esac

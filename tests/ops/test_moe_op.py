@@ -1,0 +1,146 @@
+"""argus.ops.moe on the CPU: the layer validation (a LaunchError naming what to change for
+every bad argument), the torch op argus::moe with its fake implementation (FakeTensorMode,
+meta tensors, opcheck's schema and fake checks), and the whole layer on the interpreter
+(ARGUS_INTERPRET=1: every DSL kernel, no torch fallback) against the fp64 torch reference,
+including an empty expert, every token on one expert, a single token and both combine
+modes; the reference itself is checked against a per-token loop."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import argus.ops as ops  # noqa: E402
+from argus.ops.moe import config_for, kernels_for, reference  # noqa: E402
+from argus.runtime.launch_errors import LaunchError  # noqa: E402
+
+BF16 = torch.bfloat16
+
+
+@pytest.fixture(autouse=True)
+def interpret(monkeypatch, tmp_path):
+    monkeypatch.setenv("ARGUS_INTERPRET", "1")
+    monkeypatch.setenv("ARGUS_CACHE_DIR", str(tmp_path))
+
+
+def layer(t, e, k, h=128, i=128, seed=0, dtype=BF16, logits="random"):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(t, h, generator=g).to(dtype)
+    L = torch.randn(t, e, generator=g)
+    if logits == "empty":
+        L[:, 1] = -30.0
+    elif logits == "one":
+        L[:, 0] += 30.0
+    w13 = (torch.randn(2, e, i, h, generator=g) * h ** -0.5).to(dtype)
+    w2 = (torch.randn(e, h, i, generator=g) * i ** -0.5).to(dtype)
+    return x, L, w13, w2
+
+
+def close(out, ref):
+    out = out.double()
+    if not torch.isfinite(out).all():
+        return False
+    return bool(((out - ref).abs() <= 2 ** -6 * ref.abs().max() + 1e-3).all())
+
+
+def test_the_op_is_registered_under_the_argus_namespace():
+    assert torch.ops.argus.moe.default._schema.name == "argus::moe"
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda a: dict(a, x=a["x"].float()), "x must be bf16 or fp16"),
+    (lambda a: dict(a, x=a["x"][None]), r"x must be \(T, H\)"),
+    (lambda a: dict(a, router_logits=a["router_logits"][:-1]), r"router_logits must be \(T, E\)"),
+    (lambda a: dict(a, router_logits=a["router_logits"].int()), "must be a float tensor"),
+    (lambda a: dict(a, w13=a["w13"].permute(1, 0, 2, 3).reshape(8, 512, 128)),
+     r"w13 must be \(2, E, I, H\).*converts with"),
+    (lambda a: dict(a, w2=a["w2"].transpose(1, 2).contiguous()), r"w2 must be \(E, H, I\)"),
+    (lambda a: dict(a, w2=a["w2"].half()), "w2 must have x's dtype"),
+    (lambda a: dict(a, x=a["x"].t().contiguous().t()), "x must be contiguous"),
+    (lambda a: dict(a, top_k=9), r"top_k must be an int in 1\.\.E = 1\.\.8"),
+    (lambda a: dict(a, top_k=0), "top_k must be an int"),
+    (lambda a: dict(a, top_k=True), "top_k must be an int"),
+    (lambda a: dict(a, x=a["x"][:, :64].contiguous(), w13=a["w13"][..., :64].contiguous(),
+                    w2=a["w2"][:, :64].contiguous()), "must be positive multiples of 128"),
+    (lambda a: dict(a, w13=a["w13"].to("meta")), "one device"),
+])
+def test_bad_arguments_are_refused_with_what_to_change(change, message):
+    x, L, w13, w2 = layer(10, 8, 2, h=128, i=256)
+    args = change({"x": x, "router_logits": L, "w13": w13, "w2": w2, "top_k": 2})
+    with pytest.raises(LaunchError, match=message):
+        ops.moe(**args)
+
+
+def test_fake_tensors_get_the_output_shape_without_computing():
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    with FakeTensorMode():
+        x, L = torch.empty(100, 256, dtype=torch.float16), torch.empty(100, 8)
+        w13 = torch.empty(2, 8, 384, 256, dtype=torch.float16)
+        w2 = torch.empty(8, 256, 384, dtype=torch.float16)
+        out = ops.moe(x, L, w13, w2, 2)
+    assert isinstance(out, FakeTensor)
+    assert (tuple(out.shape), out.dtype, out.stride()) == ((100, 256), torch.float16, (256, 1))
+
+
+def test_meta_tensors_run_the_fake_implementation_and_its_checks():
+    x, L = torch.empty(7, 128, dtype=BF16, device="meta"), torch.empty(7, 4, device="meta")
+    w13 = torch.empty(2, 4, 128, 128, dtype=BF16, device="meta")
+    w2 = torch.empty(4, 128, 128, dtype=BF16, device="meta")
+    out = torch.ops.argus.moe(x, L, w13, w2, 3, True, True)
+    assert out.is_meta and tuple(out.shape) == (7, 128)
+    with pytest.raises(LaunchError, match="top_k"):
+        torch.ops.argus.moe(x, L, w13, w2, 5, True, True)
+
+
+def test_opcheck_schema_and_fake_agree_with_the_real_op():
+    from torch.library import opcheck
+
+    x, L, w13, w2 = layer(9, 4, 2)
+    result = opcheck(torch.ops.argus.moe.default, (x, L, w13, w2, 2, True, True),
+                     test_utils=("test_schema", "test_faketensor"))
+    assert set(result.values()) == {"SUCCESS"}, result
+
+
+@pytest.mark.parametrize("t, e, k, logits, det, renorm", [
+    (37, 8, 2, "random", True, True),
+    (50, 4, 2, "one", False, True),
+    (29, 8, 3, "empty", True, False),
+    (1, 16, 4, "random", True, True),
+])
+def test_the_layer_on_the_interpreter_matches_fp64(t, e, k, logits, det, renorm):
+    x, L, w13, w2 = layer(t, e, k, seed=t, logits=logits)
+    out = ops.moe(x, L, w13, w2, k, renorm, det)
+    assert out.shape == x.shape and out.dtype == x.dtype
+    ref = reference(x, L, w13, w2, k, renorm)
+    assert close(out, ref)
+    if logits == "random":     # renormalisation matters here, and is the one asked for
+        assert not close(out, reference(x, L, w13, w2, k, not renorm))
+
+
+def test_fp16_layer_and_zero_tokens():
+    x, L, w13, w2 = layer(20, 4, 2, seed=3, dtype=torch.float16)
+    assert close(ops.moe(x, L, w13, w2, 2), reference(x, L, w13, w2, 2))
+    empty = ops.moe(x[:0], L[:0], w13, w2, 2)
+    assert tuple(empty.shape) == (0, 128)
+
+
+def test_the_reference_is_the_per_token_layer():
+    x, L, w13, w2 = layer(6, 4, 2, seed=5)
+    ref = reference(x, L, w13, w2, 2)
+    for t in range(6):
+        p = torch.softmax(L[t].double(), 0)
+        top = torch.argsort(-L[t], stable=True)[:2]
+        w = p[top] / p[top].sum()
+        want = 0
+        for j, e in enumerate(top.tolist()):
+            g = w13[0, e].double() @ x[t].double()
+            u = w13[1, e].double() @ x[t].double()
+            want = want + w[j] * (w2[e].double() @ (torch.nn.functional.silu(g) * u))
+        assert torch.allclose(ref[t], want)
+
+
+def test_decode_and_prefill_configurations_differ_and_launch_six_kernels():
+    assert config_for(64, 8, 4096, 14336, 2) != config_for(65, 8, 4096, 14336, 2)
+    plan = kernels_for(16, 64, 2048, 1408, 6, True, False, "bf16")
+    assert list(plan) == ["topk", "count", "place", "gate_up", "down", "combine"]
+    assert plan["combine"][1] == "moe_combine_atomic" and plan["gate_up"][2]["E"] == 64
