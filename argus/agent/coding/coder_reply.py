@@ -44,6 +44,9 @@ def parse_coder_reply(text: str, base_source: str) -> CoderProposal:
         edits = parse_edits(text)
     except EditError as err:
         raise ReplyError(str(err)) from None
+    if edits and not base_source.strip():
+        raise ReplyError("there is no current kernel to edit yet; write the whole file in "
+                         "one ```python block")
     if edits:
         rest = _EDIT_SPAN.sub("", text)
         try:

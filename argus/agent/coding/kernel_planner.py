@@ -116,16 +116,15 @@ class KernelPlanner:
         steps: list[Step] = []
         tokens = {"input": 0, "output": 0}
         prompts: list[str] = []
-        path, outcome = self.judge(self.task.start_source, 0)
-        best = None
-        start = Step(0, "start", None, outcome, 1.0 if outcome.ok else 0.0, kernel=path,
-                     seconds=time.monotonic() - began)
-        self._record(steps, start)
-        best_source = self.task.start_source
-        if outcome.ok:
-            best = start
-        evals, last_round = 1, [start]
-        signals = list((outcome.details.get("estimate") or {}).get("signals", []))
+        best, best_source, evals, last_round, signals = None, self.task.start_source, 0, [], []
+        if self.task.start_source.strip():         # a KernelBench problem has no start kernel
+            path, outcome = self.judge(self.task.start_source, 0)
+            start = Step(0, "start", None, outcome, 1.0 if outcome.ok else 0.0, kernel=path,
+                         seconds=time.monotonic() - began)
+            self._record(steps, start)
+            best = start if outcome.ok else None
+            evals, last_round = 1, [start]
+            signals = list((outcome.details.get("estimate") or {}).get("signals", []))
         stop = "budget: evaluations"
         while True:
             if evals >= self.budget.evaluations:
@@ -152,7 +151,7 @@ class KernelPlanner:
             for _ in range(self.samples):
                 if evals >= self.budget.evaluations:
                     break
-                index = steps[-1].index + 1
+                index = steps[-1].index + 1 if steps else 1
                 t0 = time.monotonic()
                 try:
                     completion = self.provider.complete(request)

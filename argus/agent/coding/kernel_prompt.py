@@ -74,10 +74,14 @@ def user_prompt(state) -> str:
         lines.append(f"## Current best kernel (step {best.index}, {_us(best.outcome)}); "
                      f"edit blocks apply to this text")
         lines.append(quote(best.outcome.feedback, f"step={best.index} source=evaluator"))
-    else:
+    elif state.base_source.strip():
         lines.append("## Current best kernel: none passed yet; the start kernel (edit blocks "
                      "apply to it)")
-    lines.append(quote(state.base_source, "source=current-best-kernel", KERNEL_QUOTE_CHARS))
+    else:
+        lines.append("## Current best kernel: none yet; write the whole file (there is "
+                     "nothing to edit)")
+    if state.base_source.strip():
+        lines.append(quote(state.base_source, "source=current-best-kernel", KERNEL_QUOTE_CHARS))
     lines.append("## Steps (oldest first; reward = speedup over the best before it, 0 = failed)")
     for step in state.steps:
         lines.append(f"step {step.index} | {step.technique} | {step.outcome.status} | "

@@ -53,9 +53,9 @@ class Launcher:
         return self.parsed[key]
 
     def __call__(self, name: str, args: list, keywords: dict, grid=None, line=None) -> None:
-        from argus.agent.tasks.kernel_cost import KernelTimer, resident_blocks, timing
+        from argus.agent.tasks.kernel_cost import launch_timer, timing
         from argus.interp.errors import InterpretError
-        from argus.interp.evaluator import interpret
+        from argus.interp.evaluator import bind_symbols, interpret
         from argus.ir.types import GlobalTensorType
         from argus.runtime.interpreted import _with_grid
 
@@ -75,8 +75,8 @@ class Launcher:
                                                    else tuple(grid))
         values = {p.name: np.asarray(t, np.int32 if t.dtype.kind in "iu" else np.float32)
                   for p, t in zip(params, tensors)}
-        timer = KernelTimer(1.0 / resident_blocks(ir))
         try:
+            timer = launch_timer(ir, bind_symbols(ir, values))
             if self.timed:
                 with timing(timer):
                     result = interpret(ir, dict(values))

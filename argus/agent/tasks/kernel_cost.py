@@ -33,6 +33,7 @@ from argus.limits import SM_COUNT, SMEM_PER_SM
 CLOCK_HZ = 1.755e9
 TENSOR_FLOPS = 989e12            # bf16 dense, H200 (argus/bench/roofline.py's PEAKS)
 HBM_BYTES = 4.8e12
+SM_MAX_BYTES = 200e9             # what one SM's loads can pull when few SMs compete
 MEMORY_LATENCY_S = 0.8e-6        # a TMA or global load from issue to landing, unloaded
 ISSUE_S = 20e-9                  # issuing an async op, a wait that is already satisfied
 ALU_LANES = 128                  # fp32 lanes per SM per clock
@@ -66,6 +67,7 @@ def _bytes(value_type) -> float:
 class BlockClock:
     """The timing state of one block (its warpgroups share the SM's pipes)."""
     share: float = 1.0                                  # 1 / blocks resident per SM
+    sm_bytes: float = HBM_BYTES / SM_COUNT              # this SM's share of HBM bandwidth
     agents: dict[str, float] = field(default_factory=dict)
     pipes: dict[str, float] = field(default_factory=dict)
     barriers: dict[int, float] = field(default_factory=dict)
@@ -89,8 +91,11 @@ class BlockClock:
 class KernelTimer:
     """Collects BlockClocks while the interpreter runs (install it with `timing`)."""
 
-    def __init__(self, share: float = 1.0):
+    def __init__(self, share: float = 1.0, active_sms: int = SM_COUNT):
+        """`share`: the SM fraction one block gets (1 / blocks resident at once);
+        `active_sms`: how many SMs the launch keeps busy (they share HBM bandwidth)."""
         self.share = share
+        self.sm_bytes = min(SM_MAX_BYTES, HBM_BYTES / max(1, min(active_sms, SM_COUNT)))
         self.blocks: dict[tuple, BlockClock] = {}
         self.flops = 0.0
         self.bytes = 0.0
@@ -99,7 +104,7 @@ class KernelTimer:
     def clock(self, agent) -> BlockClock:
         key = (id(agent.block.kernel), agent.block.block_index)
         if key not in self.blocks:
-            self.blocks[key] = BlockClock(self.share)
+            self.blocks[key] = BlockClock(self.share, self.sm_bytes)
         return self.blocks[key]
 
     def wrap(self, opcode: str, rule):
@@ -116,7 +121,7 @@ class KernelTimer:
 
     def _memory(self, block: BlockClock, t: float, nbytes: float) -> float:
         self.bytes += nbytes
-        return block.use("memory", t, nbytes / (HBM_BYTES / SM_COUNT) / block.share)
+        return block.use("memory", t, nbytes / block.sm_bytes / block.share)
 
     def _before(self, block: BlockClock, name: str, t: float, op, args) -> float:
         code = op.opcode
@@ -237,6 +242,17 @@ def signals(est: dict) -> list[str]:
     if est["seconds"] < 3 * LAUNCH_S:
         out.append("launch-overhead")
     return out
+
+
+def launch_timer(kernel_ir, symbols: dict) -> KernelTimer:
+    """The timer for one launch of `kernel_ir` at these shape symbols: the blocks resident
+    per SM as the grid fills them, and the SMs it keeps busy."""
+    from argus.interp.exprs import eval_extent
+
+    grid = [eval_extent(g, symbols, kernel_ir.constants) for g in kernel_ir.launch.grid]
+    blocks = math.prod(grid)
+    resident = min(resident_blocks(kernel_ir), max(1, -(-blocks // SM_COUNT)))
+    return KernelTimer(1.0 / resident, min(blocks, SM_COUNT))
 
 
 @contextlib.contextmanager

@@ -161,6 +161,6 @@ def estimate_text(est: dict, baselines: dict | None = None) -> str:
             f"{', '.join(est['signals']) or 'none'}")
     for name, base in (baselines or {}).items():
         if base.get("time_ms"):
-            text += (f"; {name} {base['time_ms'] * 1e3:.2f} us ({base['source']}): "
-                     f"{base['time_ms'] / est['time_ms']:.2f}x")
+            text += (f"; {name} {base['time_ms'] * 1e3:.2f} us ({base['source']}): this "
+                     f"candidate runs at {base['time_ms'] / est['time_ms']:.2f}x its speed")
     return text
