@@ -96,7 +96,11 @@ class KernelPlanner:
                                      signals=signals, top_k=self.knowledge_k)]
 
     def judge(self, source: str, index: int) -> tuple[str, Outcome]:
-        """(kernel path, outcome) of one candidate: argus check, then the task's run."""
+        """(kernel path, outcome) of one candidate: the task's static precheck (a
+        KernelBench ModelNew's glue), argus check, then the task's run."""
+        rejected = self.task.precheck(source)
+        if rejected is not None:
+            return str(coder.write_candidate(source, Path(self.work_dir), index)), rejected
         checked = coder.check_candidate(source, Path(self.work_dir), index, self.checker,
                                         self.compiler, dtype=self.task.dtype)
         if not checked.clean:

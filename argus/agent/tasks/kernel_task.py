@@ -84,6 +84,19 @@ class KernelTask:
                 "input_sets": len(self.input_sets), "tolerance": self.tolerance.describe(),
                 "flops": self.flops, "baselines": self.baselines}
 
+    def precheck(self, source: str, name: str = "kernel.py") -> Outcome | None:
+        """A static rejection before `argus check` runs, or None: a ModelNew whose glue
+        breaks the rules (a torch compute op standing in for a kernel: a fallback)."""
+        if self.mode != "model":
+            return None
+        from argus.agent.tasks.glue import GlueError, read_glue
+
+        try:
+            read_glue(Path(name), source)
+        except GlueError as err:
+            return Outcome("invalid", source="glue", feedback=f"ModelNew rejected: {err}")
+        return None
+
     def _job(self, path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         arrays = {f"set{i}.{name}": value for i, inputs in enumerate(self.input_sets)
                   for name, value in inputs.items()}
