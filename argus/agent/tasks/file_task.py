@@ -114,10 +114,4 @@ def file_task(path: Path, kernel_name: str, shape: dict[str, int], *, start: Pat
         start_source=source, mode="kernel", input_sets=input_sets, expected=expected,
         kernel=kernel_name, tensors=tensors, outputs=[p.name for p in outputs],
         tolerance=Tolerance(rtol=TOLERANCE.get(out_dtype, 1e-5), scaled=True),
-        flops=_flops(kernel, symbols), dtype=out_dtype)
-
-
-def _flops(kernel, symbols) -> float:
-    """Useful flops, for a TFLOP/s column: 2 x the wgmma work of the reference shape is not
-    known statically, so 0 (time is what ranks kernel candidates)."""
-    return 0.0
+        dtype=out_dtype)     # flops 0: a file's useful work is not known; time ranks
