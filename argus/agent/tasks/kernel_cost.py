@@ -28,7 +28,7 @@ import heapq
 import math
 from dataclasses import dataclass, field
 
-from argus.limits import SM_COUNT, SMEM_PER_SM
+from argus.limits import MAX_THREADS_PER_SM, REGISTERS_PER_SM, SM_COUNT, SMEM_PER_SM
 
 CLOCK_HZ = 1.755e9
 TENSOR_FLOPS = 989e12            # bf16 dense, H200 (argus/bench/roofline.py's PEAKS)
@@ -39,8 +39,6 @@ ISSUE_S = 20e-9                  # issuing an async op, a wait that is already s
 ALU_LANES = 128                  # fp32 lanes per SM per clock
 SFU_LANES = 16                   # exp2 and friends per SM per clock
 LAUNCH_S = 4e-6
-MAX_THREADS_PER_SM = 2048
-REGISTERS_PER_SM = 65536
 DEFAULT_REGISTERS = 64           # per thread, when no role states its budget
 
 SFU_OPS = {"math.exp", "math.exp2", "math.log", "math.log2", "math.tanh", "math.sigmoid",
