@@ -16,11 +16,13 @@ from argus.agent.context import PlannerContext
 from argus.agent.gemm_config import knob_schema
 from argus.agent.kernel_source import LIBRARY_DIR
 from argus.agent.providers.base import ChatRequest, Message
-from argus.agent.untrusted import quote
+from argus.agent.coding.budget import reply_tokens
+from argus.agent.untrusted import MAX_CHARS, quote
 from argus.limits import (MAX_CLUSTER_SIZE, MAX_REGISTERS_PER_THREAD, MAX_THREADS_PER_SM,
                           REGISTERS_PER_SM, SMEM_PER_BLOCK)
 
 DETAILED_STEPS = 12
+LATEST_FEEDBACK_CHARS = 8000
 
 SYSTEM = """You are the planner of Argus, choosing the next schedule configuration of a Hopper \
 (sm_90a, H100/H200) bf16 GEMM kernel to evaluate. Each step you see every earlier attempt with \
@@ -127,8 +129,11 @@ def user_prompt(ctx: PlannerContext) -> str:
             if step.reply_error:
                 feedback = f"your reply was rejected: {step.reply_error}"
             if feedback:
+                # the latest step's feedback in full (counterexample, build error, wrong
+                # answer) within LATEST_FEEDBACK_CHARS; older ones at the usual bound
+                limit = LATEST_FEEDBACK_CHARS if step is traj.steps[-1] else MAX_CHARS
                 lines.append(quote(feedback, f"step={step.index} source={step.outcome.source} "
-                                             f"status={step.outcome.status}"))
+                                             f"status={step.outcome.status}", limit))
     latest = traj.latest_kernel()
     if latest is not None:
         lines.append(f"## Your latest kernel (step {latest.index}, {latest.outcome.status}); "
@@ -152,7 +157,11 @@ def user_prompt(ctx: PlannerContext) -> str:
     return "\n\n".join(lines)
 
 
-def build_request(ctx: PlannerContext, max_tokens: int = 1024) -> ChatRequest:
+def build_request(ctx: PlannerContext, max_tokens: int | None = None) -> ChatRequest:
+    """The chat request; its reply budget is sized to the kernel a coder reply would
+    rewrite (the latest model kernel, else the library's gemm_nt) unless given."""
+    latest = ctx.trajectory.latest_kernel()
+    kernel = _read(latest.kernel) if latest is not None else library_kernel_text()
     return ChatRequest(messages=[Message("system", system_prompt()),
                                  Message("user", user_prompt(ctx))],
-                       context=ctx, max_tokens=max_tokens)
+                       context=ctx, max_tokens=max_tokens or reply_tokens(kernel))

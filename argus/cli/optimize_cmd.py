@@ -9,8 +9,10 @@ one line per step; writes best_config.json, trajectory.json, report.md and rewar
 The planner is the embedded knowledge-guided search unless a model is configured:
   ARGUS_PROVIDER=openai ARGUS_MODEL=... ARGUS_BASE_URL=http://localhost:8000/v1
   ARGUS_PROVIDER=anthropic ARGUS_MODEL=... ARGUS_API_KEY=...
-(flags below override the environment; see docs/agent.md). Only `gemm` has a search space
-so far. Exit 0 when a valid configuration was found, 1 when none was, 2 on a usage error.
+(flags below override the environment; see docs/agent.md). `gemm` is searched through its
+knob table; `attention`, `moe`, FILE.py::KERNEL and --kernelbench PROBLEM.py are kernel
+tasks: a model writes whole kernels (argus/cli/optimize_kernel_cmd.py). Exit 0 when a
+valid configuration or kernel was found, 1 when none was, 2 on a usage error.
 """
 from __future__ import annotations
 
@@ -19,17 +21,21 @@ import json
 import sys
 
 from argus.cli.errors import UsageError
+from argus.cli.optimize_kernel_cmd import add_arguments as add_kernel_arguments
+from argus.cli.optimize_kernel_cmd import is_kernel_task, run_kernel_optimize
 
 OPS = ("gemm",)
-LATER_OPS = ("attention", "moe")
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "optimize", help="run the optimisation agent on an op and shape",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("op", metavar="OP", help="the operation: gemm")
-    parser.add_argument("--shape", required=True, metavar="MxNxK", help="e.g. 4096x4096x4096")
+    parser.add_argument("op", metavar="OP", nargs="?", default=None,
+                        help="gemm, attention, moe, or FILE.py::KERNEL (or --kernelbench)")
+    parser.add_argument("--shape", default=None, metavar="SHAPE",
+                        help="gemm: MxNxK, e.g. 4096x4096x4096; kernel tasks: SYM=N,... "
+                             "e.g. T=256")
     parser.add_argument("--dtype", default="bfloat16", help="input dtype (default bfloat16)")
     parser.add_argument("--provider", choices=("embedded", "openai", "anthropic"),
                         help="planner model (default: $ARGUS_PROVIDER, else embedded)")
@@ -49,6 +55,7 @@ def register(subparsers) -> None:
                         help="continue the latest unfinished episode of the same task")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no per-step lines")
+    add_kernel_arguments(parser)
     parser.set_defaults(run=run_optimize)
 
 
@@ -71,11 +78,16 @@ def run_optimize(args) -> int:
     from argus.agent.providers import ProviderError, load_config
     from argus.agent.task import TaskError, parse_gemm_shape
 
-    if args.op in LATER_OPS:
-        raise UsageError(f"optimize {args.op}: only gemm has a search space so far; "
-                         f"use: argus optimize gemm --shape MxNxK")
+    if is_kernel_task(args):
+        return run_kernel_optimize(args)
+    if args.op is None:
+        raise UsageError("name what to optimize: gemm, attention, moe, FILE.py::KERNEL, or "
+                         "--kernelbench PROBLEM.py")
     if args.op not in OPS:
-        raise UsageError(f"unknown op {args.op!r}; use one of: {', '.join(OPS)}")
+        raise UsageError(f"unknown op {args.op!r}; use gemm, attention, moe, FILE.py::KERNEL "
+                         f"or --kernelbench PROBLEM.py")
+    if not args.shape:
+        raise UsageError("optimize gemm needs --shape MxNxK, e.g. --shape 4096x4096x4096")
     try:
         task = parse_gemm_shape(args.shape, args.dtype)
         default = Budget()

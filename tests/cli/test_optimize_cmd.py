@@ -53,7 +53,11 @@ def test_json_summary_and_resume(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["optimize", "gemm", "--shape", "4096x4096"], "is not MxNxK"),
-    (["optimize", "attention", "--shape", "1x1x1"], "only gemm has a search space"),
+    (["optimize", "attention", "--shape", "1x1x1"], "is not SYM=N"),
+    (["optimize", "attention", "--shape", "T=256"], "embedded planner tunes GEMM knobs only"),
+    (["optimize", "--kernelbench", "no/such/problem.py"], "no such file"),
+    (["optimize", "examples/copy.py"], "is not FILE.py::KERNEL"),
+    (["optimize"], "name what to optimize"),
     (["optimize", "conv", "--shape", "1x1x1"], "unknown op"),
     (["optimize", "gemm", "--shape", "64x64x64", "--provider", "openai"], "needs a model"),
     (["optimize", "gemm", "--shape", "64x64x64", "--budget", "0"], "budget"),

@@ -1,0 +1,210 @@
+"""The whole-kernel coder loop for kernel tasks (tasks/kernel_task.py): propose -> check ->
+run against the reference -> estimate or measure -> keep the best -> feed back.
+
+Step 0 judges the start kernel. Each later step sends one request (the prompt shows the
+current best kernel in full and the last step's failures in full) and takes `samples`
+replies to it (best-of-N, at `temperature`); each reply is a complete file or edit blocks
+against the current best, with its stated invariants inserted as tag_asserts; each
+candidate is written to <work_dir>/step-NNN/kernel.py, checked by `argus check` in a child
+(its counterexamples are the feedback), and, when clean, run by the task on every input
+set. The fastest correct candidate of a step that beats the current best becomes the
+current best: the next prompt shows it and edit blocks apply to it. The knowledge is
+retrieved again every step, with the profile signals of the latest evaluated candidate
+(the cost model's on a CPU) in the query.
+
+Stops on the first exhausted budget (evaluations, steps, seconds, tokens), when the model
+replies {"stop": true}, or when the provider fails (recorded, not raised).
+"""
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from argus.agent import coder
+from argus.agent.coding.budget import reply_tokens
+from argus.agent.coding.coder_reply import parse_coder_reply
+from argus.agent.coding.kernel_prompt import build_request
+from argus.agent.evaluators.base import Outcome
+from argus.agent.knowledge import search
+from argus.agent.planner import Budget
+from argus.agent.providers.base import ProviderError
+from argus.agent.reply import ReplyError
+from argus.agent.trajectory import Step
+
+EVALUATOR_NOTE = ("the CPU interpreter for correctness, the cost model for time (an "
+                  "ESTIMATE for an H200, not a measurement)")
+
+
+@dataclass
+class KernelRun:
+    task: object
+    steps: list[Step]
+    best: Step | None
+    best_source: str
+    stop_reason: str
+    evaluations: int
+    tokens: dict
+    seconds: float
+    prompts: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"task": self.task.describe(), "stop_reason": self.stop_reason,
+                "evaluations": self.evaluations, "tokens": self.tokens,
+                "seconds": self.seconds,
+                "best": self.best.to_json() if self.best else None,
+                "steps": [s.to_json() for s in self.steps]}
+
+
+@dataclass
+class CoderState:
+    """What one prompt is rendered from (kernel_prompt.user_prompt)."""
+    task: object
+    steps: list[Step]
+    best: Step | None
+    base_source: str
+    last_round: list[Step]
+    knowledge: list
+    signals: list[str]
+    evaluations_left: int
+    samples: int
+    evaluator_note: str = EVALUATOR_NOTE
+
+
+class KernelPlanner:
+    def __init__(self, provider, task, *, budget: Budget | None = None, samples: int = 1,
+                 temperature: float = 0.0, max_tokens: int | None = None,
+                 work_dir: str | None = None, on_step: Callable | None = None,
+                 keep_prompts: bool = False, knowledge_k: int = 5, checker=None,
+                 compiler=None):
+        if samples < 1:
+            raise ValueError("samples: at least 1 per step")
+        self.provider, self.task = provider, task
+        self.budget = budget or Budget()
+        self.samples, self.temperature, self.max_tokens = samples, temperature, max_tokens
+        self.work_dir = work_dir or tempfile.mkdtemp(prefix="argus-kernels-")
+        self.on_step, self.keep_prompts, self.knowledge_k = on_step, keep_prompts, knowledge_k
+        self.checker, self.compiler = checker, compiler
+
+    def knowledge(self, signals: list[str]) -> list:
+        op = self.task.op if self.task.op in ("attention", "moe", "gemm") else None
+        query = f"{self.task.op} {' '.join(signals)} " + " ".join(s.replace("-", " ")
+                                                                 for s in signals)
+        return [t for _, t in search(query, op=op, shape_classes=self.task.shape_class(),
+                                     signals=signals, top_k=self.knowledge_k)]
+
+    def judge(self, source: str, index: int) -> tuple[str, Outcome]:
+        """(kernel path, outcome) of one candidate: the task's static precheck (a
+        KernelBench ModelNew's glue), argus check, then the task's run."""
+        rejected = self.task.precheck(source)
+        if rejected is not None:
+            return str(coder.write_candidate(source, Path(self.work_dir), index)), rejected
+        checked = coder.check_candidate(source, Path(self.work_dir), index, self.checker,
+                                        self.compiler, dtype=self.task.dtype)
+        if not checked.clean:
+            return checked.path, checked.outcome
+        outcome = self.task.evaluate(checked.path)
+        if checked.built:
+            outcome.feedback = f"built ({checked.built}); {outcome.feedback}"
+        return checked.path, outcome
+
+    def _record(self, steps: list[Step], step: Step) -> None:
+        steps.append(step)
+        if self.on_step:
+            self.on_step(step, steps)
+
+    def run(self) -> KernelRun:
+        began = time.monotonic()
+        steps: list[Step] = []
+        tokens = {"input": 0, "output": 0}
+        prompts: list[str] = []
+        best, best_source, evals, last_round, signals = None, self.task.start_source, 0, [], []
+        if self.task.start_source.strip():         # a KernelBench problem has no start kernel
+            path, outcome = self.judge(self.task.start_source, 0)
+            start = Step(0, "start", None, outcome, 1.0 if outcome.ok else 0.0, kernel=path,
+                         seconds=time.monotonic() - began)
+            self._record(steps, start)
+            best = start if outcome.ok else None
+            evals, last_round = 1, [start]
+            signals = list((outcome.details.get("estimate") or {}).get("signals", []))
+        stop = "budget: evaluations"
+        while True:
+            if evals >= self.budget.evaluations:
+                stop = "budget: evaluations"
+                break
+            if len(steps) >= self.budget.steps:
+                stop = "budget: steps"
+                break
+            if time.monotonic() - began > self.budget.seconds:
+                stop = "budget: seconds"
+                break
+            if tokens["input"] + tokens["output"] >= self.budget.tokens > 0:
+                stop = "budget: tokens"
+                break
+            state = CoderState(self.task, steps, best, best_source, last_round,
+                               self.knowledge(signals), signals,
+                               self.budget.evaluations - evals, self.samples)
+            request = build_request(state, reply_tokens(best_source, self.max_tokens),
+                                    self.temperature)
+            if self.keep_prompts:
+                prompts.append(request.messages[-1].content)
+            round_steps: list[Step] = []
+            stopped = None
+            for _ in range(self.samples):
+                if evals >= self.budget.evaluations:
+                    break
+                index = steps[-1].index + 1 if steps else 1
+                t0 = time.monotonic()
+                try:
+                    completion = self.provider.complete(request)
+                except ProviderError as err:
+                    self._record(steps, Step(index, "provider-error", None, Outcome(
+                        "error", source="provider", feedback=str(err)), 0.0,
+                        reply_error=str(err)))
+                    stopped = f"provider failed: {err}"
+                    break
+                used = {"input": completion.input_tokens, "output": completion.output_tokens}
+                tokens["input"] += used["input"]
+                tokens["output"] += used["output"]
+                try:
+                    proposal = parse_coder_reply(completion.text, best_source)
+                except ReplyError as err:
+                    step = Step(index, "unparsable-reply", None, Outcome(
+                        "error", source="planner", feedback=""), 0.0, reply_error=str(err),
+                        tokens=used, seconds=time.monotonic() - t0)
+                    self._record(steps, step)
+                    round_steps.append(step)
+                    continue
+                if proposal.stop:
+                    stopped = f"planner stopped: {proposal.rationale or 'no reason given'}"
+                    break
+                path, outcome = self.judge(proposal.source, index)
+                evals += 1
+                reward = (best.outcome.time_ms / outcome.time_ms if best and outcome.ok
+                          and outcome.time_ms else 1.0 if outcome.ok else 0.0)
+                if proposal.prose_invariants:
+                    outcome.feedback += ("\nnot checked (prose): " + "; ".join(
+                        proposal.prose_invariants) + " - state them as {\"after\", "
+                        "\"assert\"} to have argus check prove them")
+                step = Step(index, proposal.technique, None, outcome, reward,
+                            [i["assert"] for i in proposal.checked_invariants]
+                            + proposal.prose_invariants, proposal.rationale, tokens=used,
+                            seconds=time.monotonic() - t0, kernel=path)
+                self._record(steps, step)
+                round_steps.append(step)
+                if outcome.ok:
+                    signals = list(outcome.details.get("estimate", {}).get("signals", []))
+            winners = [s for s in round_steps if s.outcome.ok and s.outcome.time_ms]
+            if winners:
+                fastest = min(winners, key=lambda s: (s.outcome.time_ms, s.index))
+                if best is None or fastest.outcome.time_ms < best.outcome.time_ms:
+                    best = fastest
+                    best_source = Path(fastest.kernel).read_text(encoding="utf-8")
+            last_round = round_steps
+            if stopped:
+                stop = stopped
+                break
+        return KernelRun(self.task, steps, best, best_source, stop, evals, tokens,
+                         time.monotonic() - began, prompts)

@@ -1,0 +1,179 @@
+"""A task whose candidate is a whole kernel file: any op with a reference.
+
+The GEMM task (task.py: GemmTask) is one kind, searched through its knob table. A
+KernelTask is the other: the candidate is a DSL file written by the coder, judged by
+
+1. `argus check` in a child (coder.check_candidate: the verifier, counterexamples);
+2. the interpreter in a child (candidate_child.py) on each of the task's input sets, its
+   outputs compared with the reference's (a wrong answer names the output, the input set,
+   the worst element and the count off);
+3. the cost model over the first set's run (kernel_cost.py): an estimated H200 time,
+   labelled as an estimate, and the profile signals of that step.
+
+Where the inputs and the reference come from is the task's builder: a DSL file's
+reference (file_task.py: `FILE.py::KERNEL`, and the `attention` and `moe` ops), or a
+KernelBench problem's Model (kernelbench.py). Both are run in isolated children.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from argus.agent.evaluators.base import Outcome
+from argus.agent.tasks.candidate_run import run_child
+
+INPUT_SETS = 3
+
+
+@dataclass
+class Tolerance:
+    """|got - want| <= atol + rtol * |want| (KernelBench: 1e-2 both), or, with `scaled`,
+    <= rtol * (|want| + max|want|) (argus run's rule per dtype)."""
+    atol: float = 1e-2
+    rtol: float = 1e-2
+    scaled: bool = False
+
+    def bad(self, got: np.ndarray, want: np.ndarray) -> np.ndarray:
+        error = np.abs(got - want)
+        if self.scaled:
+            scale = float(np.abs(want).max()) if want.size else 0.0
+            return ~(error <= self.rtol * (np.abs(want) + scale))
+        return ~(error <= self.atol + self.rtol * np.abs(want))
+
+    def describe(self) -> str:
+        return (f"|error| <= {self.rtol:g} x (|ref| + max|ref|)" if self.scaled
+                else f"atol {self.atol:g}, rtol {self.rtol:g}")
+
+
+@dataclass
+class KernelTask:
+    op: str                                   # attention, moe, kernel, kernelbench
+    label: str                                # "attention T=256", "kernelbench softmax.py"
+    description: str                          # what to compute, for the prompt
+    start_source: str                         # the kernel file the search starts from
+    mode: str                                 # "kernel": one @kernel; "model": a ModelNew
+    input_sets: list[dict[str, np.ndarray]]   # per set: name -> array (model: "0", "1", ...)
+    expected: list[dict[str, np.ndarray]]     # per set: output name -> reference values
+    kernel: str | None = None                 # mode "kernel": its name
+    tensors: list[str] = field(default_factory=list)     # mode "kernel": parameter order
+    outputs: list[str] = field(default_factory=list)
+    constants: dict[str, int] = field(default_factory=dict)
+    state: dict[str, np.ndarray] = field(default_factory=dict)   # mode "model": parameters
+    init_args: list = field(default_factory=list)
+    tolerance: Tolerance = field(default_factory=Tolerance)
+    flops: float = 0.0
+    baselines: dict[str, Any] = field(default_factory=dict)     # eager / torch.compile
+    shape_classes: tuple[str, ...] = ()
+    dtype: str = "bfloat16"
+    timeout_s: float = 600.0
+
+    kind = "kernel"
+
+    @property
+    def shape_text(self) -> str:
+        return self.label.split(" ", 1)[-1]
+
+    def shape_class(self) -> list[str]:
+        return list(self.shape_classes) or ["medium"]
+
+    def describe(self) -> dict[str, Any]:
+        return {"op": self.op, "label": self.label, "mode": self.mode, "kernel": self.kernel,
+                "input_sets": len(self.input_sets), "tolerance": self.tolerance.describe(),
+                "flops": self.flops, "baselines": self.baselines}
+
+    def precheck(self, source: str, name: str = "kernel.py") -> Outcome | None:
+        """A static rejection before `argus check` runs, or None: a ModelNew whose glue
+        breaks the rules (a torch compute op standing in for a kernel: a fallback)."""
+        if self.mode != "model":
+            return None
+        from argus.agent.tasks.glue import GlueError, read_glue
+
+        try:
+            read_glue(Path(name), source)
+        except GlueError as err:
+            return Outcome("invalid", source="glue", feedback=f"ModelNew rejected: {err}")
+        return None
+
+    def _job(self, path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+        arrays = {f"set{i}.{name}": value for i, inputs in enumerate(self.input_sets)
+                  for name, value in inputs.items()}
+        job = {"mode": self.mode, "path": str(Path(path).resolve()), "sets": len(self.input_sets),
+               "constants": self.constants, "init_args": self.init_args}
+        if self.mode == "kernel":
+            job.update(kernel=self.kernel, tensors=self.tensors, outputs=self.outputs)
+        return job, arrays
+
+    def run_candidate(self, path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+        job, arrays = self._job(path)
+        return run_child(job, arrays, self.state, self.timeout_s)
+
+    def evaluate(self, path: str | Path) -> Outcome:
+        """Run a checked candidate on every input set and score it (see the module doc)."""
+        reply, arrays = self.run_candidate(Path(path))
+        if not reply.get("ok"):
+            status = "compile_error" if reply.get("kind") == "parse" else (
+                "incorrect" if reply.get("kind") == "glue" else "error")
+            label = {"glue": "the ModelNew glue was rejected", "parse": "the kernel does not "
+                     "build for this task", "timeout": "the run did not finish",
+                     "interpret": "the interpreter stopped", "crash": "the run crashed"}
+            return Outcome(status, source="interpreter", feedback=(
+                f"{label.get(reply.get('kind'), 'the run failed')}: {reply.get('error')}"),
+                details={"kind": reply.get("kind")})
+        wrong = self.compare(arrays)
+        if wrong:
+            return Outcome("incorrect", source="interpreter", feedback=wrong,
+                           details={"estimate": reply["estimate"]})
+        est = reply["estimate"]
+        time_ms = est["time_ms"]
+        tflops = self.flops / (time_ms * 1e-3) / 1e12 if self.flops and time_ms else 0.0
+        return Outcome("ok", tflops=tflops, time_ms=time_ms, source="cost_model",
+                       feedback=estimate_text(est, self.baselines),
+                       details={"estimate": est, "input_sets": len(self.input_sets)})
+
+    def compare(self, arrays: dict[str, np.ndarray]) -> str:
+        """'' when every output of every set matches, else the wrong-answer summary."""
+        lines = []
+        for i, want_set in enumerate(self.expected):
+            for name, want in want_set.items():
+                got = arrays.get(f"out{i}.{name}")
+                if got is None:
+                    lines.append(f"input set {i}: output {name} is missing (the candidate "
+                                 f"returned fewer outputs)")
+                    continue
+                got = np.asarray(got, np.float64)
+                want = np.asarray(want, np.float64)
+                if got.shape != want.shape:
+                    lines.append(f"input set {i}: output {name} has shape {got.shape}, the "
+                                 f"reference {want.shape}")
+                    continue
+                bad = self.tolerance.bad(got, want)
+                if not bad.any():
+                    continue
+                nans = int(np.isnan(got).sum())
+                error = np.where(np.isnan(got), np.inf, np.abs(got - want))
+                worst = np.unravel_index(int(np.argmax(error)), error.shape)
+                first = tuple(int(x) for x in np.argwhere(bad)[0])
+                lines.append(
+                    f"input set {i}: output {name}: {int(bad.sum())} of {got.size} elements "
+                    f"off ({self.tolerance.describe()}); worst at {tuple(map(int, worst))}: "
+                    f"got {got[worst]:.6g}, expected {want[worst]:.6g}; first off at {first}: "
+                    f"got {got[first]:.6g}, expected {want[first]:.6g}"
+                    + (f"; {nans} NaN (elements never written?)" if nans else ""))
+        return ("wrong answer on the interpreter:\n" + "\n".join(lines)) if lines else ""
+
+
+def estimate_text(est: dict, baselines: dict | None = None) -> str:
+    text = (f"correct on every input set; ESTIMATED {est['time_ms'] * 1e3:.2f} us on an H200 "
+            f"(cost model over the interpreter run, not a measurement): {est['blocks']} "
+            f"blocks, {est['blocks_per_sm']} per SM, tensor {est['tensor_utilisation']:.0%}, "
+            f"memory {est['memory_utilisation']:.0%}, special functions "
+            f"{est['sfu_utilisation']:.0%} of peak; signals: "
+            f"{', '.join(est['signals']) or 'none'}")
+    for name, base in (baselines or {}).items():
+        if base.get("time_ms"):
+            text += (f"; {name} {base['time_ms'] * 1e3:.2f} us ({base['source']}): this "
+                     f"candidate runs at {base['time_ms'] / est['time_ms']:.2f}x its speed")
+    return text

@@ -1,0 +1,40 @@
+"""Building a KernelBench problem in its isolated child: the reference outputs, the
+parameters shared by name, the baselines, and one-line errors naming the problem's line."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from argus.agent.task import TaskError
+from argus.agent.tasks.kernelbench import kernelbench_task
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_problem_with_parameters_and_init_inputs():
+    task = kernelbench_task(REPO / "tests/fixtures/kernelbench/gemm_relu.py", sets=2)
+    assert task.mode == "model" and task.init_args == [128, 256]
+    assert set(task.state) == {"linear.weight"} and task.state["linear.weight"].shape == (256, 128)
+    x, w = task.input_sets[1]["0"], task.state["linear.weight"]
+    want = np.maximum(x.astype(np.float64) @ w.T, 0.0) * 2.0
+    assert np.allclose(task.expected[1]["0"], want, atol=1e-4)
+    assert not np.array_equal(task.input_sets[0]["0"], task.input_sets[1]["0"])
+    eager, compiled = task.baselines["eager PyTorch"], task.baselines["torch.compile"]
+    assert eager["ops"] >= 3 and eager["time_ms"] > compiled["time_ms"] > 0
+    assert task.flops == 2 * 256 * 128 * 256
+
+
+@pytest.mark.parametrize("text,message,line", [
+    ("import torch\ndef get_inputs():\n    return []\n", "defines no Model, get_init_inputs", 1),
+    ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
+     "        return x\n\ndef get_inputs():\n    raise ValueError('no inputs')\n\n"
+     "def get_init_inputs():\n    return []\n", "ValueError: no inputs", 8),
+    ("import socket\nsocket.create_connection(('127.0.0.1', 9))\n", "network", 2),
+    ("def broken(:\n", "SyntaxError", 1),
+])
+def test_a_broken_problem_is_an_error_naming_its_line(tmp_path, text, message, line):
+    path = tmp_path / "problem.py"
+    path.write_text(text)
+    with pytest.raises(TaskError) as err:
+        kernelbench_task(path, sets=1)
+    assert str(err.value).startswith(f"{path}:{line}:") and message in str(err.value)
