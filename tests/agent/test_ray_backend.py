@@ -4,6 +4,8 @@ verified side by side through Ray give exactly the serial path's findings, sprea
 than one Ray worker; timing tasks (num_gpus=1) never share a GPU slot at once. The speedup
 over the serial path is measured by benchmarks/parallel_verify.py, not asserted here (a
 shared 2-core machine cannot promise one)."""
+import json
+import os
 from dataclasses import replace
 
 import pytest
@@ -62,3 +64,23 @@ def test_ray_timing_tasks_hold_a_whole_gpu_each(cluster, tmp_path):
     gpus, clashes, jobs = parallel_jobs.overlaps(tmp_path)
     assert jobs == 4 and clashes == [] and set(gpus) <= {"0", "1"}
     assert [r["value"] for r in results] == list(range(4))
+
+
+def test_optimize_on_ray_reports_the_candidates_per_worker(cluster, tmp_path, monkeypatch,
+                                                           capsys):
+    from argus.cli.main import main
+
+    monkeypatch.setenv("ARGUS_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["optimize", "gemm", "--shape", "4096x4096x4096", "--evaluator", "cpu",
+                 "--ray", "local", "--budget", "3", "--quiet", "--db", str(tmp_path / "db"),
+                 "--out", str(tmp_path / "o")]) == 0        # joins the running cluster
+    out = capsys.readouterr().out
+    assert "candidates per worker (ray):" in out
+    summary = json.loads((tmp_path / "o" / "trajectory.json").read_text())["summary"]
+    workers = summary["meta"]["parallel"]["workers"]
+    here = f":{os.getpid()}"
+    assert sum(n["verify"] for w, n in workers.items() if not w.endswith(here)) > 0
+    assert summary["meta"]["parallel"]["backend"] == "ray"
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "Candidates per worker (ray backend)" in report
+    assert all(f"| {w} | {n['verify']} |" in report for w, n in workers.items())
