@@ -35,14 +35,22 @@ class VerifierMissing(RuntimeError):
 
 
 def verify_spec(spec: Spec) -> dict:
-    """{"errors": [str], "missing": [pass], "seconds": float} for one specialisation."""
-    from argus.ops.library import kernel_ir
+    """{"errors": [str], "missing": [pass], "seconds": float} for one specialisation.
+
+    The kernel is parsed here with the frontend (as argus.ops.library.kernel_ir does)
+    rather than through argus.ops, whose import brings torch: seconds of start-up in every
+    worker process that verifies, for nothing the verifier needs."""
+    from argus.agent.kernel_source import LIBRARY_DIR
+    from argus.frontend import parse_file
     from argus.verify.driver import run
 
     module, name, constants = spec
     start = time.perf_counter()
     try:
-        kernel = kernel_ir(module, name, **dict(constants))
+        kernels = parse_file(LIBRARY_DIR / f"{module}.py", dict(constants))
+        if name not in kernels:
+            raise KeyError(f"argus/kernels/{module}.py has no kernel {name!r}")
+        kernel = kernels[name]
     except Exception as err:          # the frontend refuses the specialisation
         return {"errors": [f"argus/kernels/{module}.py::{name} does not parse with "
                            f"{dict(constants)}: {err}"], "missing": [],
@@ -119,6 +127,10 @@ class LibraryVerifier:
         specs = list(specs)
         self.prefetch(specs)
         return [self.errors(spec) for spec in specs]
+
+    def in_process_tally(self) -> dict[str, dict[str, int]]:
+        """{this process: {"verify": n, "time": 0}}: what was verified here, not on a worker."""
+        return self._here.workers()
 
     def workers_used(self) -> dict[str, int]:
         """{worker: specialisations it verified}, this process's included."""

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from argus.agent.episodes import EpisodeStore
+from argus.agent.episodes import OUTAGE, EpisodeStore
 from argus.agent.evaluators import CpuEvaluator, GpuEvaluator
 from argus.agent.evaluators import gpu as gpu_eval
 from argus.agent.evaluators.base import EvaluatorUnavailable
@@ -36,7 +36,6 @@ from argus.agent.task import GemmTask, TaskError
 
 EVALUATORS = ("auto", "cpu", "gpu")
 SPACES = ("library", "model")
-PAUSED = "paused"
 
 
 def _cpu(space: str | None, backend) -> CpuEvaluator:
@@ -84,7 +83,7 @@ def provider_outage(result: RunResult) -> bool:
     """The run stopped because the provider failed (the planner recorded its error as
     the last step): the episode is paused, not done."""
     steps = result.trajectory.steps
-    return bool(steps) and steps[-1].technique == "provider-error"
+    return bool(steps) and steps[-1].technique == OUTAGE
 
 
 def workers_report(backend, evaluator) -> dict[str, dict[str, int]]:
@@ -93,8 +92,8 @@ def workers_report(backend, evaluator) -> dict[str, dict[str, int]]:
     merged: dict[str, dict[str, int]] = {}
     verifier = getattr(getattr(evaluator, "space", None), "verifier", None)
     sources = [backend.workers() if backend is not None else {}]
-    if verifier is not None and getattr(verifier, "_here", None) is not None:
-        sources.append(verifier._here.workers())
+    if hasattr(verifier, "in_process_tally"):
+        sources.append(verifier.in_process_tally())
     for tally in sources:
         for worker, kinds in tally.items():
             into = merged.setdefault(worker, {"verify": 0, "time": 0})

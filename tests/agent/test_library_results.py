@@ -60,7 +60,7 @@ def test_a_cpu_run_in_the_library_space_writes_what_matmul_runs(tmp_path):
     run = _library_run(tmp_path)
     written = json.loads((tmp_path / "out" / "best_config.json").read_text())
     assert written["library"] == {"accepted": True, "refusal": ""}
-    assert written["basis"] == "predicted" and written["source"] == "cpu-cost-model"
+    assert written["basis"] == "predicted" and written["source"] == "cpu-cost-model-library"
     knobs = written["matmul_knobs"]
     assert knobs == run["summary"]["best_config"]
     a, b = operands()

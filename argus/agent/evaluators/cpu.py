@@ -44,6 +44,8 @@ class CpuEvaluator:
 
     def __init__(self, space=None):
         self.space = space
+        if space is not None:     # its own episodes: resume and lessons never mix the two
+            self.name = f"cpu-cost-model-{getattr(space, 'name', 'space')}"
 
     def evaluate(self, config: GemmConfig, task: GemmTask) -> Outcome:
         violations = check_resources(config, task)

@@ -41,6 +41,8 @@ class Backend:
         out: Future = Future()
 
         def done(f: Future) -> None:
+            if out.done():                     # cancelled by its caller meanwhile
+                return
             try:
                 wrapped = f.result()
             except BaseException as err:       # the job raised, or its worker died
@@ -50,6 +52,7 @@ class Backend:
             out.set_result(wrapped["value"])
 
         raw.add_done_callback(done)
+        out.add_done_callback(lambda o: raw.cancel() if o.cancelled() else None)
         return out
 
     def map(self, kind: str, ref: str, args) -> list[Any]:
