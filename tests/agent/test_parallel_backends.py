@@ -88,3 +88,26 @@ def test_ray_is_imported_only_when_asked_and_its_absence_is_explained(monkeypatc
     monkeypatch.setitem(sys.modules, "ray", None)         # as if it were not installed
     with pytest.raises(BackendError, match=r"pip install 'argus-kernels\[ray\]'"):
         make_backend("auto")
+
+
+@pytest.mark.parametrize("address,message", [
+    ("127.0.0.1:1", "nothing answers at 127.0.0.1:1"),
+    ("ray://127.0.0.1:1", "nothing answers at 127.0.0.1:1"),
+    ("nonsense", "is not 'auto', 'local', HOST:PORT"),
+])
+def test_an_address_with_no_cluster_is_refused_at_once(address, message):
+    from argus.agent.parallel.ray_backend import unreachable
+
+    assert message in unreachable(address)
+    assert unreachable("auto") == "" and unreachable("local") == ""
+
+
+def test_the_command_refuses_a_dead_ray_address_without_waiting(tmp_path, capsys):
+    pytest.importorskip("ray")
+    from argus.cli.main import main
+
+    assert main(["optimize", "gemm", "--shape", "4096x4096x4096", "--evaluator", "cpu",
+                 "--ray", "127.0.0.1:1", "--db", str(tmp_path / "db"),
+                 "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "nothing answers at 127.0.0.1:1" in err and err.count("\n") == 1

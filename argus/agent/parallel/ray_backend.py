@@ -14,6 +14,7 @@ checkout's code (on other machines argus must be installed, at the same version)
 from __future__ import annotations
 
 import os
+import socket
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,28 @@ from argus.agent.parallel.backend import Backend, BackendError
 from argus.agent.parallel.work import run_job
 
 INSTALL = "pip install 'argus-kernels[ray]' (or pip install ray)"
+
+
+PROBE_S = 5.0       # how long joining an address may wait for its first TCP answer
+
+
+def unreachable(address: str) -> str:
+    """Why nothing answers at a "host:port" or "ray://host:port" address ("" when
+    something does, or for "auto"/"local", which Ray resolves itself): ray.init would
+    otherwise wait minutes for a cluster that is not there."""
+    if address in ("auto", "local"):
+        return ""
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        return (f"--ray {address!r} is not 'auto', 'local', HOST:PORT (the head's GCS port, "
+                f"6379) or ray://HOST:PORT (the client port, 10001)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S).close()
+    except OSError as err:
+        return (f"nothing answers at {hostport} ({err}); start the head there with "
+                f"`ray start --head --port {port}` or give the right address")
+    return ""
 
 
 def import_ray():
@@ -44,6 +67,9 @@ class RayBackend(Backend):
         self.address = address
         self._owned = False
         if not ray.is_initialized():
+            why = unreachable(address)
+            if why:
+                raise BackendError(why)
             root = str(Path(__file__).resolve().parents[3])
             path = os.pathsep.join(p for p in (root, os.getcwd(),
                                                os.environ.get("PYTHONPATH", "")) if p)
