@@ -111,3 +111,14 @@ def test_the_command_refuses_a_dead_ray_address_without_waiting(tmp_path, capsys
                  "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "nothing answers at 127.0.0.1:1" in err and err.count("\n") == 1
+
+
+def test_a_cancelled_job_never_runs(tmp_path):
+    args = [{"folder": str(tmp_path), "value": v, "sleep": 0.5} for v in range(4)]
+    pool = LocalPoolBackend(workers=1)
+    futures = [pool.submit("verify", "tests.agent.parallel_jobs:timed", a) for a in args]
+    assert futures[-1].cancel()
+    assert [f.result()["value"] for f in futures[:-1]] == [0, 1, 2]
+    pool.close()
+    assert sorted(p.name for p in tmp_path.glob("*.txt")) == ["0.txt", "1.txt", "2.txt"]
+    assert sum(n["verify"] for n in pool.workers().values()) == 3
