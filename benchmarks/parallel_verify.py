@@ -110,7 +110,8 @@ def main(argv=None) -> int:
             from argus.agent.parallel.ray_backend import RayBackend
 
             start = time.perf_counter()
-            extra = ({"num_cpus": args.workers, "_node_ip_address": "127.0.0.1"}
+            extra = ({"num_cpus": args.workers, "_node_ip_address": "127.0.0.1",
+                      "object_store_memory": 100 * 1024 * 1024}
                      if args.ray == "local" else {})
             backends["ray"] = RayBackend(args.ray, **extra)
             ray_note = {"cluster_start_seconds": round(time.perf_counter() - start, 3),

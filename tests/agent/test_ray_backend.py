@@ -36,7 +36,8 @@ def candidate_specs():
 
 @pytest.fixture(scope="module")
 def cluster():
-    backend = RayBackend("local", num_cpus=2, num_gpus=2, _node_ip_address="127.0.0.1")
+    backend = RayBackend("local", num_cpus=2, num_gpus=2, _node_ip_address="127.0.0.1",
+                         object_store_memory=100 * 1024 * 1024)   # small /dev/shm in CI
     try:
         yield backend
     finally:
