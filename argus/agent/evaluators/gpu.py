@@ -36,6 +36,9 @@ from argus.agent.resources import check_resources
 from argus.agent.task import GemmTask
 
 MAX_FEEDBACK = 2000
+# the "time" job a backend's worker runs (named, not imported: timing.py builds this
+# module's default benchmark in the worker)
+TIME_JOB = "argus.agent.parallel.timing:time_config"
 
 
 def cuda_available() -> bool:
@@ -165,7 +168,6 @@ class GpuEvaluator:
         `evaluate` judges a measurement. `benchmark_ref` ("module:function") names the
         workers' benchmark; default: the harness's persistent child on their GPU."""
         from argus.agent.parallel.backend import BackendError
-        from argus.agent.parallel.timing import TIME_JOB
 
         configs = list(configs)
         outcomes: list[Outcome | None] = []

@@ -16,7 +16,6 @@ from argus.agent.gemm_config import GemmConfig
 from argus.agent.parallel.work import resolve
 from argus.agent.task import GemmTask
 
-TIME_JOB = "argus.agent.parallel.timing:time_config"
 _benchmarks: dict[tuple, Any] = {}
 
 
