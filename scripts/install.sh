@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install Argus into the current Python (3.10+ with pip), editable, with the extras the
-# demo and the tests need. On a machine with an NVIDIA driver the `gpu` extra comes too.
+# demo and the tests need (dev, draw, ray). On a machine with an NVIDIA driver the `gpu` extra comes too.
 # nvidia-cutlass (pycute, a test oracle only) goes in with --no-deps: its own
 # dependencies are heavy and the tests need none of them.
 set -euo pipefail
@@ -15,7 +15,7 @@ PY
 
 pip_install() { "$PYTHON" -m pip install --disable-pip-version-check -q "$@"; }
 
-extras="dev,draw"
+extras="dev,draw,ray"      # ray: the parallel-evaluation backend's test (tests/agent/test_ray_backend.py)
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
     extras="$extras,gpu"      # torch with CUDA, cuda-python
 elif ! "$PYTHON" -c "import torch" >/dev/null 2>&1; then

@@ -1,6 +1,11 @@
 """Episodes in SQLite: every step is written as it happens, so an interrupted run resumes,
 and finished episodes give lessons (their best configuration) to similar later tasks.
 
+An episode is "running" while it runs, "paused" when its provider failed (an outage: the
+run stopped, but nothing about the search is over) and "done" when a budget ran out or the
+planner stopped. `--resume` continues the latest running or paused episode of the same key
+from its last search step (the provider-error step that paused it is dropped).
+
 Default database: $ARGUS_AGENT_DB, else out/agent/episodes.sqlite under the working dir.
 """
 from __future__ import annotations
@@ -27,6 +32,9 @@ CREATE TABLE IF NOT EXISTS steps (
 """
 
 
+OUTAGE = "provider-error"      # the planner's step for a provider that failed
+
+
 def default_path() -> Path:
     return Path(os.environ.get("ARGUS_AGENT_DB") or Path("out") / "agent" / "episodes.sqlite")
 
@@ -51,12 +59,20 @@ class EpisodeStore:
         key = episode_key(task, provider, evaluator, start)
         traj = Trajectory(task, start)
         if resume:
-            row = self.db.execute("SELECT id FROM episodes WHERE key=? AND status='running' "
-                                  "ORDER BY id DESC LIMIT 1", (key,)).fetchone()
+            row = self.db.execute("SELECT id FROM episodes WHERE key=? AND status IN "
+                                  "('running', 'paused') ORDER BY id DESC LIMIT 1",
+                                  (key,)).fetchone()
             if row:
                 for (body,) in self.db.execute("SELECT body FROM steps WHERE episode=? "
                                                "ORDER BY idx", (row[0],)):
                     traj.steps.append(Step.from_json(json.loads(body)))
+                while traj.steps and traj.steps[-1].technique == OUTAGE:
+                    traj.steps.pop()            # the outage is not a step of the search
+                next_idx = traj.steps[-1].index + 1 if traj.steps else 0
+                self.db.execute("DELETE FROM steps WHERE episode=? AND idx>=?",
+                                (row[0], next_idx))
+                self.db.execute("UPDATE episodes SET status='running' WHERE id=?", (row[0],))
+                self.db.commit()
                 return row[0], traj
         cur = self.db.execute(
             "INSERT INTO episodes (key, op, task, provider, evaluator, start, status, created) "
@@ -78,6 +94,15 @@ class EpisodeStore:
                                        json.dumps(best.config.to_json()) if best else None,
                                        episode))
         self.db.commit()
+
+    def pause(self, episode: int, traj: Trajectory) -> None:
+        """The provider failed: the episode stays resumable."""
+        self.db.execute("UPDATE episodes SET status='paused' WHERE id=?", (episode,))
+        self.db.commit()
+
+    def status(self, episode: int) -> str | None:
+        row = self.db.execute("SELECT status FROM episodes WHERE id=?", (episode,)).fetchone()
+        return row[0] if row else None
 
     def lessons(self, task: GemmTask, evaluator: str, limit: int = 3) -> list[dict]:
         """Best configurations of finished episodes of the same op and evaluator, nearest

@@ -13,14 +13,19 @@ crashed pass, a counterexample that did not replay), each reason listed among it
 "errors" as "unverified: ...". A verifier pass that is not installed (z3-solver missing)
 is an error here, never a silent pass: `VerifierMissing` says what to install.
 
-`prefetch` verifies several specialisations at once in a process pool (`workers` > 0),
-for the planner's next few candidates; the answers are the same as in-process ones.
+`prefetch` verifies several specialisations at once as "verify" jobs of an evaluation
+backend (argus.agent.parallel: the local process pool of `workers` > 0, or the backend
+given, e.g. a Ray cluster), for the planner's next few candidates; the answers are the same
+as in-process ones (tests/agent/test_parallel_verify.py). `verify_many` verifies a list at
+once; `workers()` says which worker verified how many.
 """
 from __future__ import annotations
 
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
-from multiprocessing import get_context
+from collections import Counter
+from concurrent.futures import Future
+
+from argus.agent.parallel.backend import Backend, SerialBackend
 
 Spec = tuple  # (module, kernel, ((constant, value), ...))
 
@@ -30,14 +35,22 @@ class VerifierMissing(RuntimeError):
 
 
 def verify_spec(spec: Spec) -> dict:
-    """{"errors": [str], "missing": [pass], "seconds": float} for one specialisation."""
-    from argus.ops.library import kernel_ir
+    """{"errors": [str], "missing": [pass], "seconds": float} for one specialisation.
+
+    The kernel is parsed here with the frontend (as argus.ops.library.kernel_ir does)
+    rather than through argus.ops, whose import brings torch: seconds of start-up in every
+    worker process that verifies, for nothing the verifier needs."""
+    from argus.agent.kernel_source import LIBRARY_DIR
+    from argus.frontend import parse_file
     from argus.verify.driver import run
 
     module, name, constants = spec
     start = time.perf_counter()
     try:
-        kernel = kernel_ir(module, name, **dict(constants))
+        kernels = parse_file(LIBRARY_DIR / f"{module}.py", dict(constants))
+        if name not in kernels:
+            raise KeyError(f"argus/kernels/{module}.py has no kernel {name!r}")
+        kernel = kernels[name]
     except Exception as err:          # the frontend refuses the specialisation
         return {"errors": [f"argus/kernels/{module}.py::{name} does not parse with "
                            f"{dict(constants)}: {err}"], "missing": [],
@@ -49,12 +62,19 @@ def verify_spec(spec: Spec) -> dict:
             "seconds": time.perf_counter() - start}
 
 
+VERIFY_JOB = "argus.agent.library_verifier:verify_spec"
+
+
 class LibraryVerifier:
-    def __init__(self, workers: int = 0):
+    def __init__(self, workers: int = 0, backend: Backend | None = None):
+        """`backend`: where prefetched specialisations are verified; else a local pool of
+        `workers` processes when workers > 0 (closed with this verifier), else none."""
         self.workers = workers
         self._memo: dict[Spec, dict] = {}
         self._pending: dict[Spec, Future] = {}
-        self._pool: ProcessPoolExecutor | None = None
+        self._backend = backend
+        self._owns_backend = False
+        self._here = SerialBackend()       # what is verified in this process
         self.runs = 0                  # specialisations verified
         self.seconds = 0.0             # verifier time summed over them (CPU, any process)
         self.wait_seconds = 0.0        # time this process spent waiting for answers
@@ -75,33 +95,62 @@ class LibraryVerifier:
         if spec in self._memo:
             return self._memo[spec]["errors"]
         start = time.perf_counter()
-        future = self._pending.pop(spec, None)
-        answer = future.result() if future is not None else verify_spec(spec)
+        future = self._pending.pop(spec, None) or self._here.submit("verify", VERIFY_JOB, spec)
+        answer = future.result()
         self.wait_seconds += time.perf_counter() - start
         return self._record(spec, answer)
 
     def known(self, spec: Spec) -> bool:
         return spec in self._memo
 
+    @property
+    def backend(self) -> Backend | None:
+        if self._backend is None and self.workers > 0:
+            from argus.agent.parallel.local_pool import LocalPoolBackend
+
+            self._backend, self._owns_backend = LocalPoolBackend(self.workers), True
+        return self._backend
+
     def prefetch(self, specs) -> None:
-        """Start verifying the specialisations not yet known, in parallel (no-op without
-        workers); `errors` then waits only for the one it needs."""
-        if self.workers <= 0:
+        """Start verifying the specialisations not yet known, in parallel (no-op without a
+        backend or workers); `errors` then waits only for the one it needs."""
+        backend = self.backend
+        if backend is None:
             return
-        todo = [s for s in dict.fromkeys(specs) if s not in self._memo and s not in self._pending]
-        if not todo:
-            return
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"))
-        for spec in todo:
-            self._pending[spec] = self._pool.submit(verify_spec, spec)
+        for spec in dict.fromkeys(specs):
+            if spec not in self._memo and spec not in self._pending:
+                self._pending[spec] = backend.submit("verify", VERIFY_JOB, spec)
+
+    def verify_many(self, specs) -> list[list[str]]:
+        """The error findings of each specialisation (in order), verified side by side on
+        the backend's workers (in this process without one)."""
+        specs = list(specs)
+        self.prefetch(specs)
+        return [self.errors(spec) for spec in specs]
+
+    def in_process_tally(self) -> dict[str, dict[str, int]]:
+        """{this process: {"verify": n, "time": 0}}: what was verified here, not on a worker."""
+        return self._here.workers()
+
+    def workers_used(self) -> dict[str, int]:
+        """{worker: specialisations it verified}, this process's included."""
+        counts: Counter = Counter()
+        for backend in (self._here, self._backend):
+            if backend is not None:
+                for worker, kinds in backend.workers().items():
+                    counts[worker] += kinds["verify"]
+        return {w: n for w, n in sorted(counts.items()) if n}
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        for future in self._pending.values():
+            future.cancel()
         self._pending.clear()
+        if self._owns_backend and self._backend is not None:
+            self._backend.close()
+            self._backend, self._owns_backend = None, False
 
     def stats(self) -> dict:
         return {"specialisations": self.runs, "verifier_seconds": round(self.seconds, 3),
-                "wait_seconds": round(self.wait_seconds, 3), "workers": self.workers}
+                "wait_seconds": round(self.wait_seconds, 3), "workers": self.workers,
+                "backend": self._backend.name if self._backend is not None else "in-process",
+                "by_worker": self.workers_used()}

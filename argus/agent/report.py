@@ -42,6 +42,7 @@ def markdown(result: RunResult, meta: dict[str, Any]) -> str:
     if meta.get("evaluator", "").startswith("cpu"):
         lines += ["Speeds are the analytical cost model's predictions for an H200, not "
                   "measurements.", ""]
+    lines += _library_lines(meta) + _worker_lines(meta)
     lines += ["| step | technique | status | TFLOP/s | reward | configuration |",
               "|---|---|---|---|---|---|"]
     for step in result.trajectory.steps:
@@ -51,6 +52,29 @@ def markdown(result: RunResult, meta: dict[str, Any]) -> str:
         lines.append(f"| {step.index} | {step.technique} | {status} | {tf} | "
                      f"{step.reward:.3f} | `{cfg}` |")
     return "\n".join(lines) + "\n"
+
+
+def _library_lines(meta: dict[str, Any]) -> list[str]:
+    library = meta.get("library")
+    if not library or library.get("basis") is None:
+        return []
+    verdict = ("accepted by argus.ops.matmul" if library["accepted"]
+               else f"refused by argus.ops.matmul: {library['refusal']}")
+    return [f"- best configuration: {verdict}; its speed is {library['basis']}"
+            + (f" ({library['device']})" if library.get("device") else "")
+            + f"; tuning cache: {meta.get('tune_cache_note', '-')}", ""]
+
+
+def _worker_lines(meta: dict[str, Any]) -> list[str]:
+    """The candidates each worker judged, for a run with a parallel backend."""
+    parallel = meta.get("parallel") or {}
+    workers = parallel.get("workers") or {}
+    if not workers:
+        return []
+    lines = [f"Candidates per worker ({parallel.get('backend')} backend):", "",
+             "| worker | verified | timed |", "|---|---|---|"]
+    lines += [f"| {w} | {n.get('verify', 0)} | {n.get('time', 0)} |" for w, n in workers.items()]
+    return lines + [""]
 
 
 def reward_svg(result: RunResult, width: int = 640, height: int = 320) -> str:
@@ -92,10 +116,19 @@ def write_outputs(result: RunResult, out_dir: str | Path, meta: dict[str, Any]) 
     paths = {"best_config": out / "best_config.json", "trajectory": out / "trajectory.json",
              "report": out / "report.md", "plot": out / "reward.svg"}
     s = summary(result, meta)
+    library = meta.get("library") or {}
     paths["best_config"].write_text(json.dumps({"task": result.trajectory.task.describe(),
                                                 "tflops": s["best_tflops"],
+                                                "basis": library.get("basis"),
                                                 "source": meta.get("evaluator"),
-                                                "config": s["best_config"]}, indent=2) + "\n")
+                                                "config": s["best_config"],
+                                                "matmul_knobs": library.get("knobs"),
+                                                "library": {k: library.get(k) for k in
+                                                            ("accepted", "refusal")},
+                                                "tune_cache": {
+                                                    "key": meta.get("tune_cache_key"),
+                                                    "note": meta.get("tune_cache_note")}},
+                                               indent=2) + "\n")
     paths["trajectory"].write_text(json.dumps({"summary": s, **result.trajectory.to_json()},
                                               indent=2) + "\n")
     paths["report"].write_text(markdown(result, meta))

@@ -11,8 +11,16 @@ The planner is the embedded knowledge-guided search unless a model is configured
   ARGUS_PROVIDER=anthropic ARGUS_MODEL=... ARGUS_API_KEY=...
 (flags below override the environment; see docs/agent.md). `gemm` is searched through its
 knob table; `attention`, `moe`, FILE.py::KERNEL and --kernelbench PROBLEM.py are kernel
-tasks: a model writes whole kernels (argus/cli/optimize_kernel_cmd.py). Exit 0 when a
-valid configuration or kernel was found, 1 when none was, 2 on a usage error.
+tasks: a model writes whole kernels (argus/cli/optimize_kernel_cmd.py).
+
+For gemm on a CPU the search stays in what argus.ops.matmul runs (--space library, the
+default: each candidate's kernel is verified, on --workers local processes or a --ray
+cluster), so the best configuration is one the library accepts; it goes into the tuning
+cache marked as the cost model's prediction. --space model ranks the cost model's whole
+knob table instead (kernels the library does not have included; nothing is written to the
+cache, the reason is in best_config.json). A provider outage pauses the episode: --resume
+continues it. Exit 0 when a valid configuration or kernel was found, 1 when none was or
+the episode paused, 2 on a usage error.
 """
 from __future__ import annotations
 
@@ -53,6 +61,15 @@ def register(subparsers) -> None:
                         help="episode database (default $ARGUS_AGENT_DB or out/agent/episodes.sqlite)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the latest unfinished episode of the same task")
+    parser.add_argument("--space", choices=("library", "model"), default="library",
+                        help="library: what argus.ops.matmul runs, kernels verified (default); "
+                             "model: the cost model's whole knob table (CPU only)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="local processes verifying candidates (default: the CPU count; "
+                             "0: in this process)")
+    parser.add_argument("--ray", default=None, metavar="auto|ADDRESS",
+                        help="judge candidates on a Ray cluster instead (verification on CPU "
+                             "workers, timing one GPU per task); needs the ray package")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no per-step lines")
     add_kernel_arguments(parser)
@@ -77,6 +94,7 @@ def run_optimize(args) -> int:
     from argus.agent.planner import Budget
     from argus.agent.providers import ProviderError, load_config
     from argus.agent.task import TaskError, parse_gemm_shape
+    from argus.agent.parallel import BackendError, make_backend
 
     if is_kernel_task(args):
         return run_kernel_optimize(args)
@@ -98,10 +116,15 @@ def run_optimize(args) -> int:
     except (TaskError, ProviderError, ValueError) as err:
         raise UsageError(str(err)) from None
     out = args.out or f"out/optimize/{args.op}-{task.shape_text}"
+    if args.workers is not None and args.workers < 0:
+        raise UsageError(f"--workers {args.workers}: give 0 (in this process) or more")
     try:
-        run = run_episode(task, config, evaluator=args.evaluator, budget=budget, out_dir=out,
-                          db=args.db, resume=args.resume, on_step=_progress(args.quiet or args.json))
-    except (EvaluatorUnavailable, ProviderError) as err:
+        with make_backend(args.ray, args.workers) as backend:
+            run = run_episode(task, config, evaluator=args.evaluator, budget=budget,
+                              out_dir=out, db=args.db, resume=args.resume,
+                              on_step=_progress(args.quiet or args.json), space=args.space,
+                              backend=backend)
+    except (EvaluatorUnavailable, ProviderError, TaskError, BackendError) as err:
         raise UsageError(str(err)) from None
     s = run["summary"]
     if args.json:
@@ -112,13 +135,27 @@ def run_optimize(args) -> int:
               f"{meta['provider']}{' (' + meta['model'] + ')' if meta['model'] else ''}")
         print(f"stop: {s['stop_reason']} ({s['evaluations']} evaluations, {s['steps']} steps, "
               f"{s['seconds']:.1f} s)")
+        library = meta.get("library") or {}
         if s["best_config"]:
-            print(f"best: {s['best_tflops']:.1f} TFLOP/s at step {s['best_step']} "
+            basis = " (predicted by the cost model, not measured)" \
+                if library.get("basis") == "predicted" else ""
+            print(f"best: {s['best_tflops']:.1f} TFLOP/s{basis} at step {s['best_step']} "
                   f"({s['speedup_over_start']:.2f}x the start): {json.dumps(s['best_config'])}")
+            print("argus.ops.matmul: " + ("accepts it" if library.get("accepted") else
+                                          f"refuses it: {library.get('refusal')}")
+                  + f"; tuning cache: {meta.get('tune_cache_note')}")
         else:
             first = run["result"].trajectory.steps[0].outcome.feedback.splitlines()
             print("best: none (no configuration passed)"
                   + (f"; the start failed: {first[0]}" if first else ""))
+        workers = (meta.get("parallel") or {}).get("workers") or {}
+        if len(workers) > 1:
+            print(f"candidates per worker ({meta['parallel']['backend']}): " + ", ".join(
+                f"{w} {n['verify']} verified" + (f" {n['time']} timed" if n["time"] else "")
+                for w, n in workers.items()))
         for name, path in run["paths"].items():
             print(f"wrote {path}")
+    if s["meta"].get("paused"):
+        print(f"paused: {s['stop_reason']}; {s['meta']['resume_hint']}", file=sys.stderr)
+        return 1
     return 0 if s["best_config"] else 1

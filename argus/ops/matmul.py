@@ -19,7 +19,9 @@ take, since the dispatcher's custom-op path costs host time per call; `out=` and
 always take the direct call (destination passing for the harness, no autograd).
 `autotune=True` (or ARGUS_AUTOTUNE=1) times the candidate configurations of the shape's
 class on its first call and keeps the fastest in the on-disk cache (autotune.py), which
-`argus optimize` writes too; a cached winner is used with or without autotuning.
+`argus optimize` writes too; a cached winner is used with or without autotuning. A
+prediction `argus optimize` made on the CPU cost model (basis "predicted") is taken only for
+a shape the tuned table does not hold, in place of the heuristic.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from argus.runtime.launch_errors import LaunchError
 
 from .autotune import candidates, capturing, current_cache, device_name, tune
 from .autotune import enabled as autotune_enabled
-from .gemm_configs import config_for, knobs_to_config
+from .gemm_configs import config_for, knobs_to_config, tuned_knobs
 from .library import library_kernel
 from .tune_cache import entry_key
 
@@ -225,6 +227,12 @@ def _choose(a, b_stored, out, layout, dtype, m, n, k, autotune):
         cache.record(key, best, ms, "autotune")
         _chosen.clear()          # calls of this class planned before now read the entry
         return plan(layout, m, n, k, dtype, best), True
+    predicted = cache.predicted(key)
+    if predicted is not None and tuned_knobs(m, n, k, layout) is None:
+        try:                     # the cost model's choice, where only the heuristic would be
+            return plan(layout, m, n, k, dtype, predicted), True
+        except LaunchError:
+            pass
     return plan(layout, m, n, k, dtype, {}), True
 
 

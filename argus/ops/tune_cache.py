@@ -7,7 +7,12 @@ An entry's key is "GPU|op|dtype|layout|shape class", e.g.
 "NVIDIA H200|gemm|bf16|kn|m128-n4096-k4096": N and K exactly (a model's projections have a
 handful of them), M rounded up to a power of two (the batch and sequence length vary from
 call to call; one tuning serves every M of the bucket). Its value holds the knobs, the time
-measured, who measured it and when. Writes go to a temporary file in the same folder and are
+measured, who measured it and when, and its basis: "measured" (timed on that GPU: autotuning,
+`argus optimize` on the GPU) or "predicted" (`argus optimize` on the CPU cost model, which
+models that GPU; no time is recorded, only the model's `predicted_ms`). `knobs` returns
+measured entries only and `predicted` the predictions; a prediction never replaces a
+measurement (argus.ops.matmul takes a prediction only where neither a measured entry nor
+the tuned table has the shape). Entries written before the basis existed are measured. Writes go to a temporary file in the same folder and are
 renamed into place (a reader never sees half a file); a file that does not parse reads as
 empty and is replaced on the next write.
 """
@@ -21,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 FORMAT = 1
+BASES = ("measured", "predicted")
 
 
 def default_path() -> Path:
@@ -69,17 +75,38 @@ class TuneCache:
         return {k: v for k, v in entries.items()
                 if isinstance(v, dict) and isinstance(v.get("knobs"), dict)}
 
-    def knobs(self, key: str) -> dict | None:
+    def _knobs(self, key: str, basis: str) -> dict | None:
         entry = self.entries().get(key)
-        return dict(entry["knobs"]) if entry is not None else None
+        if entry is None or entry.get("basis", "measured") != basis:
+            return None
+        return dict(entry["knobs"])
 
-    def record(self, key: str, knobs: dict, time_ms: float | None, source: str) -> None:
-        """Keep `knobs` as the configuration of `key` (the latest measurement wins), merged
-        with what other processes wrote since this one read the file."""
+    def knobs(self, key: str) -> dict | None:
+        """The measured configuration of `key`, if any."""
+        return self._knobs(key, "measured")
+
+    def predicted(self, key: str) -> dict | None:
+        """The cost model's configuration of `key`, if one was recorded and never measured."""
+        return self._knobs(key, "predicted")
+
+    def record(self, key: str, knobs: dict, time_ms: float | None, source: str,
+               basis: str = "measured", predicted_ms: float | None = None) -> bool:
+        """Keep `knobs` as the configuration of `key` (the latest measurement wins; a
+        prediction does not replace a measurement), merged with what other processes wrote
+        since this one read the file. False when it was not written."""
+        if basis not in BASES:
+            raise ValueError(f"basis {basis!r}: one of {BASES}")
         entries = self._read()
-        entries[key] = {"knobs": dict(knobs), "time_ms": time_ms, "source": source,
-                        "measured": dt.datetime.now(dt.timezone.utc).isoformat(
-                            timespec="seconds")}
+        if basis == "predicted" and entries.get(key, {}).get("basis", "measured") == \
+                "measured" and key in entries:
+            self._entries = entries
+            return False
+        entry = {"knobs": dict(knobs), "time_ms": time_ms if basis == "measured" else None,
+                 "source": source, "basis": basis,
+                 "measured": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+        if basis == "predicted":
+            entry["predicted_ms"] = predicted_ms
+        entries[key] = entry
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".json")
         try:
@@ -90,3 +117,4 @@ class TuneCache:
             Path(tmp).unlink(missing_ok=True)
             raise
         self._entries = entries
+        return True

@@ -16,6 +16,7 @@ def clean_env(monkeypatch, tmp_path):
     for var in PROVIDER_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("ARGUS_AGENT_DB", str(tmp_path / "default.sqlite"))
+    monkeypatch.setenv("ARGUS_CACHE_DIR", str(tmp_path / "cache"))   # the tuning cache
 
 
 def _optimize(tmp_path, *extra):

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from argus.agent.evaluators.base import EvaluatorUnavailable, Outcome
-from argus.agent.evaluators.cpu import invalid_outcome
+from argus.agent.evaluators.cpu import invalid_outcome, space_outcome
 from argus.agent.evaluators.gpu_candidate import CONFIG_ENV
 from argus.agent.evaluators.gpu_kernel_candidate import KERNEL_ENV
 from argus.agent.evaluators.gpu_session import SessionBenchmark
@@ -36,6 +36,9 @@ from argus.agent.resources import check_resources
 from argus.agent.task import GemmTask
 
 MAX_FEEDBACK = 2000
+# the "time" job a backend's worker runs (named, not imported: timing.py builds this
+# module's default benchmark in the worker)
+TIME_JOB = "argus.agent.parallel.timing:time_config"
 
 
 def cuda_available() -> bool:
@@ -151,17 +154,40 @@ class GpuEvaluator:
         if violations:
             return invalid_outcome(violations, "gpu")
         bench = self.ensure_ready()      # unavailable (no GPU, no backend) comes first
-        if self.space is not None:
-            why, reasons = self.space.why_invalid(config, task)
-            if why == "refused":
-                return Outcome(status="compile_error", source="gpu",
-                               feedback=reasons[0][:MAX_FEEDBACK])
-            if why == "unverified":
-                return Outcome(status="invalid", source="verifier",
-                               details={"findings": reasons},
-                               feedback=("the verifier rejects this configuration's kernel: "
-                                         + "\n".join(reasons))[:MAX_FEEDBACK])
-        return self._measure(bench, config, task)
+        failed = self._space_failure(config, task)
+        return failed if failed is not None else self._measure(bench, config, task)
+
+    def _space_failure(self, config: GemmConfig, task: GemmTask) -> Outcome | None:
+        return None if self.space is None else space_outcome(self.space, config, task, "gpu")
+
+    def evaluate_many(self, configs, task: GemmTask, backend,
+                      benchmark_ref: str | None = None) -> list[Outcome]:
+        """Several configurations at once: the static checks and the space here, then one
+        "time" job per remaining configuration on `backend` (argus.agent.parallel), each
+        on a GPU of its own (at most one timing job per GPU at a time), judged as
+        `evaluate` judges a measurement. `benchmark_ref` ("module:function") names the
+        workers' benchmark; default: the harness's persistent child on their GPU."""
+        from argus.agent.parallel.backend import BackendError
+
+        configs = list(configs)
+        outcomes: list[Outcome | None] = []
+        for config in configs:
+            violations = check_resources(config, task)
+            outcomes.append(invalid_outcome(violations, "gpu") if violations
+                            else self._space_failure(config, task))
+        jobs = {i: backend.submit("time", TIME_JOB, {"benchmark": benchmark_ref,
+                                                     "config": c.to_json(),
+                                                     "task": task.describe()})
+                for i, c in enumerate(configs) if outcomes[i] is None}
+        for i, future in jobs.items():
+            try:
+                outcomes[i] = self._judge(future.result(), task)
+            except BackendError:
+                raise
+            except Exception as err:      # the job raised, or its worker died
+                outcomes[i] = Outcome(status="compile_error", source="gpu",
+                                      feedback=f"{type(err).__name__}: {err}"[:MAX_FEEDBACK])
+        return outcomes
 
     def close(self) -> None:
         """End the benchmark's worker child, if it has one."""
@@ -178,8 +204,6 @@ class GpuEvaluator:
         return self._measure(self._kernel_benchmark, path, task)
 
     def _measure(self, bench: Callable, subject, task: GemmTask) -> Outcome:
-        from argus.agent.roofline_peaks import plausibility
-
         try:
             result = bench(subject, task)
         except EvaluatorUnavailable:
@@ -187,6 +211,13 @@ class GpuEvaluator:
         except Exception as err:  # a compile failure or crash of the candidate: feedback
             return Outcome(status="compile_error", source="gpu",
                            feedback=f"{type(err).__name__}: {err}"[:MAX_FEEDBACK])
+        return self._judge(result, task)
+
+    def _judge(self, result, task: GemmTask) -> Outcome:
+        """The benchmark's result dict -> an Outcome (failures with their reasons,
+        roofline-implausible times rejected)."""
+        from argus.agent.roofline_peaks import plausibility
+
         if not isinstance(result, dict):
             return Outcome(status="error", source="gpu",
                            feedback=f"the benchmark returned {type(result).__name__}, not a dict")
