@@ -69,14 +69,17 @@ def _under(knobs: dict, base: dict) -> dict:
     would contradict them: split-K runs without a TMA-store epilogue or clusters, and
     BM / consumers go together."""
     base = dict(base)
+    drop = set()
     if knobs.get("split_k", 1) > 1:
-        base.pop("epilogue", None)
-        base.pop("cluster_m", None)
+        drop |= {"epilogue", "cluster_m"}
     if "epilogue" in knobs or "cluster_m" in knobs:
-        base.pop("split_k", None)
+        drop |= {"split_k"}
+    if "BN" in knobs:                  # the epilogue and cluster were chosen for its width
+        drop |= {"epilogue", "cluster_m"}
     if "BM" in knobs or "consumers" in knobs:
-        base.pop("BM", None)
-        base.pop("consumers", None)
+        drop |= {"BM", "consumers", "epilogue", "cluster_m"}
+    for name in drop - set(knobs):
+        base.pop(name, None)
     return {**knobs, **{name: value for name, value in base.items() if name not in knobs}}
 
 
