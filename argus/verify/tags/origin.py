@@ -149,6 +149,12 @@ def transfer(w, op: Op) -> None:
         before = getattr(acc, "origin", None)
         _set(acc, product if before is None else merge([before, product]))
         return
+    if code in SINKS and w.phase == "check":     # what reaches a kernel tensor
+        dst = w.value(op.arg("dst"))
+        if not isinstance(dst, SmemView) and code != "tma.store":
+            src = w.value(op.arg("src"))
+            _sink(w, of_value(w, src) if isinstance(src, (Fragment, SmemView)) else
+                  None if src is None or isinstance(src, (int, float)) else UNKNOWN)
     if code == "store":                     # into shared memory: for the TMA store
         dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
         if isinstance(dst, SmemView):
@@ -161,6 +167,7 @@ def transfer(w, op: Op) -> None:
         dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
         if w.phase == "check" and isinstance(dst, GlobalTile) and isinstance(src, SmemView):
             staged = w.__dict__.get("_origin_staged", {}).get(src.buffer.name)
+            _sink(w, staged if staged is not None else UNKNOWN)
             check_store(w, op, dst, staged, lambda a, e: _tile_model(w, dst, a, e))
         return
     if code == "frag.assign":
@@ -326,6 +333,46 @@ def record_load(w, op: Op) -> None:
         src = w.value(op.arg("src"))
         if isinstance(src, GlobalTile):
             w.__dict__.setdefault("_origin_loads", set()).add(src.tensor)
+            w.__dict__.setdefault("_origin_load_at", {}).setdefault(src.tensor, op.loc)
+
+
+# -- every data input loaded reaches an output ------------------------------------------------
+
+SINKS = ("store", "atomic.add", "tma.store", "scatter.store")
+
+
+def _sink(w, origin) -> None:
+    w.__dict__.setdefault("_origin_sinks", []).append(origin)
+
+
+def dead_loads(w) -> None:
+    """A data input the kernel loads (by TMA or into registers) from which no value it
+    stores, adds or scatters into a kernel tensor is computed: the load's data is dropped,
+    so an operand read elsewhere stands in for it (Q K^T computed as Q V^T, the gate
+    projection from the up weights, an accumulation left out). Checked only when the
+    origin of every stored value is known (else nothing is claimed)."""
+    sinks = w.__dict__.get("_origin_sinks", [])
+    if not sinks or any(o is UNKNOWN for o in sinks):
+        return
+    reached = frozenset().union(*(o.tensors for o in sinks if isinstance(o, Origin)))
+    where = {}
+    for x in w.writers:
+        where.setdefault(x.src.tensor, x.loc)
+    for name, loc in w.__dict__.get("_origin_load_at", {}).items():
+        where.setdefault(name, loc)
+    for name in _inputs(w):
+        if name not in where or name in reached:
+            continue
+        loc = where[name]
+        users = sorted(reached) or ["nothing (only constants)"]
+        w.findings.append(Finding(
+            "tag.operand-tensor", "error",
+            f"{name} is loaded here but no value the kernel stores is computed from it: "
+            f"what it writes comes from {', '.join(users)}, so an operand that should be "
+            f"{name}'s tile is read from another tensor (or its use was left out)",
+            loc, "tma_load" if any(x.loc == loc for x in w.writers) else "load",
+            f"use the tile loaded from {name} where the computation needs it (the operand "
+            f"of the wgmma or the term of the update that reads {name})"))
 
 
 # -- tag(x).tensor in a tag_assert ------------------------------------------------------------

@@ -150,7 +150,8 @@ class Walker:
         return operand
 
     def walk_op(self, op: Op) -> None:
-        from . import rules
+        from . import rules, uninit
+        uninit.check(self, op)               # a fragment read before it is written
         handler = getattr(self, "op_" + op.opcode.replace(".", "_"), None)
         if handler is not None:
             handler(op)
