@@ -150,7 +150,7 @@ class Walker:
         return operand
 
     def walk_op(self, op: Op) -> None:
-        from . import rules, uninit
+        from . import offtensor, rules, uninit, within
         uninit.check(self, op)               # a fragment read before it is written
         handler = getattr(self, "op_" + op.opcode.replace(".", "_"), None)
         if handler is not None:
@@ -174,6 +174,8 @@ class Walker:
                     self.env[r] = None
             else:
                 origin.follow(self, op)      # the tensor of origin (origin.py)
+                offtensor.check(self, op)    # a read that never meets its tensor
+                within.check(self, op)       # entries and segments inside what they index
             return
         if op.opcode.startswith("arith."):
             self.op_arith(op)
