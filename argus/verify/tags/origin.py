@@ -30,7 +30,7 @@ op the pass does not model) is not checked: nothing is claimed about it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import z3
@@ -63,6 +63,9 @@ class Origin:
     rows: Optional[Axis] = None
     cols: Optional[Axis] = None
     product: bool = False          # a wgmma product (or computed from one)
+    # ops that mix data values in a way no rule relates to the output (a row reduction,
+    # a prefix sum or an entry of data that no idiom pack gives a meaning): (opcode, loc)
+    opaque: frozenset = frozenset()
 
     @property
     def tensors(self) -> frozenset:
@@ -111,7 +114,8 @@ def merge(origins) -> Optional[Origin]:
     rows = {o.rows for o in origins if o.rows is not None}
     cols = {o.cols for o in origins if o.cols is not None}
     return Origin(reads, rows.pop() if len(rows) == 1 else None,
-                  cols.pop() if len(cols) == 1 else None, any(o.product for o in origins))
+                  cols.pop() if len(cols) == 1 else None, any(o.product for o in origins),
+                  frozenset().union(*(o.opaque for o in origins)))
 
 
 def _set(frag, origin) -> None:
@@ -145,7 +149,7 @@ def transfer(w, op: Op) -> None:
         if oa is None or ob is None or UNKNOWN in (oa, ob):
             _set(acc, UNKNOWN)
             return
-        product = Origin(oa.reads | ob.reads, oa.rows, ob.rows, True)
+        product = Origin(oa.reads | ob.reads, oa.rows, ob.rows, True, oa.opaque | ob.opaque)
         before = getattr(acc, "origin", None)
         _set(acc, product if before is None else merge([before, product]))
         return
@@ -154,7 +158,12 @@ def transfer(w, op: Op) -> None:
         if not isinstance(dst, SmemView) and code != "tma.store":
             src = w.value(op.arg("src"))
             _sink(w, of_value(w, src) if isinstance(src, (Fragment, SmemView)) else
-                  None if src is None or isinstance(src, (int, float)) else UNKNOWN)
+                  None if src is None or isinstance(src, (int, float)) else UNKNOWN, op)
+            if code == "scatter.store":          # rows chosen by computed data
+                rows = w.value(op.arg("rows"))
+                o = getattr(getattr(rows, "fragment", None), "origin", None)
+                if isinstance(o, Origin) and o.reads:
+                    _unproved(w, op, o.opaque | {("indices.from_frag", op.loc)})
     if code == "store":                     # into shared memory: for the TMA store
         dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
         if isinstance(dst, SmemView):
@@ -167,7 +176,7 @@ def transfer(w, op: Op) -> None:
         dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
         if w.phase == "check" and isinstance(dst, GlobalTile) and isinstance(src, SmemView):
             staged = w.__dict__.get("_origin_staged", {}).get(src.buffer.name)
-            _sink(w, staged if staged is not None else UNKNOWN)
+            _sink(w, staged if staged is not None else UNKNOWN, op)
             check_store(w, op, dst, staged, lambda a, e: _tile_model(w, dst, a, e))
         return
     if code == "frag.assign":
@@ -185,7 +194,9 @@ def transfer(w, op: Op) -> None:
             continue
         got = merge(of_value(w, w.value(o)) for o in op.operands if isinstance(o, Value))
         if got not in (None, UNKNOWN) and len(out.shape) < 2:
-            got = Origin(got.reads, got.rows, None, got.product)   # a row vector: no columns
+            got = Origin(got.reads, got.rows, None, got.product, got.opaque)   # no columns
+        if isinstance(got, Origin) and code in MIXING and out.tag.meaning is None:
+            got = replace(got, opaque=got.opaque | {(code, op.loc)})
         _set(out, got)
 
 
@@ -340,9 +351,36 @@ def record_load(w, op: Op) -> None:
 
 SINKS = ("store", "atomic.add", "tma.store", "scatter.store")
 
+# ops whose result element mixes several data elements (or turns data into positions):
+# what they compute is the op's arithmetic over the elements, which no check relates to
+# the kernel's output unless an idiom pack (the online softmax: meaning.py) gives the
+# result a meaning
+MIXING = {"reduce.row": "a row reduction", "scan.prefix_sum": "a prefix sum",
+          "indices.element": "an entry of a computed vector",
+          "indices.from_frag": "indices computed from data"}
 
-def _sink(w, origin) -> None:
+
+def _sink(w, origin, op=None) -> None:
     w.__dict__.setdefault("_origin_sinks", []).append(origin)
+    if isinstance(origin, Origin) and origin.opaque and op is not None:
+        _unproved(w, op, origin.opaque)
+
+
+def _unproved(w, op: Op, opaque) -> None:
+    """A stored value whose arithmetic the verifier does not prove: unverified, said."""
+    first = sorted(opaque, key=lambda x: (x[1].line, x[1].col))
+    done = w.__dict__.setdefault("_origin_unproved", set())
+    if (op.loc.line, op.loc.col) in done:
+        return
+    done.add((op.loc.line, op.loc.col))
+    what = ", ".join(f"{MIXING[c]} (line {loc.line})" for c, loc in first[:4])
+    w.findings.append(Finding(
+        "tag.value-unproved", "warning",
+        f"the value written here is computed through {what}: the tag pass proves where "
+        f"values go, not the arithmetic that mixes data elements, and no idiom it knows "
+        f"gives this one a meaning; what this writes is not verified", op.loc,
+        op.opcode.replace(".", "_"), "test it against a reference (argus run --interpret); "
+        "docs/design/verifier.md lists the idioms whose arithmetic is proved"))
 
 
 def dead_loads(w) -> None:
