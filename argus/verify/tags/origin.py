@@ -130,7 +130,11 @@ def follow(w, op: Op) -> None:
         transfer(w, op)
         if w.phase == "collect":
             record_load(w, op)
-    except (ValueError, TypeError, LookupError, AttributeError) as err:
+    except (TypeError, AttributeError, NameError, AssertionError, z3.Z3Exception) as err:
+        for r in op.results:
+            _set(w.env.get(r), UNKNOWN)
+        w.rule_crashed(op, err, "tensor-of-origin transfer")
+    except (ValueError, LookupError) as err:
         for r in op.results:
             _set(w.env.get(r), UNKNOWN)
         w.not_modelled(op, f"the tensor of origin: {type(err).__name__}: {err}")
