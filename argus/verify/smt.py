@@ -302,6 +302,11 @@ def _divisions(formulas) -> dict:
     return out
 
 
+def symbolic_divisor(formulas) -> bool:
+    return any(not z3.is_bv_value((q if q is not None else r).arg(1))
+               for q, r in _divisions(formulas).values())
+
+
 def _power_of_two(d) -> bool:
     return z3.is_bv_value(d) and d.as_long() > 0 and not d.as_long() & (d.as_long() - 1)
 
@@ -359,11 +364,14 @@ def solve(formulas, timeout_ms: int = TIMEOUT_MS):
     cheap = without_divisions(formulas)
     if cheap is not None:             # first without the dividers: an unsat holds
         s = z3.Solver()
-        s.set("timeout", min(timeout_ms, 1000))
+        s.set("timeout", timeout_ms)
         s.add(*cheap, *mod_lemmas(cheap))
-        if s.check() == z3.unsat:
+        got = s.check()
+        if got == z3.unsat:
             _remember(key, formulas)
             return z3.unsat, None
+        if got == z3.unknown and symbolic_divisor(formulas):
+            return z3.unknown, s      # a bit-blasted symbolic divider does no better
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*formulas, *mod_lemmas(formulas))
