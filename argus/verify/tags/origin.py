@@ -196,10 +196,13 @@ def transfer(w, op: Op) -> None:
             _set(out, of_tile(src, op.loc) if isinstance(src, GlobalTile) else
                  of_value(w, src) if isinstance(src, SmemView) else UNKNOWN)
             continue
+        if code == "frag.coord":             # row_of / col_of: positions, no data
+            _set(out, None)
+            continue
         got = merge(of_value(w, w.value(o)) for o in op.operands if isinstance(o, Value))
         if got not in (None, UNKNOWN) and len(out.shape) < 2:
             got = Origin(got.reads, got.rows, None, got.product, got.opaque)   # no columns
-        if isinstance(got, Origin) and code in MIXING and out.tag.meaning is None:
+        if isinstance(got, Origin) and _decides_by_data(w, op, out):
             got = replace(got, opaque=got.opaque | {(code, op.loc)})
         _set(out, got)
 
@@ -355,13 +358,23 @@ def record_load(w, op: Op) -> None:
 
 SINKS = ("store", "atomic.add", "tma.store", "scatter.store")
 
-# ops whose result element mixes several data elements (or turns data into positions):
-# what they compute is the op's arithmetic over the elements, which no check relates to
-# the kernel's output unless an idiom pack (the online softmax: meaning.py) gives the
-# result a meaning
-MIXING = {"reduce.row": "a row reduction", "scan.prefix_sum": "a prefix sum",
-          "indices.element": "an entry of a computed vector",
+# ops that turn data values into discrete decisions: a select whose condition compares
+# data and whose two values carry none (a coordinate or a constant picked by the data: an
+# argmax, a one-hot, a histogram's increments), and indices computed from data. What such
+# a value is depends on the comparisons, which no check relates to the kernel's output
+# unless an idiom pack gives it a meaning; values computed from it inherit that.
+MIXING = {"math.select": "a position or count chosen by comparing data",
           "indices.from_frag": "indices computed from data"}
+
+
+def _decides_by_data(w, op: Op, out) -> bool:
+    if op.opcode not in MIXING or getattr(out.tag, "meaning", None) is not None:
+        return False
+    if op.opcode == "indices.from_frag":
+        return True
+    cond, a, b = (of_value(w, w.value(op.arg(n))) for n in ("cond", "a", "b"))
+    data = lambda o: isinstance(o, Origin) and bool(o.reads)
+    return data(cond) and not data(a) and not data(b)
 
 
 def _sink(w, origin, op=None) -> None:
@@ -377,12 +390,13 @@ def _unproved(w, op: Op, opaque) -> None:
     if (op.loc.line, op.loc.col) in done:
         return
     done.add((op.loc.line, op.loc.col))
-    what = ", ".join(f"{MIXING[c]} (line {loc.line})" for c, loc in first[:4])
+    what = ", ".join(dict.fromkeys(f"{MIXING[c]} (line {loc.line})" for c, loc in first))
+    what = ", ".join(what.split(", ")[:4])
     w.findings.append(Finding(
         "tag.value-unproved", "warning",
         f"the value written here is computed through {what}: the tag pass proves where "
-        f"values go, not the arithmetic that mixes data elements, and no idiom it knows "
-        f"gives this one a meaning; what this writes is not verified", op.loc,
+        f"values go, not which discrete choice comparisons of data make, and no idiom it "
+        f"knows gives this one a meaning; what this writes is not verified", op.loc,
         op.opcode.replace(".", "_"), "test it against a reference (argus run --interpret); "
         "docs/design/verifier.md lists the idioms whose arithmetic is proved"))
 
