@@ -278,6 +278,79 @@ def mod_lemmas(formulas) -> list:
     return out
 
 
+_DIVS = (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I)
+
+
+def _divisions(formulas) -> dict:
+    """(x, d) -> (the x // d term or None, the x % d term or None) for every division by a
+    divisor that is not a constant (a grid-stride loop's `w // TN`, `w % TN`)."""
+    out, todo, seen = {}, list(formulas), set()
+    while todo:
+        t = todo.pop()
+        if not z3.is_expr(t) or t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app(t) and t.decl().kind() in _DIVS and not _power_of_two(t.arg(1)):
+            key = (t.arg(0).get_id(), t.arg(1).get_id())
+            q, r = out.get(key, (None, None))
+            if t.decl().kind() in _DIVS[:2]:
+                q = t
+            else:
+                r = t
+            out[key] = (q, r)
+        todo.extend(t.children())
+    return out
+
+
+def symbolic_divisor(formulas) -> bool:
+    return any(not z3.is_bv_value((q if q is not None else r).arg(1))
+               for q, r in _divisions(formulas).values())
+
+
+def _power_of_two(d) -> bool:
+    return z3.is_bv_value(d) and d.as_long() > 0 and not d.as_long() & (d.as_long() - 1)
+
+
+def without_divisions(formulas):
+    """The formulas with every division x // d, x % d by a non-constant d replaced by
+    fresh q, r and a fresh p standing for q * d, with true facts only: x == p + r, p <= x,
+    r < d (d > 0), and between two divisions by one d: q == q' exactly when p == p'.
+    Every model of the formulas extends to one of these (the fresh names take the real
+    values), so an unsat answer here holds for the formulas; the bit-blasted divider
+    z3 cannot get through is gone (None when there is no such division)."""
+    divs = _divisions(formulas)
+    if not divs:
+        return None
+    subst, facts, by_divisor = [], [], {}
+    for n, ((xid, did), (q, r)) in enumerate(divs.items()):
+        x, d = (q if q is not None else r).arg(0), (q if q is not None else r).arg(1)
+        qv, rv, pv = (z3.BitVec(f"{name}!div{n}", x.size()) for name in ("q", "r", "p"))
+        if q is not None:
+            subst.append((q, qv))
+        if r is not None:
+            subst.append((r, rv))
+        nonzero = d != 0
+        if z3.is_bv_value(d):          # by a constant: p is q * d exactly (no divider)
+            facts.append(pv == qv * d)
+        facts += [z3.Implies(nonzero, x == pv + rv), z3.Implies(nonzero, z3.ULE(pv, x)),
+                  z3.Implies(nonzero, z3.ULT(rv, d)), z3.Implies(nonzero, z3.ULE(qv, x))]
+        for q2, p2 in by_divisor.get(did, ()):
+            facts.append(z3.Implies(nonzero, (qv == q2) == (pv == p2)))
+            facts.append(z3.Implies(nonzero, z3.ULT(qv, q2) == z3.ULT(pv, p2)))
+        by_divisor.setdefault(did, []).append((qv, pv))
+    # innermost first: a division inside another's argument is replaced in both
+    out = list(formulas)
+    for _ in range(4):
+        changed = [z3.substitute(f, *subst) if z3.is_expr(f) else f for f in out]
+        if all(a.eq(b) for a, b in zip(changed, out) if z3.is_expr(a)):
+            break
+        out = changed
+    facts = [z3.substitute(f, *subst) for f in facts]
+    if _divisions(out):
+        return None
+    return out + facts
+
+
 def solve(formulas, timeout_ms: int = TIMEOUT_MS):
     """(z3's answer, the solver) for the conjunction of `formulas`; the solver is None when
     the answer is a remembered unsat. Many questions repeat: the warpgroups of a role are
@@ -288,6 +361,17 @@ def solve(formulas, timeout_ms: int = TIMEOUT_MS):
     key = _key(formulas)
     if key in _UNSAT:
         return z3.unsat, None
+    cheap = without_divisions(formulas)
+    if cheap is not None:             # first without the dividers: an unsat holds
+        s = z3.Solver()
+        s.set("timeout", timeout_ms)
+        s.add(*cheap, *mod_lemmas(cheap))
+        got = s.check()
+        if got == z3.unsat:
+            _remember(key, formulas)
+            return z3.unsat, None
+        if got == z3.unknown and symbolic_divisor(formulas):
+            return z3.unknown, s      # a bit-blasted symbolic divider does no better
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*formulas, *mod_lemmas(formulas))

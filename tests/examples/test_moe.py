@@ -164,7 +164,10 @@ def test_argus_check_and_compile_accept_the_moe_examples(capsys):
     examples = MOE.parent
     for name, kernel in [("moe", "moe_grouped"), ("moe_gate_up", "moe_gate_up"),
                          ("moe_combine", "moe_combine"), ("moe_route", "moe_route")]:
-        assert main(["check", str(examples / f"{name}.py")]) == 0
+        # the router's value arithmetic is not proved: unverified (3), accepted knowingly
+        want = 3 if name == "moe_route" else 0
+        assert main(["check", str(examples / f"{name}.py")]) == want
+        assert main(["check", str(examples / f"{name}.py"), "--accept-unverified"]) == 0
         assert main(["compile", f"{examples / name}.py::{kernel}", "--emit", "ir"]) == 0
     out = capsys.readouterr().out
     assert "scan.prefix_sum" in out and "segment %X" in out and "gather.tma" in out

@@ -141,7 +141,9 @@ def test_the_committed_full_report_is_complete():
     rows = report["mutants"]
     assert not report.get("sample") and len(rows) >= 2000
     assert set(report["targets"]) == set(TARGETS)
-    assert all(t["baseline"] == VERIFIED_CORRECT for t in report["targets"].values())
+    # an unverified baseline (the router: its value arithmetic is not proved) is fuzzed too
+    assert all(t["baseline"] in (VERIFIED_CORRECT, UNVERIFIED)
+               for t in report["targets"].values())
     assert {r["class"] for r in rows} <= set(CLASSES) and len({r["key"] for r in rows}) == len(rows)
     for r in rows:
         if r["class"] in FAILURES:

@@ -70,8 +70,9 @@ def test_a_crashing_pass_makes_the_kernel_unverified(monkeypatch):
 
 def test_a_tag_rule_that_raises_a_type_error_surfaces_as_unverified_with_its_reason(
         monkeypatch):
-    """walker.py turns a rule's TypeError into "not modelled": a warning naming the error,
-    which makes the verdict unverified (it was exit 0, ok true before)."""
+    """walker.py reports a rule's TypeError as a verifier defect (tag.internal-error, no
+    longer folded into "not modelled"): a warning naming the error, which makes the
+    verdict unverified (it was exit 0, ok true before)."""
     from argus.verify.tags import rules
 
     def broken(w, op):
@@ -80,7 +81,8 @@ def test_a_tag_rule_that_raises_a_type_error_surfaces_as_unverified_with_its_rea
     monkeypatch.setitem(rules.RULES, "load", broken)
     r = driver.run(parse_kernel(EXAMPLES / "copy.py", "copy"))
     assert r.verdict == "unverified" and not r.ok
-    (why,) = [w for w in r.unverified_reasons if "tag.not-modelled" in w]
+    (why,) = [w for w in r.unverified_reasons if "tag.internal-error" in w]
+    assert "defect of the verifier" in why
     assert "TypeError" in why and "BoolRef" in why and "copy.py:17:" in why
 
 

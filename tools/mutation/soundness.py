@@ -14,8 +14,10 @@ from dataclasses import replace
 from typing import Callable, Iterable
 
 from tools.mutation.causes import cause_of
-from tools.mutation.differential import (FAILURES, VERIFIED_CORRECT, Differential,
-                                         check_kernel_then_run, parse, unified_diff)
+from tools.mutation.differential import (CORRECT, FAILURES, RUN_SECONDS, SEED, UNVERIFIED,
+                                         VERIFIED_CORRECT, Differential, ShapeRun,
+                                         check_kernel_then_run, parse, run_once,
+                                         unified_diff)
 from tools.mutation.mutant import generate_mutants
 from tools.mutation.sample import keys
 from tools.mutation.targets import TARGETS
@@ -83,10 +85,22 @@ def fuzz(names: Iterable[str], select: Callable[[str], bool] | None = None,
 
 
 def baseline(name: str) -> Differential:
-    """The unmutated kernel's result; BaselineError unless it verifies and runs correctly."""
+    """The unmutated kernel's result; BaselineError unless it runs correctly on every
+    shape and verifies, or is unverified (a warning says what is not proved, no error):
+    such a target's mutants are fuzzed all the same (one that loses the warnings and
+    verifies runs on the interpreter like any other)."""
     target = TARGETS[name]
-    base = check_kernel_then_run(target, parse(target, target.source()))
-    if base.cls != VERIFIED_CORRECT:
+    kernel = parse(target, target.source())
+    base = check_kernel_then_run(target, kernel)
+    if base.cls == UNVERIFIED:
+        for shapes in target.all_shapes:
+            r = run_once(target, kernel, "value", SEED, shapes, RUN_SECONDS)
+            base.runs.append(ShapeRun(shapes, r.outcome, r.detail))
+        if all(r.outcome == CORRECT for r in base.runs):
+            return base
+        base.evidence = "; ".join(f"{r.outcome}: {r.detail}" for r in base.runs
+                                  if r.outcome != CORRECT)
+    if base.cls not in (VERIFIED_CORRECT, UNVERIFIED):
         raise BaselineError(f"{target.path}::{target.kernel} itself is {base.cls}: "
                             f"{base.errors or base.warnings or base.evidence}; fix it "
                             f"before fuzzing it")

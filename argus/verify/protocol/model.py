@@ -264,11 +264,18 @@ class _Walker:
                 trip = max(0, -(-(stop - start) // step))
             elif start == 0 and step == 1:
                 trip = stop
-            else:
-                trip = t.fresh(f"trip_{arg.name}", 1, STEP_BOUND)
+            else:       # one trip for every loop of these bounds (producer and consumer)
+                key = ("range", _key(start), _key(stop), _key(step))
+                if key not in self.schedule_trips:
+                    self.schedule_trips[key] = t.fresh(f"trip_{arg.name}", 1, STEP_BOUND)
+                trip = self.schedule_trips[key]
             counter = t.fresh(_display(arg.name), 0, trip)
             t.constraints.append(smt.lt(counter, STEP_BOUND))
             value = counter if (start == 0 and step == 1) else _add(start, t.mul(counter, step))
+            if not isinstance(trip, int) and not (start == 0 and step == 1):
+                # a strided loop (range(bid, NT, BLOCKS)): its trip is a fresh count, so
+                # the counter's value stays below stop by this fact, not by the trip
+                t.constraints.append(smt.lt(value, stop))
             t.bind(arg, value)
             loop = Loop(op, _display(arg.name), counter, trip, ("for", _key(trip)))
             return [(op.regions[0], replace(where, loops=where.loops + (loop,)))]

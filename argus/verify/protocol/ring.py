@@ -120,6 +120,51 @@ def check(m: Model) -> list:
         out += _stages_and_parity(m, array)
         out += _arrivals(m, array)
         out += _tx_bytes(m, array)
+        out += _expect_matches_load(m, array)
+    return out
+
+
+def _expect_matches_load(m: Model, array: Value) -> list:
+    """An expect_tx and the TMA loads issued with it (same role, loops, conditions and
+    elect: one block of code) arm and complete the same barrier of the array, for every
+    step: the bytes are expected on the barrier that receives them. This holds in filtered
+    loops too, where the ring step is the user's (an expect_tx on the next stage's
+    barrier leaves the loads' barrier without expected bytes: a tx-count underflow)."""
+    out, reported = [], set()
+    place = lambda e: (id(e.where.role), tuple(id(l) for l in e.where.loops),
+                       tuple(c.get_id() if z3.is_expr(c) else c for c in e.where.conds),
+                       e.where.elect)
+    loads = on_array(m, array, *TMA_BAR)
+    for x in on_array(m, array, "mbarrier.expect_tx"):
+        mine = [l for l in loads if place(l) == place(x)]
+        if not mine:
+            continue
+        ix = m.bars[bar_operand(x)].index
+        for l in mine:
+            il = m.bars[bar_operand(l)].index
+            if id(x.op) in reported:
+                break
+            try:
+                found = m_find(m, x.where, z3.Not(smt.eq(ix, il)), 0)
+            except smt.SolverUnknown:
+                out.append(finding(
+                    "protocol.undecided", x.op, f"whether this expect_tx arms the "
+                    f"{array.name} barrier its TMA loads complete is not decided",
+                    "index both with the same stage term", severity="warning"))
+                reported.add(id(x.op))
+                continue
+            if found is None:
+                continue
+            reported.add(id(x.op))
+            got, want = smt.value(found, ix), smt.value(found, il)
+            out.append(finding(
+                "protocol.expect-tx", x.op,
+                f"this expect_tx arms {array.name}[{got}] but the TMA load at line "
+                f"{l.op.loc.line} completes {array.name}[{want}]: the bytes land on a "
+                f"barrier that expects none (and {array.name}[{got}] waits for bytes that "
+                "never come)", f"expect the bytes on the barrier the loads complete: "
+                f"expect_tx({array.name}[s], ...) with the same s as the tma_load",
+                counterexample(m, found, x.where, (array, ix))))
     return out
 
 

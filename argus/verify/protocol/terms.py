@@ -102,6 +102,9 @@ class Terms:
                 for x2, y2 in ((a2, b2), (b2, a2)):
                     if not x.eq(x2):
                         continue
+                    # a product is a function of its factors: equal other factors (i and
+                    # (w - start) // step of a strided loop, written two ways) give one value
+                    self.constraints.append(z3.Implies(y == y2, p == q))
                     for whole, part, big, small in ((y, y2, p, q), (y2, y, q, p)):
                         c = _constant_divisor(part, whole)
                         if c is not None:

@@ -33,6 +33,8 @@ def check(kernel: Kernel) -> list[Finding]:
                 "tag.undecided", "warning", f"z3 could not decide the "
                 f"{whole_kernel_check.__name__} check of the stores ({why}); not verified",
                 kernel.loc, "store", "simplify the store coordinates"))
+    from . import origin
+    origin.dead_loads(w)                 # every data input loaded reaches an output
     findings = list(w.findings)
     for opcode, (loc, why) in w.unmodelled.items():
         findings.append(Finding(

@@ -83,6 +83,9 @@ def frag_alloc(w, op: Op) -> None:
     w.env[op.result] = Fragment(t.shape, t.layout, FragTag(
         "empty", reset_scope=w.scope_vars(), init=init if isinstance(init, (int, float)) else None,
         init_loc=op.loc), op.loc)
+    if init is None:
+        from . import uninit
+        uninit.mark(w.env[op.result])
 
 
 def frag_assign(w, op: Op) -> None:

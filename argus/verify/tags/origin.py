@@ -30,7 +30,7 @@ op the pass does not model) is not checked: nothing is claimed about it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import z3
@@ -63,6 +63,9 @@ class Origin:
     rows: Optional[Axis] = None
     cols: Optional[Axis] = None
     product: bool = False          # a wgmma product (or computed from one)
+    # ops that mix data values in a way no rule relates to the output (a row reduction,
+    # a prefix sum or an entry of data that no idiom pack gives a meaning): (opcode, loc)
+    opaque: frozenset = frozenset()
 
     @property
     def tensors(self) -> frozenset:
@@ -111,7 +114,8 @@ def merge(origins) -> Optional[Origin]:
     rows = {o.rows for o in origins if o.rows is not None}
     cols = {o.cols for o in origins if o.cols is not None}
     return Origin(reads, rows.pop() if len(rows) == 1 else None,
-                  cols.pop() if len(cols) == 1 else None, any(o.product for o in origins))
+                  cols.pop() if len(cols) == 1 else None, any(o.product for o in origins),
+                  frozenset().union(*(o.opaque for o in origins)))
 
 
 def _set(frag, origin) -> None:
@@ -126,7 +130,11 @@ def follow(w, op: Op) -> None:
         transfer(w, op)
         if w.phase == "collect":
             record_load(w, op)
-    except (ValueError, TypeError, LookupError, AttributeError) as err:
+    except (TypeError, AttributeError, NameError, AssertionError, z3.Z3Exception) as err:
+        for r in op.results:
+            _set(w.env.get(r), UNKNOWN)
+        w.rule_crashed(op, err, "tensor-of-origin transfer")
+    except (ValueError, LookupError) as err:
         for r in op.results:
             _set(w.env.get(r), UNKNOWN)
         w.not_modelled(op, f"the tensor of origin: {type(err).__name__}: {err}")
@@ -145,10 +153,21 @@ def transfer(w, op: Op) -> None:
         if oa is None or ob is None or UNKNOWN in (oa, ob):
             _set(acc, UNKNOWN)
             return
-        product = Origin(oa.reads | ob.reads, oa.rows, ob.rows, True)
+        product = Origin(oa.reads | ob.reads, oa.rows, ob.rows, True, oa.opaque | ob.opaque)
         before = getattr(acc, "origin", None)
         _set(acc, product if before is None else merge([before, product]))
         return
+    if code in SINKS and w.phase == "check":     # what reaches a kernel tensor
+        dst = w.value(op.arg("dst"))
+        if not isinstance(dst, SmemView) and code != "tma.store":
+            src = w.value(op.arg("src"))
+            _sink(w, of_value(w, src) if isinstance(src, (Fragment, SmemView)) else
+                  None if src is None or isinstance(src, (int, float)) else UNKNOWN, op)
+            if code == "scatter.store":          # rows chosen by computed data
+                rows = w.value(op.arg("rows"))
+                o = getattr(getattr(rows, "fragment", None), "origin", None)
+                if isinstance(o, Origin) and o.reads:
+                    _unproved(w, op, o.opaque | {("indices.from_frag", op.loc)})
     if code == "store":                     # into shared memory: for the TMA store
         dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
         if isinstance(dst, SmemView):
@@ -161,6 +180,7 @@ def transfer(w, op: Op) -> None:
         dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
         if w.phase == "check" and isinstance(dst, GlobalTile) and isinstance(src, SmemView):
             staged = w.__dict__.get("_origin_staged", {}).get(src.buffer.name)
+            _sink(w, staged if staged is not None else UNKNOWN, op)
             check_store(w, op, dst, staged, lambda a, e: _tile_model(w, dst, a, e))
         return
     if code == "frag.assign":
@@ -176,9 +196,14 @@ def transfer(w, op: Op) -> None:
             _set(out, of_tile(src, op.loc) if isinstance(src, GlobalTile) else
                  of_value(w, src) if isinstance(src, SmemView) else UNKNOWN)
             continue
+        if code == "frag.coord":             # row_of / col_of: positions, no data
+            _set(out, None)
+            continue
         got = merge(of_value(w, w.value(o)) for o in op.operands if isinstance(o, Value))
         if got not in (None, UNKNOWN) and len(out.shape) < 2:
-            got = Origin(got.reads, got.rows, None, got.product)   # a row vector: no columns
+            got = Origin(got.reads, got.rows, None, got.product, got.opaque)   # no columns
+        if isinstance(got, Origin) and _decides_by_data(w, op, out):
+            got = replace(got, opaque=got.opaque | {(code, op.loc)})
         _set(out, got)
 
 
@@ -326,6 +351,84 @@ def record_load(w, op: Op) -> None:
         src = w.value(op.arg("src"))
         if isinstance(src, GlobalTile):
             w.__dict__.setdefault("_origin_loads", set()).add(src.tensor)
+            w.__dict__.setdefault("_origin_load_at", {}).setdefault(src.tensor, op.loc)
+
+
+# -- every data input loaded reaches an output ------------------------------------------------
+
+SINKS = ("store", "atomic.add", "tma.store", "scatter.store")
+
+# ops that turn data values into discrete decisions: a select whose condition compares
+# data and whose two values carry none (a coordinate or a constant picked by the data: an
+# argmax, a one-hot, a histogram's increments), and indices computed from data. What such
+# a value is depends on the comparisons, which no check relates to the kernel's output
+# unless an idiom pack gives it a meaning; values computed from it inherit that.
+MIXING = {"math.select": "a position or count chosen by comparing data",
+          "indices.from_frag": "indices computed from data"}
+
+
+def _decides_by_data(w, op: Op, out) -> bool:
+    if op.opcode not in MIXING or getattr(out.tag, "meaning", None) is not None:
+        return False
+    if op.opcode == "indices.from_frag":
+        return True
+    cond, a, b = (of_value(w, w.value(op.arg(n))) for n in ("cond", "a", "b"))
+    data = lambda o: isinstance(o, Origin) and bool(o.reads)
+    return data(cond) and not data(a) and not data(b)
+
+
+def _sink(w, origin, op=None) -> None:
+    w.__dict__.setdefault("_origin_sinks", []).append(origin)
+    if isinstance(origin, Origin) and origin.opaque and op is not None:
+        _unproved(w, op, origin.opaque)
+
+
+def _unproved(w, op: Op, opaque) -> None:
+    """A stored value whose arithmetic the verifier does not prove: unverified, said."""
+    first = sorted(opaque, key=lambda x: (x[1].line, x[1].col))
+    done = w.__dict__.setdefault("_origin_unproved", set())
+    if (op.loc.line, op.loc.col) in done:
+        return
+    done.add((op.loc.line, op.loc.col))
+    what = ", ".join(dict.fromkeys(f"{MIXING[c]} (line {loc.line})" for c, loc in first))
+    what = ", ".join(what.split(", ")[:4])
+    w.findings.append(Finding(
+        "tag.value-unproved", "warning",
+        f"the value written here is computed through {what}: the tag pass proves where "
+        f"values go, not which discrete choice comparisons of data make, and no idiom it "
+        f"knows gives this one a meaning; what this writes is not verified", op.loc,
+        op.opcode.replace(".", "_"), "test it against a reference (argus run --interpret); "
+        "docs/design/verifier.md lists the idioms whose arithmetic is proved"))
+
+
+def dead_loads(w) -> None:
+    """A data input the kernel loads (by TMA or into registers) from which no value it
+    stores, adds or scatters into a kernel tensor is computed: the load's data is dropped,
+    so an operand read elsewhere stands in for it (Q K^T computed as Q V^T, the gate
+    projection from the up weights, an accumulation left out). Checked only when the
+    origin of every stored value is known (else nothing is claimed)."""
+    sinks = w.__dict__.get("_origin_sinks", [])
+    if not sinks or any(o is UNKNOWN for o in sinks):
+        return
+    reached = frozenset().union(*(o.tensors for o in sinks if isinstance(o, Origin)))
+    where = {}
+    for x in w.writers:
+        where.setdefault(x.src.tensor, x.loc)
+    for name, loc in w.__dict__.get("_origin_load_at", {}).items():
+        where.setdefault(name, loc)
+    for name in _inputs(w):
+        if name not in where or name in reached:
+            continue
+        loc = where[name]
+        users = sorted(reached) or ["nothing (only constants)"]
+        w.findings.append(Finding(
+            "tag.operand-tensor", "error",
+            f"{name} is loaded here but no value the kernel stores is computed from it: "
+            f"what it writes comes from {', '.join(users)}, so an operand that should be "
+            f"{name}'s tile is read from another tensor (or its use was left out)",
+            loc, "tma_load" if any(x.loc == loc for x in w.writers) else "load",
+            f"use the tile loaded from {name} where the computation needs it (the operand "
+            f"of the wgmma or the term of the update that reads {name})"))
 
 
 # -- tag(x).tensor in a tag_assert ------------------------------------------------------------

@@ -31,6 +31,10 @@ WARPGROUP = 128
 SMALL_TRIP = 16          # loops this short multiply exactly (no product atom)
 
 
+# exceptions a rule raises only by a bug of its own (never to say "not modelled")
+DEFECTS = (TypeError, AttributeError, NameError, AssertionError, z3.Z3Exception)
+
+
 @dataclass
 class Frame:
     vars: list[str] = field(default_factory=list)
@@ -127,6 +131,19 @@ class Walker:
         if self.phase == "check":
             self.findings.append(finding)
 
+    def rule_crashed(self, op: Op, err: BaseException, what: str = "tag rule") -> None:
+        """A rule that raised a programming error (a TypeError, a z3 sort mismatch): a
+        defect of the verifier, reported at the op as such (never as "not modelled"):
+        what flows through the op is not verified."""
+        if self.phase != "check":
+            return
+        self.findings.append(Finding(
+            "tag.internal-error", "warning",
+            f"the {what} for {op.opcode} failed here ({type(err).__name__}: {err}): a "
+            f"defect of the verifier, not of the kernel; tags flowing through this "
+            f"{op.opcode} are not verified", op.loc, op.opcode,
+            "report this verifier bug with the kernel; the kernel is unverified, not failed"))
+
     def not_modelled(self, op: Op, why: str = "") -> None:
         if self.phase == "check" and op.opcode not in self.unmodelled:
             self.unmodelled[op.opcode] = (op.loc, why)
@@ -150,7 +167,8 @@ class Walker:
         return operand
 
     def walk_op(self, op: Op) -> None:
-        from . import rules
+        from . import offtensor, rules, uninit, within
+        uninit.check(self, op)               # a fragment read before it is written
         handler = getattr(self, "op_" + op.opcode.replace(".", "_"), None)
         if handler is not None:
             handler(op)
@@ -167,12 +185,18 @@ class Walker:
                         "simplify the index arithmetic (no products of two sizes)"))
                 for r in op.results:
                     self.env[r] = None
-            except (ValueError, TypeError, ArithmeticError, LookupError, z3.Z3Exception) as err:
+            except DEFECTS as err:
+                self.rule_crashed(op, err)
+                for r in op.results:
+                    self.env[r] = None
+            except (ValueError, ArithmeticError, LookupError) as err:
                 self.not_modelled(op, f"{type(err).__name__}: {err}")
                 for r in op.results:
                     self.env[r] = None
             else:
                 origin.follow(self, op)      # the tensor of origin (origin.py)
+                offtensor.check(self, op)    # a read that never meets its tensor
+                within.check(self, op)       # entries and segments inside what they index
             return
         if op.opcode.startswith("arith."):
             self.op_arith(op)

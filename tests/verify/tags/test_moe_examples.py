@@ -17,9 +17,25 @@ KERNELS = {"moe": "moe_grouped", "moe_gate_up": "moe_gate_up", "moe_combine": "m
            "moe_route": "moe_route"}
 
 
-@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("name", sorted(set(KERNELS) - {"moe_route"}))
 def test_moe_example_verifies_with_no_finding(name):
     assert check(parse_kernel(EXAMPLES / f"{name}.py", KERNELS[name])) == []
+
+
+def test_the_router_is_unverified_only_for_its_value_arithmetic():
+    """The router's outputs are positions and counts chosen by comparing logits (the
+    top 2: select(l == row_max(l), col, E)) that no idiom pack gives a meaning: each store
+    of them says so, and nothing else is found (the soundness fuzz found 20 wrong routers
+    that verified)."""
+    found = check(parse_kernel(EXAMPLES / "moe_route.py", "moe_route"))
+    assert found and {f.check for f in found} == {"tag.value-unproved"}
+    assert all(f.severity == "warning" for f in found)
+    lines = {f.loc.line for f in found}
+    src = (EXAMPLES / "moe_route.py").read_text().splitlines()
+    assert all(src[n - 1].strip().startswith(("store(", "scatter(")) for n in lines)
+    assert all("chosen by comparing data" in f.message for f in found)
+    assert len(lines) == 8                      # gates, experts, slots (x2 each), ids (x2)
+    assert any("indices computed from data" in f.message for f in found)   # the scatters
 
 
 def variant(name: str, old: str, new: str):

@@ -1,0 +1,96 @@
+"""Indices that must stay inside what they index: an entry of a short vector
+(`element(v, i)`: 0 <= i < len(v)) and a segment of a tensor (`segment(X, start, rows)`:
+start + rows <= X's rows). The interpreter refuses either at run time ("element 8 of an
+index vector of 8 entries", "segment rows [256, 384) of experts, which has 256 rows");
+a loop one step too long (`range(E + 1)`, `range(TOPK + 1)`) around an element or an
+assumed segment is the usual cause.
+
+Proved for every instance on the op's path (index terms are unsigned: a negative index
+is a huge one). When the claim fails and z3 finds an instance with the product atoms
+given their meaning, it is an error; an instance z3 cannot confirm, or a query it cannot
+decide, leaves the op unverified (a warning), never a silent pass."""
+
+from __future__ import annotations
+
+import z3
+
+from argus.ir.nodes import Op
+from argus.ir.types import FragmentType, IndexVectorType
+from argus.verify.finding import Finding
+from argus.verify.smt import bv, holds, relevant, solve
+
+from .segments import Segment
+
+CONFIRM_MS = 1500      # confirming a violation with real products: short (else unverified)
+
+
+def check(w, op: Op) -> None:
+    if w.phase != "check":
+        return
+    if op.opcode == "indices.element":
+        _element(w, op)
+    elif op.opcode == "segment":
+        _segment(w, op)
+
+
+def _length(t):
+    if isinstance(t, IndexVectorType):
+        return t.length
+    if isinstance(t, FragmentType) and len(t.shape) == 1 and isinstance(t.shape[0], int):
+        return t.shape[0]
+    return None
+
+
+def _element(w, op: Op) -> None:
+    v, i = op.arg("v"), w.value(op.arg("i"))
+    n = _length(getattr(v, "type", None))
+    if n is None or i is None or isinstance(i, float):
+        return
+    if isinstance(i, int):
+        if not 0 <= i < n:
+            _report(w, op, "error", f"entry {i} of a vector of {n} entries",
+                    f"the index must be in 0..{n - 1}")
+        return
+    _prove(w, op, z3.ULT(bv(i), n), f"this entry index can be outside 0..{n - 1} (the "
+           f"vector has {n} entries)", "keep the index below the vector's length (a loop "
+           f"over its entries is range({n}))")
+
+
+def _segment(w, op: Op) -> None:
+    seg = w.env.get(op.result)
+    if not isinstance(seg, Segment) or not seg.extents:
+        return
+    rows = seg.extents[0]
+    _prove(w, op, z3.ULE(bv(seg.end), bv(rows)) if not isinstance(seg.end, int) or
+           not isinstance(rows, int) else z3.BoolVal(seg.end <= rows),
+           f"this segment of {seg.tensor} can run past the tensor's last row (its start "
+           f"plus its rows can exceed {seg.tensor}'s rows)", "keep every segment inside its "
+           "tensor: the loop around it one step shorter, or its start and rows bounded by "
+           "assume(...)")
+
+
+def _prove(w, op: Op, claim, message: str, hint: str) -> None:
+    path = list(w.path)
+    try:
+        if holds(w.ctx, claim, path):
+            return
+        asked = [*path, z3.Not(claim)]
+        facts = [*w.ctx.facts, *w.ctx.product_facts()]
+        found = solve([*relevant(facts, asked), *asked], timeout_ms=CONFIRM_MS)[0]
+    except (z3.Z3Exception, TypeError, ValueError) as err:
+        _report(w, op, "warning", message + f" is not decided ({type(err).__name__})", hint)
+        return
+    if found == z3.sat:
+        _report(w, op, "error", message, hint)
+    elif found == z3.unknown:
+        _report(w, op, "warning", message.replace(" can ", " may ") +
+                "; z3 could not decide it, so this is not verified", hint)
+
+
+def _report(w, op: Op, severity: str, message: str, hint: str) -> None:
+    done = w.__dict__.setdefault("_within_reported", set())
+    if (op.loc.line, op.loc.col) in done:
+        return
+    done.add((op.loc.line, op.loc.col))
+    w.findings.append(Finding("tag.index-range", severity, message, op.loc,
+                              op.opcode.split(".")[-1], hint))
