@@ -22,6 +22,12 @@ ROUTE = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ROUTE)
 
 
+# moe_count verifies outright; the top-k choice and the slot placement are choices made by
+# comparing data (logits, expert ids), whose arithmetic no check relates to the output: the
+# verifier says so (tag.value-unproved, "unverified") instead of calling them verified
+UNPROVED = {"moe_topk", "moe_place"}
+
+
 @pytest.mark.parametrize("name", ["moe_topk", "moe_count", "moe_place"])
 def test_verifies_with_no_finding_quickly(name):
     ir = kernel_ir("moe_route", name)
@@ -30,7 +36,12 @@ def test_verifies_with_no_finding_quickly(name):
     for _ in range(2):            # the better of two runs: the shared box's noise
         start = time.process_time()      # CPU seconds: its wall clock varies more
         findings = verify(ir)
-        assert findings == [], [f.message for f in findings]
+        if name in UNPROVED:
+            assert findings and {f.check for f in findings} == {"tag.value-unproved"}, \
+                [f.message for f in findings]
+            assert all(f.severity == "warning" for f in findings)
+        else:
+            assert findings == [], [f.message for f in findings]
         spent = time.process_time() - start
         best = spent if best is None else min(best, spent)
     assert best < budget
