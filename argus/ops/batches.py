@@ -14,10 +14,11 @@ import itertools
 from argus.runtime.launch_errors import LaunchError
 
 
-def batched_matmul(a, b, out, autotune, knobs: dict):
+def batched_matmul(a, b, out, autotune, knobs: dict, *, plain_eager: bool, matmul, matmul_into):
+    """`matmul` (a, b, autotune=) -> c and `matmul_into` (a, b, out, knobs, autotune) -> out
+    are the 2-D entry points of matmul.py, passed in so that this module does not import it
+    back; `plain_eager` says the call may skip the registered op."""
     import torch
-
-    from .matmul import _plain_eager, matmul, matmul_into
 
     if a.dim() < 2 or b.dim() < 2:
         raise LaunchError(f"matmul takes operands of 2 or more dimensions, got {a.dim()}-D and "
@@ -37,7 +38,7 @@ def batched_matmul(a, b, out, autotune, knobs: dict):
                             or out.dtype != a.dtype):
         raise LaunchError(f"out must be a contiguous {' x '.join(map(str, shape))} {a.dtype} "
                           "tensor")
-    eager = _plain_eager(torch, a, b) or knobs or out is not None
+    eager = plain_eager or knobs or out is not None
     if b.dim() == 2:
         flat = _flat_rows(a)
         if flat is not None:              # one GEMM over every batch row

@@ -117,7 +117,8 @@ def matmul(a, b, out=None, autotune=None, **knobs):
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and (a.dim() != 2
                                                                        or b.dim() != 2):
         from .batches import batched_matmul
-        return batched_matmul(a, b, out, autotune, knobs)
+        return batched_matmul(a, b, out, autotune, knobs, plain_eager=_plain_eager(torch, a, b),
+                              matmul=matmul, matmul_into=matmul_into)
     if out is None and not knobs and not _plain_eager(torch, a, b):
         return torch.ops.argus.matmul(a, b, bool(autotune))
     return matmul_into(a, b, out, knobs, autotune)

@@ -1,4 +1,4 @@
-# The library kernel as it was before @helper (argus/kernels/gemm_splitk.py at commit aba2b5a), every
+# The library kernel as it was before @helper (argus/kernels/gemm_splitk.py at commit aba2b5a, with the WG knob since), every
 # kernel written out in full: tests/kernels/test_library_helpers.py checks that the helpers
 # version builds the same IR. Not collected by pytest; parsed, never imported.
 """Split-K GEMM, written in the Argus DSL, for shapes with too few output tiles to fill the
@@ -20,12 +20,14 @@ from argus.lang import (Tensor, arrive, assign, assume, atomic_add, const, coord
 
 DT = "bf16"
 BLOCKS = 132
+WG = 2           # consumer warpgroups, 64 rows of the tile each (BM = 64 * WG)
+CONSUMERS = (1, 2)          # their warpgroup indices (specialised with WG)
 ACC = "wgmma_acc_m64n256"
 
 
-@kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
+@kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(1, 1, 1))
 def gemm_nt_splitk(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], W: Tensor["M", "N", fp32],
-            BM: const = 128, BN: const = 256, BK: const = 64, S: const = 4, SPLIT: const = 4):
+            BM: const = 64 * WG, BN: const = 256, BK: const = 64, S: const = 4, SPLIT: const = 4):
     assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
     assume(N % 8 == 0)
     KT = (K + BK - 1) // BK
@@ -37,7 +39,7 @@ def gemm_nt_splitk(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], W: Tensor["
     with elect_one("block"):
         for s in range(S):
             mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], 2)
+            mbarrier_init(empty[s], WG)
     fence_mbarrier_init()
     sync_block()
 
@@ -54,7 +56,7 @@ def gemm_nt_splitk(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], W: Tensor["
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
                     tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])
 
-    with role("consumer", warpgroups=(1, 2), regs=232):
+    with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
         acc = fragment(fp32, (64, BN), ACC, init=0.0)
         for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
@@ -76,14 +78,14 @@ def gemm_nt_splitk(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], W: Tensor["
             wgmma_wait(0)
             with elect_one():
                 arrive(empty[(i * KS + KS - 1) % S])
-            dst = tile(W, (64, BN), (tm * 2 + wg, tn))
+            dst = tile(W, (64, BN), (tm * WG + wg, tn))
             tag_assert(tag(acc).row == coord(dst)[0] and tag(acc).col == coord(dst)[1])
             atomic_add(dst, acc)     # W starts at zero; the SPLIT partial sums meet here
 
 
-@kernel(grid=(BLOCKS,), block=384, cluster=(1, 1, 1))
+@kernel(grid=(BLOCKS,), block=128 * (1 + WG), cluster=(1, 1, 1))
 def gemm_nn_splitk(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], W: Tensor["M", "N", fp32],
-            BM: const = 128, BN: const = 256, BK: const = 64, S: const = 4, SPLIT: const = 4):
+            BM: const = 64 * WG, BN: const = 256, BK: const = 64, S: const = 4, SPLIT: const = 4):
     assume(K % 8 == 0)     # 16-byte TMA row strides of A and B (and C's rows)
     assume(N % 8 == 0)
     KT = (K + BK - 1) // BK
@@ -95,7 +97,7 @@ def gemm_nn_splitk(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], W: Tensor["
     with elect_one("block"):
         for s in range(S):
             mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], 2)
+            mbarrier_init(empty[s], WG)
     fence_mbarrier_init()
     sync_block()
 
@@ -112,7 +114,7 @@ def gemm_nn_splitk(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], W: Tensor["
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
                     tma_load(b_s[s], tile(B, (BK, BN), (k, tn)), full[s])
 
-    with role("consumer", warpgroups=(1, 2), regs=232):
+    with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
         acc = fragment(fp32, (64, BN), ACC, init=0.0)
         for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
@@ -134,7 +136,7 @@ def gemm_nn_splitk(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], W: Tensor["
             wgmma_wait(0)
             with elect_one():
                 arrive(empty[(i * KS + KS - 1) % S])
-            dst = tile(W, (64, BN), (tm * 2 + wg, tn))
+            dst = tile(W, (64, BN), (tm * WG + wg, tn))
             tag_assert(tag(acc).row == coord(dst)[0] and tag(acc).col == coord(dst)[1])
             atomic_add(dst, acc)     # W starts at zero; the SPLIT partial sums meet here
 
