@@ -127,7 +127,8 @@ def run_kernel(args) -> int:
     print(f"{kernel.name}{f' [{shape_text}]' if shape_text else ''} seed={args.seed} "
           f"on the interpreter" + (" (fragment-exact)" if mode == "exact" else ""))
     try:
-        result = interpret(kernel, arrays, seed=args.seed, mode=mode)
+        sizes = {n: symbols[n] for n in kernel.size_params}      # `SQ: Dim` arguments
+        result = interpret(kernel, {**arrays, **sizes}, seed=args.seed, mode=mode)
     except InterpretError as err:
         print(f"FAIL: the interpreter stopped: {err}")
         return 1

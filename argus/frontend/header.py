@@ -59,6 +59,9 @@ class Header:
         return DTYPES[name]
 
     def params(self, fn: ast.FunctionDef) -> tuple[list[Value], dict[str, Value], dict[str, Any]]:
+        """(parameters, shape symbols, constants); `self.arguments` is then the launch
+        arguments in order: the tensor and scalar parameters and the size parameters
+        (`SQ: Dim`, shape symbols given as ints), by name."""
         args = fn.args
         if args.vararg or args.kwarg or args.posonlyargs:
             raise self.fx.error(fn, "kernels take named parameters only (no *args/**kwargs)")
@@ -69,11 +72,12 @@ class Header:
         params: list[Value] = []
         symbols: dict[str, Value] = {}
         constants: dict[str, Any] = {}
+        self.arguments: list[str] = []
         for a in positional:
             ann = a.annotation
             if ann is None:
                 raise self.fx.error(a, f"parameter {a.arg} has no annotation",
-                                    'annotate: Tensor["M", "K", bf16], Scalar[int32] or const')
+                                    'annotate: Tensor["M", "K", bf16], Dim, Scalar[int32] or const')
             if surface_name(ann) == "const":
                 if a.arg not in defaults:
                     raise self.fx.error(a, f"constant {a.arg} needs a value", f"{a.arg}: const = 64")
@@ -82,14 +86,23 @@ class Header:
                     self.fx.static(defaults[a.arg], what=f"constant {a.arg}")
                 self.fx.constants[a.arg] = constants[a.arg]
                 continue
+            if surface_name(ann) == "Dim":
+                if a.arg in defaults:
+                    raise self.fx.error(a, f"size {a.arg} is given at launch and takes no "
+                                        "default", f"{a.arg}: Dim (or {a.arg}: const = ... for "
+                                        "a compile-time size)")
+                symbols.setdefault(a.arg, Value(a.arg, INDEX))   # a tensor dim may name it
+                self.arguments.append(a.arg)
+                continue
             if not isinstance(ann, ast.Subscript) or surface_name(ann.value) not in ("Tensor",
                                                                                      "Scalar"):
                 raise self.fx.error(ann, f"unsupported annotation {ast.unparse(ann)!r} for "
-                                    f"{a.arg}", 'use Tensor["M", "K", bf16], Scalar[int32] '
-                                    "or const")
+                                    f"{a.arg}", 'use Tensor["M", "K", bf16], Dim, '
+                                    "Scalar[int32] or const")
             items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
             if surface_name(ann.value) == "Scalar":
                 params.append(Value(a.arg, ScalarType(self.dtype(items[0]))))
+                self.arguments.append(a.arg)
                 continue
             if len(items) < 2:
                 raise self.fx.error(ann, f"Tensor for {a.arg} needs dims and a dtype",
@@ -107,6 +120,7 @@ class Header:
                         raise self.fx.error(d, f"dimension {size!r} is not a positive int")
                     dims.append(size)
             params.append(Value(a.arg, GlobalTensorType(tuple(dims), self.dtype(items[-1]))))
+            self.arguments.append(a.arg)
         return params, symbols, constants
 
     def launch(self, dec: ast.expr | None, symbols: dict[str, Value]) -> dict[str, Any]:

@@ -179,7 +179,12 @@ class KernelVisitor:
         return Kernel(fn.name, tuple(params), tuple(symbols.values()), constants,
                       Launch(launch["grid"], launch["block"], launch["cluster"],
                              tuple(self.roles), tuple(self.schedules)),
-                      self.b.root, self.loc(fn))
+                      self.b.root, self.loc(fn), self._arguments(params))
+
+    def _arguments(self, params) -> tuple[str, ...]:
+        """The launch arguments when size parameters are among them, else () (the params)."""
+        arguments = tuple(self.header.arguments)
+        return arguments if arguments != tuple(p.name for p in params) else ()
 
     # ---- statements ---------------------------------------------------------------------
     def statements(self, stmts: list[ast.stmt]) -> None:

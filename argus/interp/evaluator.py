@@ -140,9 +140,16 @@ class InterpretResult:
 
 
 def bind_symbols(kernel: Kernel, inputs: dict[str, np.ndarray]) -> dict[str, int]:
-    """Shape symbols from the input arrays' shapes; a conflict names both tensors."""
+    """Shape symbols from the input arrays' shapes and the ints given for the size
+    parameters (`SQ: Dim`, by name); a conflict names both arguments."""
     symbols: dict[str, int] = {}
     where: dict[str, str] = {}
+    for name in kernel.size_params:
+        n = inputs.get(name)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
+            raise InterpretError(f"size {name} of kernel {kernel.name} must be a positive "
+                                 f"int, got {n!r}; pass {name}=<int> with the tensors")
+        symbols[name], where[name] = int(n), f"size {name}"
     for p in kernel.params:
         if not isinstance(p.type, GlobalTensorType):
             continue
@@ -165,13 +172,14 @@ def bind_symbols(kernel: Kernel, inputs: dict[str, np.ndarray]) -> dict[str, int
 
 def _tensors(kernel: Kernel, inputs) -> dict[str, GlobalTensor]:
     names = [p.name for p in kernel.params if isinstance(p.type, GlobalTensorType)]
-    missing = [n for n in names if n not in inputs]
+    missing = [n for n in names + list(kernel.size_params) if n not in inputs]
     if missing:
         raise InterpretError(f"missing inputs {missing} for kernel {kernel.name}; pass every "
                              f"tensor parameter (outputs too: they are written in place)")
-    extra = sorted(set(inputs) - set(names))
+    extra = sorted(set(inputs) - set(names) - set(kernel.size_params))
     if extra:
-        raise InterpretError(f"unknown inputs {extra}; kernel {kernel.name} takes {names}")
+        raise InterpretError(f"unknown inputs {extra}; kernel {kernel.name} takes "
+                             f"{names + list(kernel.size_params)}")
     return {p.name: GlobalTensor.from_values(p.name, inputs[p.name], machine_dtype(p.type.dtype))
             for p in kernel.params if isinstance(p.type, GlobalTensorType)}
 
@@ -197,7 +205,8 @@ def _allocate(state: BlockState) -> None:
 
 def interpret(kernel: Kernel, inputs: dict[str, np.ndarray], seed: int = 0,
               blocks=None, mode: str = "value", **machine_options) -> InterpretResult:
-    """Run `kernel` on `inputs` (every tensor parameter, by name); `blocks` bounds the grid
+    """Run `kernel` on `inputs` (every tensor parameter, by name, and an int for each size
+    parameter); `blocks` bounds the grid
     to those linear block indices (default: all; a cluster runs whole, so naming one of its
     blocks runs them all). Each cluster's machine seed derives from `seed` and its first
     block, so one seed replays the whole launch. `mode` is "value" (logical tiles) or

@@ -161,6 +161,20 @@ class Kernel:
     launch: Launch
     body: Block
     loc: Loc
+    # the launch arguments in order, by name: the parameters and the size parameters
+    # (`SQ: Dim`: shape symbols given as ints); () when they are the parameters alone
+    arguments: tuple[str, ...] = ()
+
+    @property
+    def size_params(self) -> tuple[str, ...]:
+        """The shape symbols given as int launch arguments, in order."""
+        names = {s.name for s in self.symbols}
+        return tuple(a for a in self.arguments if a in names)
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        """Every launch argument by name, in order."""
+        return self.arguments or tuple(p.name for p in self.params)
 
     def walk(self) -> Iterator[Op]:
         """Every op, in program order, entering regions."""

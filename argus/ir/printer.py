@@ -62,6 +62,8 @@ def format_kernel(kernel: Kernel, locs: bool = False) -> str:
     out = [f"kernel @{kernel.name}({params}) {{"]
     if kernel.symbols:
         out.append("  symbols " + ", ".join(f"%{s.name}" for s in kernel.symbols))
+    if kernel.arguments:
+        out.append("  arguments " + ", ".join(f"%{a}" for a in kernel.arguments))
     for name in sorted(kernel.constants):
         out.append(f"  const {name} = {_attr(kernel.constants[name])}")
     la = kernel.launch

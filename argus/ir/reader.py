@@ -145,7 +145,7 @@ class _Reader:
         for p in split_top(m.group(2)):
             name, type_ = p.split(": ", 1)
             params.append(self.define(name.lstrip("%"), parse_type(type_)))
-        symbols, constants, roles, schedules = [], {}, [], []
+        symbols, constants, roles, schedules, arguments = [], {}, [], [], ()
         grid, block, cluster = ("1",), 128, (1, 1, 1)
         self.pos = 1
         while self.pos < len(self.lines):
@@ -153,6 +153,12 @@ class _Reader:
             if line.startswith("symbols "):
                 symbols = [self.define(s.strip().lstrip("%"), ScalarType(DTYPES["index"]))
                            for s in line[8:].split(",")]
+            elif line.startswith("arguments "):
+                arguments = tuple(a.strip().lstrip("%") for a in line[10:].split(","))
+                known = {v.name for v in params} | {v.name for v in symbols}
+                for a in arguments:
+                    if a not in known:
+                        self.fail(f"argument %{a} is neither a parameter nor a symbol")
             elif line.startswith("const "):
                 name, val = line[6:].split(" = ", 1)
                 constants[name] = parse_value(val)
@@ -174,7 +180,7 @@ class _Reader:
         body = self.block(())
         return Kernel(_kernel_name(self.lines[0]), tuple(params), tuple(symbols), constants,
                       Launch(grid, block, cluster, tuple(roles), tuple(schedules)), body,
-                      Loc("<ir>", 1, 1))
+                      Loc("<ir>", 1, 1), arguments)
 
     def block(self, args: tuple[Value, ...]) -> Block:
         block = Block([], args)

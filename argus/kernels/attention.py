@@ -34,15 +34,13 @@ Compile-time knobs (module constants, specialised by argus.ops like gemm.py's):
   BN (keys per block), S (ring stages), and the FA3 techniques SPLIT_KV, MASK, OVERLAP,
   LPT, FOLD_SCALE (each described where it is defined).
 
-Shape carriers: the sequence lengths SQ and SK are not the dims of any flattened tensor, so
-the kernel takes two int32 vectors of SQ and SK entries (QLEN, KLEN) whose only use is their
-length (argus.ops passes cached ones). They stand in for runtime int scalars, which the
-backend does not take yet.
+Sizes: the sequence lengths SQ and SK are not the dims of any flattened tensor, so the
+kernel takes them as size parameters (`SQ: Dim, SK: Dim`), ints after the tensors.
 """
 
-from argus.lang import (Tensor, add_tag, arrive, assign, assume, block_id, cast, col_of,
+from argus.lang import (Dim, Tensor, add_tag, arrive, assign, assume, block_id, cast, col_of,
                         const, convert_layout, coord, elect_one, exp2, expect_tx,
-                        fence_mbarrier_init, fp32, fragment, helper, int32, kernel, log2,
+                        fence_mbarrier_init, fp32, fragment, helper, kernel, log2,
                         maximum, mbarrier, mbarrier_init, minimum, nbytes, role, row_max,
                         row_of, row_sum, segment, select, smem, store, sync_block, tag,
                         tag_assert, tile, tma_load, wait, warpgroup_index, wgmma,
@@ -280,8 +278,7 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
 @kernel(grid=("(SQ + 127) // 128 * (1 - LPT) + RQ // SQ * LPT",
               "RQ // SQ * (1 - LPT) + (SQ + 127) // 128 * LPT"), block=384)
 def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["RK", HD, DT],
-                   O: Tensor["RQ", HD, DT], L: Tensor["RQ", fp32],
-                   QLEN: Tensor["SQ", int32], KLEN: Tensor["SK", int32]):
+                   O: Tensor["RQ", HD, DT], L: Tensor["RQ", fp32], SQ: Dim, SK: Dim):
     assume(RQ % SQ == 0)               # B*HQ heads of SQ rows
     assume(RK * G * SQ == RQ * SK)     # B*HK heads of SK rows, HQ = G * HK
     if CAUSAL:
@@ -311,7 +308,7 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
               "CQ // HD * (1 - LPT) + (SQ + 127) // 128 * LPT", "RQ // SQ"), block=384)
 def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
                    V: Tensor["RK", "CK", DT], O: Tensor["RQ", "CQ", DT], L: Tensor["RL", fp32],
-                   QLEN: Tensor["SQ", int32], KLEN: Tensor["SK", int32]):
+                   SQ: Dim, SK: Dim):
     assume(RQ % SQ == 0)               # B batches of SQ rows
     assume(RK * SQ == RQ * SK)         # the same B batches of SK rows
     assume(CQ % HD == 0)               # HQ heads of HD columns

@@ -16,7 +16,7 @@ from .sync import cluster_sync, fence_mbarrier_init, fence_proxy_async, named_ba
 from .tags import add_tag, coord, tag, tag_assert
 from .tma import tma_load, tma_store, tma_store_commit, tma_store_wait
 from .math import TABLE_STUBS
-from .types import Scalar, Tensor, bf16, const, fp8e4m3, fp16, fp32, int32
+from .types import Dim, Scalar, Tensor, bf16, const, fp8e4m3, fp16, fp32, int32
 from .wgmma import wgmma, wgmma_commit, wgmma_fence, wgmma_wait
 
 FAMILIES = ("structure", "memory", "mbarrier", "tma", "wgmma", "matrix", "sync", "math", "scan",

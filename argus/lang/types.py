@@ -1,4 +1,4 @@
-"""Parameter annotations: dtypes, global tensors with symbolic shapes, constants."""
+"""Parameter annotations: dtypes, global tensors with symbolic shapes, sizes, constants."""
 
 from __future__ import annotations
 
@@ -27,6 +27,11 @@ class Scalar:
 
     def __class_getitem__(cls, item):
         return (cls, item)
+
+
+class Dim:
+    """`SQ: Dim`: a size given as an int argument at launch, a shape symbol like the dims of
+    a `Tensor` annotation (positive; it may also name tensor dims, which must then agree)."""
 
 
 class const:

@@ -137,21 +137,6 @@ def _plain_eager(torch, *xs) -> bool:
     return not torch.compiler.is_compiling()
 
 
-_carriers: dict = {}
-
-
-def _length(n, device):
-    """An int32 vector of n entries: the kernel reads SQ and SK off their lengths (the
-    backend takes no runtime int scalars yet); made once per (length, device)."""
-    import torch
-
-    key = (n, str(device))
-    t = _carriers.get(key)
-    if t is None:
-        t = _carriers[key] = torch.zeros(n, dtype=torch.int32, device=device)
-    return t
-
-
 def plan(p: Problem, causal: bool, scale: float, sk_run: int, sq_run: int):
     cfg = config_for(p.d, causal, sq_run, sk_run)
     name = f"attention_{p.layout}"
@@ -202,5 +187,5 @@ def attention_into(q, k, v, causal: bool, scale: float, layout: str, out=None, l
     else:
         flat = (q.view(p.b * p.sq, p.hq * p.d), k.view(p.b * p.sk, p.hk * p.d),
                 v.view(p.b * p.sk, p.hk * p.d), out.view(p.b * p.sq, p.hq * p.d))
-    launcher(*flat, lse.view(-1), _length(p.sq, q.device), _length(p.sk, q.device))
+    launcher(*flat, lse.view(-1), p.sq, p.sk)
     return out, lse

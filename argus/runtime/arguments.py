@@ -1,7 +1,7 @@
-"""Binding a kernel's arguments: torch tensors, NumPy arrays or DLPack arrays, one per global
-tensor parameter, in order. The shape symbols are read off the arrays (a symbol used twice
-must agree); count, type, dtype, rank and layout are checked, each with a sentence saying
-what to change. Both ways of running a kernel bind through here: the GPU launcher
+"""Binding a kernel's arguments, in order: torch tensors, NumPy arrays or DLPack arrays, one
+per global tensor parameter, and a Python int per size parameter (`SQ: Dim`). The shape
+symbols are read off the arrays and the ints (a symbol given twice must agree); count, type,
+dtype, rank and layout are checked, each with a sentence saying what to change. Both ways of running a kernel bind through here: the GPU launcher
 (launch.py, which adds alignment, the `assume`s and the device) and the interpreter
 (interpreted.py), so a call is refused alike on both.
 """
@@ -26,10 +26,37 @@ class TensorParam:
     shape: tuple | None          # ints and shape-symbol names; None: not known (unchecked)
 
 
+@dataclass(frozen=True)
+class SizeParam:
+    name: str                    # the shape symbol it gives (`SQ: Dim`)
+
+
 def tensor_params(kernel_ir) -> list[TensorParam]:
     """The kernel's global tensor parameters, in order."""
     return [TensorParam(p.name, str(p.type.dtype), tuple(p.type.shape))
             for p in kernel_ir.params if isinstance(p.type, GlobalTensorType)]
+
+
+def launch_params(kernel_ir) -> list[TensorParam | SizeParam]:
+    """The kernel's launch arguments, in order: its global tensors and its size parameters."""
+    tensors = {p.name: p for p in tensor_params(kernel_ir)}
+    sizes = set(kernel_ir.size_params)
+    return [tensors[n] if n in tensors else SizeParam(n)
+            for n in kernel_ir.argument_names if n in tensors or n in sizes]
+
+
+def bind_size(p: SizeParam, value, sizes: dict[str, int]) -> None:
+    """Record the int given for size parameter `p` in `sizes`; LaunchError if it is not a
+    positive int or disagrees with a tensor's dim of the same symbol."""
+    if isinstance(value, bool) or not hasattr(value, "__index__") or \
+            tuple(getattr(value, "shape", ())) != ():      # an int, or a NumPy int scalar
+        raise LaunchError(f"size {p.name} must be a Python int, got {type(value).__name__}")
+    value = int(value.__index__())
+    if value <= 0:
+        raise LaunchError(f"size {p.name} must be a positive int, got {value}")
+    if sizes.setdefault(p.name, value) != value:
+        raise LaunchError(f"size {p.name} is {value}, but a tensor has {p.name} = "
+                          f"{sizes[p.name]}; make them agree")
 
 
 def _is_torch(value) -> bool:
@@ -69,7 +96,7 @@ def row_strided(array) -> bool:
             and array.stride(0) >= array.shape[1])
 
 
-def bind_arguments(kernel_name: str, params: list[TensorParam], args,
+def bind_arguments(kernel_name: str, params: list[TensorParam | SizeParam], args,
                    allow_numpy: bool = False,
                    strided: frozenset = frozenset()) -> tuple[dict, dict[str, int]]:
     """({parameter name: array}, {shape symbol: size}); LaunchError names what is wrong.
@@ -78,11 +105,14 @@ def bind_arguments(kernel_name: str, params: list[TensorParam], args,
     one must be contiguous."""
     if len(args) != len(params):
         names = ", ".join(p.name for p in params)
-        raise LaunchError(f"{kernel_name} takes {len(params)} tensors ({names}), got "
+        what = "arguments" if any(isinstance(p, SizeParam) for p in params) else "tensors"
+        raise LaunchError(f"{kernel_name} takes {len(params)} {what} ({names}), got "
                           f"{len(args)}")
     sizes: dict[str, int] = {}
     bound = {}
     for p, value in zip(params, args):
+        if isinstance(p, SizeParam):
+            continue
         t = as_array(p.name, value, allow_numpy)
         want = ARRAY_DTYPES.get(p.dtype)
         got = dtype_name(t)
@@ -104,4 +134,7 @@ def bind_arguments(kernel_name: str, params: list[TensorParam], args,
                 raise LaunchError(f"{p.name} dimension {d} is {want_dim} = {got_dim}, but "
                                   f"another tensor has {want_dim} = {sizes[want_dim]}")
         bound[p.name] = t
+    for p, value in zip(params, args):     # after the tensors: their dims of it must agree
+        if isinstance(p, SizeParam):
+            bind_size(p, value, sizes)
     return bound, sizes

@@ -16,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from .arguments import bind_arguments, tensor_params
+from .arguments import SizeParam, bind_arguments, launch_params
 from .launch_errors import KernelFailed
 
 MODES = {"1": "value", "value": "value", "exact": "exact"}
@@ -27,7 +27,7 @@ class InterpretedLauncher:
         self.ir = kernel_ir
         self.mode = mode
         self.seed = seed
-        self._params = tensor_params(kernel_ir)
+        self._params = launch_params(kernel_ir)
 
     @property
     def name(self) -> str:
@@ -36,17 +36,19 @@ class InterpretedLauncher:
     def bind(self, arrays) -> tuple[dict, dict]:
         # the interpreter copies every tensor in and out: a row-strided view is as good
         return bind_arguments(self.ir.name, self._params, arrays, allow_numpy=True,
-                              strided=frozenset(p.name for p in self._params))
+                              strided=frozenset(p.name for p in self._params
+                                                       if not isinstance(p, SizeParam)))
 
     def __call__(self, *arrays, grid: tuple[int, ...] | None = None) -> None:
         from argus.interp.errors import InterpretError
         from argus.interp.evaluator import interpret
 
-        bound, _ = self.bind(arrays)
+        bound, sizes = self.bind(arrays)
         values = {name: host_values(a) for name, a in bound.items()}
+        given = {p.name: sizes[p.name] for p in self._params if isinstance(p, SizeParam)}
         kernel = self.ir if grid is None else _with_grid(self.ir, grid)
         try:
-            result = interpret(kernel, dict(values), seed=self.seed, mode=self.mode)
+            result = interpret(kernel, {**values, **given}, seed=self.seed, mode=self.mode)
         except InterpretError as err:
             raise KernelFailed(f"{self.ir.name}: the interpreter stopped: {err}") from None
         if not result.ok:

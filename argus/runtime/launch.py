@@ -1,7 +1,8 @@
 """Launching a generated kernel on torch tensors (or DLPack arrays), on the current stream.
 
 `Launcher(generated, cubin)(*tensors)` binds the tensors to the kernel's global-tensor
-parameters in order, reads the shape symbols off them (a symbol used twice must agree),
+parameters in order (and an int to each size parameter, `SQ: Dim`), reads the shape symbols
+off them (a symbol given twice must agree),
 checks dtype, device, layout and 16-byte alignment, checks the kernel's `assume`s, fetches
 cached tensor maps and launches with cuLaunchKernelEx (cluster dims and dynamic shared
 memory set), called through ctypes with a prebuilt config (driver_launch.py; the
@@ -18,7 +19,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-from .arguments import TensorParam, bind_arguments, tensor_params
+from .arguments import TensorParam, bind_arguments, launch_params
 from .driver_launch import DriverLauncher
 from .launch_errors import DriverError, LaunchError
 from .tensor_maps import TensorMapCache
@@ -82,7 +83,7 @@ class Launcher:
         self._maps = TensorMapCache()
         # the IR's tensor parameters (dtype, shape) are what bind checks; without the IR,
         # only the count of the generated kernel's pointer parameters is known
-        self._params = tensor_params(kernel_ir) if kernel_ir is not None else [
+        self._params = launch_params(kernel_ir) if kernel_ir is not None else [
             TensorParam(p.source, "", None) for p in generated.params if p.kind == "pointer"]
         # tensors reached only through tensor maps (which carry the row pitch) may be
         # row-strided views; a tensor the code addresses by pointer must be contiguous
@@ -228,11 +229,15 @@ class _Prepared:
 
 def _signature(tensors, grid):
     """What the checks and the parameters of a launch depend on, for torch tensors: address,
-    dtype, shape, strides and device kind of each (None for other arrays: always checked)."""
+    dtype, shape, strides and device kind of each, and the value of each int (a size
+    parameter); None for other arrays: always checked."""
     import torch
 
     key = [grid]
     for t in tensors:
+        if type(t) is int:
+            key.append(t)
+            continue
         if type(t) is not torch.Tensor:
             return None
         key.append((t.data_ptr(), t.dtype, t.shape, t.stride(), t.is_cuda))

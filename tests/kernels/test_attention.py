@@ -41,7 +41,7 @@ def run(b, hq, hk, sq, sk, d, causal, layout="bhsd", mode="value", dt="bf16", bn
     Q, K, V = (_flat(x, layout) for x in (q, k, v))
     res = interpret(ir, {"Q": Q, "K": K, "V": V, "O": np.full(Q.shape, np.nan, np.float32),
                          "L": np.full(b * hq * sq, np.nan, np.float32),
-                         "QLEN": np.zeros(sq, np.int32), "KLEN": np.zeros(sk, np.int32)},
+                         "SQ": sq, "SK": sk},
                     seed=seed, mode=mode)
     assert res.ok, res.failures()
     o = np.asarray(res.outputs["O"], np.float64)
