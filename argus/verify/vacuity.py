@@ -12,7 +12,11 @@ tag pass, compile-time constants, `arith` ops with exact products):
 - `vacuity.loop` (error, at the loop): a `for` loop whose trip count is 0 for every
   admitted size (dead code), or a loop whose bounds depend on the shape symbols only, whose
   body writes memory or an accumulator (the kernel's output depends on it), and which runs
-  zero times for some admitted sizes (the counterexample names them).
+  zero times for some admitted sizes (the counterexample names them). Two consecutive
+  sibling loops where the second starts where the first stops (`for j in range(nf)` then
+  `for j in range(nf, nj)`, the same IR value) are one split loop over [start1, stop2): the
+  second rule applies to the union (it runs zero times when both parts do), reported at
+  the first loop; each part is still checked for the first rule.
 
 - `vacuity.output` (error, at the kernel): no op writes any of the kernel's tensors, or a
   tensor parameter that no op reads or writes (only named, as in a tag_assert's
@@ -126,15 +130,17 @@ class _Walk:
         self.kernel = kernel
         self.s = _Scalars(kernel)
         self.assumes: list[tuple[Op, Any]] = []  # (op, z3 Bool under its path)
-        self.loops: list[tuple[Op, Any, bool, list]] = []   # (op, zero-trip, of sizes, path)
+        self.loops: list[_Loop] = []
         self.findings: list[Finding] = []
 
     def block(self, block: Block, path: list, exact: bool) -> None:
         """`exact`: the path facts are all known (no `if` on an unknown condition)."""
+        previous = None
         for op in block.ops:
-            self.op(op, path, exact)
+            self.op(op, path, exact, previous)
+            previous = op
 
-    def op(self, op: Op, path: list, exact: bool) -> None:
+    def op(self, op: Op, path: list, exact: bool, previous: Op | None = None) -> None:
         code = op.opcode
         if code.startswith("arith."):
             self.s.arith(op)
@@ -154,7 +160,12 @@ class _Walk:
             if start is not UNKNOWN and stop is not UNKNOWN:
                 zero = _signed_ge(start, stop)
                 of_sizes = exact and all(self.s.of_sizes(op.arg(n)) for n in ("start", "stop"))
-                self.loops.append((op, zero, of_sizes, list(path)))
+                loop = _Loop(op, zero, of_sizes, list(path), _writes(op.regions[0]))
+                first = self._split_from(previous, op)
+                if first is not None:
+                    first.join(loop)
+                else:
+                    self.loops.append(loop)
                 if counter is not None:
                     c = self.s.env[counter]
                     inside = [_signed_le(start, c), _signed_lt(c, stop)]
@@ -191,9 +202,24 @@ class _Walk:
                 "satisfies the kernel's assumptions; nothing is verified", self.kernel.loc,
                 "assume", "write assumptions as affine facts of the shape symbols"))
             return self.findings
-        for op, zero, of_sizes, path in self.loops:
-            self._check_loop(op, zero, of_sizes, path, admitted)
+        for loop in self.loops:
+            stopped = [self._check_dead(op, zero, loop.of_sizes, path, admitted)
+                       for op, zero, path in loop.parts]
+            if not all(stopped):
+                self._check_sometimes_zero(loop, admitted)
         return self.findings
+
+    def _split_from(self, previous: Op | None, op: Op):
+        """The loop `op` continues (the previous sibling loop, whose stop is `op`'s start:
+        one loop split in two), else None."""
+        if previous is None or previous.opcode != "for" or not self.loops:
+            return None
+        start = op.arg("start")
+        first = self.loops[-1]
+        if first.parts[-1][0] is not previous or not isinstance(start, Value) or \
+                previous.arg("stop") is not start:
+            return None
+        return first
 
     def _report_unsat(self) -> None:
         bounds = self.s.bounds
@@ -216,10 +242,12 @@ class _Walk:
                     "assume(K % BK == 0); remove the contradiction"))
                 return
 
-    def _check_loop(self, op: Op, zero, of_sizes: bool, path: list, admitted: list) -> None:
+    def _check_dead(self, op: Op, zero, of_sizes: bool, path: list, admitted: list) -> bool:
+        """A loop (or part of a split loop) that runs zero times for every admitted size;
+        True when it is reported so, or undecided."""
         zero = z3.simplify(zero)
         if z3.is_false(zero):
-            return                                # runs whenever it is reached
+            return False                          # runs whenever it is reached
         # the facts that constrain the trip count (sharing a variable with it); dropping
         # the others keeps the same answers (admitted is satisfiable on its own)
         reached = relevant(admitted if of_sizes else admitted + path, [zero])
@@ -227,7 +255,7 @@ class _Walk:
             _solve(reached + [z3.Not(zero)])
         if runs == z3.unknown:
             self._undecided(op)
-            return
+            return True
         if runs == z3.unsat and _solve(relevant(admitted + path, path) + path) == z3.sat:
             self.findings.append(Finding(
                 "vacuity.loop", "error",
@@ -235,8 +263,13 @@ class _Walk:
                 "and every check inside it holds vacuously (an accumulator it should fill "
                 "keeps its initial value)", op.loc, "for",
                 "check the trip count (e.g. KT = K // BK, not K % BK or 0 // BK)"))
-            return
-        if not of_sizes or not _writes(op.regions[0]):
+            return True
+        return False
+
+    def _check_sometimes_zero(self, loop: "_Loop", admitted: list) -> None:
+        """A loop of the sizes alone that writes and runs zero times for some sizes."""
+        op, zero = loop.op, z3.simplify(loop.zero)
+        if z3.is_false(zero) or not loop.of_sizes or not loop.writes:
             return
         # the bounds are functions of the sizes alone: the sizes decide, not the path (a
         # path impossible at those sizes is an enclosing loop's zero trips, reported there)
@@ -249,9 +282,12 @@ class _Walk:
         sizes = {name: model.eval(v, model_completion=True).as_long()
                  for name, v in self.s.symbols.items()}
         shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+        what = "this loop runs" if len(loop.parts) == 1 else \
+            "this loop and its continuation at line(s) " + ", ".join(
+                str(o.loc.line) for o, _, _ in loop.parts[1:]) + " (one range split in two) run"
         self.findings.append(Finding(
             "vacuity.loop", "error",
-            f"this loop runs zero times for admitted sizes ({shown}), and what it writes "
+            f"{what} zero times for admitted sizes ({shown}), and what it writes "
             "is part of the output: the kernel's result there is its initial value",
             op.loc, "for", "assume the sizes the loop needs (e.g. assume(K % BK == 0) with "
             "KT = K // BK) or compute the trip count so it is at least 1",
@@ -263,6 +299,21 @@ class _Walk:
             "vacuity.undecided", "warning", "z3 could not decide whether this loop runs for "
             "every admitted size; that it runs is not verified", op.loc, "for",
             "write the trip count as an affine expression of the sizes (e.g. K // BK)"))
+
+
+class _Loop:
+    """A `for` loop, or consecutive loops splitting one range ([start1, stop1), [stop1,
+    stop2)): the union runs zero times when every part does."""
+
+    def __init__(self, op: Op, zero, of_sizes: bool, path: list, writes: bool):
+        self.op, self.zero, self.of_sizes, self.writes = op, zero, of_sizes, writes
+        self.parts = [(op, zero, path)]
+
+    def join(self, other: "_Loop") -> None:
+        self.parts.append((other.op, other.zero, other.parts[0][2]))
+        self.zero = z3.And(self.zero, other.zero)
+        self.of_sizes = self.of_sizes and other.of_sizes
+        self.writes = self.writes or other.writes
 
 
 def _signed_ge(a, b):

@@ -172,3 +172,63 @@ def test_a_loop_query_z3_cannot_decide_is_a_warning_not_a_pass(monkeypatch):
     found = vacuity.check(kernel)
     assert found and {f.check for f in found} == {"vacuity.undecided"}
     assert all(f.severity == "warning" and f.unproved for f in found)
+
+
+# one range of tiles split at NF (the tiles below it plain, the rest another way): each part
+# alone may run zero times, together they cover [0, NT)
+SPLIT_LOOP = '''\
+from argus.lang import Tensor, assume, const, fp32, kernel, load, minimum, store, tile
+
+
+@kernel(grid=(1,), block=128)
+def rows(X: Tensor["M", 64, fp32], Y: Tensor["M", 64, fp32], BM: const = 64):
+    assume(M % BM == 0)
+    nt = M // BM
+    nf = minimum(NF_OF_M, nt)
+    for t in range(nf):
+        x = load(tile(X, (BM, 64), (t, 0)), "blocked")
+        store(tile(Y, (BM, 64), (t, 0)), x)
+    for t in range(nf, nt):
+        x = load(tile(X, (BM, 64), (t, 0)), "blocked")
+        store(tile(Y, (BM, 64), (t, 0)), x * 2.0)
+'''
+
+
+def split_loop(tmp_path, nf_of_m: str, second_start: str = "nf"):
+    path = tmp_path / "k.py"
+    path.write_text(SPLIT_LOOP.replace("NF_OF_M", nf_of_m)
+                    .replace("range(nf, nt)", f"range({second_start}, nt)"))
+    return vacuity.check(parse_file(path)["rows"])
+
+
+def test_a_loop_split_in_two_that_covers_its_range_is_not_reported(tmp_path):
+    # each part runs zero times for some sizes (M = 64: the first runs once, the second
+    # never; M = 192: the first never when nf = M // 128 - 1 = 0 ...), the union never
+    assert split_loop(tmp_path, "M // 128") == []
+    assert split_loop(tmp_path, "(M // BM) // 2") == []
+
+
+def test_a_split_loop_whose_union_can_be_empty_is_reported_at_the_first_part(tmp_path):
+    # nt = M // BM - 1 is 0 at M = 64: both parts run zero times there
+    path = tmp_path / "k.py"
+    path.write_text(SPLIT_LOOP.replace("NF_OF_M", "M // 128")
+                    .replace("nt = M // BM", "nt = M // BM - 1"))
+    (f,) = vacuity.check(parse_file(path)["rows"])
+    assert f.check == "vacuity.loop" and f.severity == "error" and f.loc.line == 9
+    assert "one range split in two" in f.message and "line(s) 12" in f.message
+    assert f.counterexample.sizes["M"] == 64
+
+
+def test_loops_that_do_not_continue_each_other_are_checked_apart(tmp_path):
+    # the second starts at 1, not where the first stops: no split, and at M = 64 the
+    # second runs zero times while it writes
+    found = split_loop(tmp_path, "M // 128", second_start="1")
+    assert {(f.check, f.loc.line) for f in found} == {("vacuity.loop", 9),
+                                                      ("vacuity.loop", 12)}
+
+
+def test_a_dead_part_of_a_split_loop_is_reported(tmp_path):
+    # nf = 0 for every size: the first part is dead code, though the union covers [0, nt)
+    (f,) = split_loop(tmp_path, "0 * M")
+    assert f.check == "vacuity.loop" and f.loc.line == 9
+    assert "zero times for every admitted size" in f.message
