@@ -280,7 +280,8 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
 def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["RK", HD, DT],
                    O: Tensor["RQ", HD, DT], L: Tensor["RQ", fp32], SQ: Dim, SK: Dim):
     assume(RQ % SQ == 0)               # B*HQ heads of SQ rows
-    assume(RK * G * SQ == RQ * SK)     # B*HK heads of SK rows, HQ = G * HK
+    assume(RK % SK == 0)               # B*HK heads of SK rows
+    assume(RQ // SQ == G * (RK // SK))  # HQ = G * HK
     if CAUSAL:
         assume(SK >= SQ)
     if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
@@ -310,10 +311,12 @@ def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
                    V: Tensor["RK", "CK", DT], O: Tensor["RQ", "CQ", DT], L: Tensor["RL", fp32],
                    SQ: Dim, SK: Dim):
     assume(RQ % SQ == 0)               # B batches of SQ rows
-    assume(RK * SQ == RQ * SK)         # the same B batches of SK rows
+    assume(RK % SK == 0)               # the same B batches of SK rows
+    assume(RK // SK == RQ // SQ)
     assume(CQ % HD == 0)               # HQ heads of HD columns
     assume(CQ == G * CK)               # HQ = G * HK
-    assume(RL * HD == RQ * CQ)         # B * HQ * SQ log-sum-exp entries
+    assume(RL % SQ == 0)               # B * HQ * SQ log-sum-exp entries
+    assume(RL // SQ == RQ // SQ * (CQ // HD))
     if CAUSAL:
         assume(SK >= SQ)
     if LPT:      # heads on x, query blocks on y from the last (longest when causal) down

@@ -70,6 +70,7 @@ class Context:
     _fresh: int = 0
     _small_products: dict = field(default_factory=dict)  # (x id, y id) -> (x, y, x * y)
     _copied: dict = field(default_factory=dict)
+    quotients: dict = field(default_factory=dict)   # (R id, S id) -> (R, S, Q): R == Q * S
 
     # -- variables -----------------------------------------------------------------------
     def var(self, name: str, kind: str, upper=None, lower: int = 0) -> z3.BitVecRef:
@@ -168,7 +169,6 @@ class Context:
             if key not in self.atoms:
                 self._fresh += 1
                 atom = z3.BitVec(f"({a}*{b})", WIDTH)
-                self.atoms[key] = (atom, a, b)
                 # true of the real product (no factor reaches 2^24, so nothing wraps);
                 # linear, so queries stay cheap: zero with a zero factor, else at least
                 # the other factor
@@ -177,12 +177,44 @@ class Context:
                                z3.Implies(x == 0, atom == 0), z3.Implies(y == 0, atom == 0),
                                z3.Implies(z3.UGE(x, 1), z3.UGE(atom, y)),
                                z3.Implies(z3.UGE(y, 1), z3.UGE(atom, x))]
+                self.facts += self._common_factor_facts(atom, x, y)
+                self.atoms[key] = (atom, a, b)
             return self.atoms[key][0]
         return sym.mul(a, b)
+
+    def define_quotient(self, r, s, q) -> None:
+        """Q is R / S exactly (an assumption says S divides R): R == Q * S, and R // S,
+        R % S are Q and 0 from now on (argus/verify/quotients.py)."""
+        self.quotients[(r.get_id(), s.get_id())] = (r, s, q)
+        self.facts.append(bv(r) == bv(self.mul(q, s)))
+
+    def quotient(self, r, s):
+        """Q for R // S when an assumption made S divide R (define_quotient), else None."""
+        if not (z3.is_expr(r) and z3.is_expr(s)):
+            return None
+        hit = self.quotients.get((r.get_id(), s.get_id()))
+        return hit[2] if hit is not None else None
 
     def product_facts(self):
         """The real meaning of every product atom (used only to confirm a model)."""
         return [atom == a * b for atom, a, b in self.atoms.values()]
+
+
+    def _common_factor_facts(self, atom, x, y) -> list:
+        """Facts ordering the new atom x * y against each earlier atom with a factor in
+        common (u * y, or y * u): as u < x, u == x or x < u, so u * y + y <= x * y, the
+        products are equal, or x * y + y <= u * y. True of the real products (no factor
+        reaches 2^24, so nothing wraps); linear, so `b < Q` proves b * S + S <= Q * S."""
+        out = []
+        for other, c, d in self.atoms.values():
+            c, d = bv(c), bv(d)
+            for mine, shared in ((x, y), (y, x)):
+                for theirs, same in ((c, d), (d, c)):
+                    if shared.eq(same) and not mine.eq(theirs):
+                        out += [z3.Implies(z3.ULT(theirs, mine), z3.ULE(other + shared, atom)),
+                                z3.Implies(theirs == mine, other == atom),
+                                z3.Implies(z3.ULT(mine, theirs), z3.ULE(atom + shared, other))]
+        return out
 
 
 def _mentions_any(expr, ids) -> bool:

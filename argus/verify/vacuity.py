@@ -38,7 +38,7 @@ import z3
 
 from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.ops import OPS
-from argus.verify import arith
+from argus.verify import arith, quotients
 from argus.verify.finding import Counterexample, Finding
 from argus.verify.smt import VAR_LIMIT, WIDTH, least, relevant
 
@@ -56,6 +56,7 @@ class _Scalars:
         self.sizes_only: set[Value] = set()      # values that are functions of the sizes
         self.bounds: list = []
         self.symbols: dict[str, z3.BitVecRef] = {}
+        self.symbol_values = set(kernel.symbols)
         for s in kernel.symbols:
             v = z3.BitVec(s.name, WIDTH)
             self.env[s] = v
@@ -63,6 +64,14 @@ class _Scalars:
             self.symbols[s.name] = v
             self.bounds += [z3.ULE(1, v), z3.ULT(v, VAR_LIMIT)]
         self._fresh = 0
+        # assume(R % S == 0) of two sizes: R == Q * S, R // S is Q, R % S is 0 (quotients.py)
+        self.quotients: dict[tuple[str, str], z3.BitVecRef] = {}
+        self.products: list = []                 # R == Q * S of each quotient
+        for r, s in quotients.divisible_pairs(kernel):
+            q = z3.BitVec(f"{r}/{s}", WIDTH)
+            self.quotients[(r, s)] = q
+            self.bounds += [z3.ULE(1, q), z3.ULT(q, VAR_LIMIT)]
+            self.products.append(self.symbols[r] == q * self.symbols[s])
 
     def of(self, operand):
         if isinstance(operand, Value):
@@ -90,6 +99,14 @@ class _Scalars:
         if any(a is UNKNOWN or isinstance(a, float) for a in args):
             self.env[result] = UNKNOWN
             return
+        name = op.opcode.split(".", 1)[1]
+        if name in ("floordiv", "mod") and all(isinstance(o, Value) for o in op.operands):
+            q = self.quotients.get(tuple(o.name for o in op.operands)) \
+                if all(o in self.symbol_values for o in op.operands) else None
+            if q is not None:
+                self.env[result] = q if name == "floordiv" else z3.BitVecVal(0, WIDTH)
+                self.sizes_only.add(result)
+                return
         try:
             out = arith.render(op.opcode.split(".", 1)[1], args, WIDTH, _mul)
         except (TypeError, KeyError, ValueError, ArithmeticError, z3.Z3Exception):
@@ -190,7 +207,7 @@ class _Walk:
 
     # ---- the checks ---------------------------------------------------------------------
     def check(self) -> list[Finding]:
-        admitted = self.s.bounds + [a for _, a in self.assumes]
+        admitted = self.s.bounds + self.s.products + [a for _, a in self.assumes]
         # each bound alone is satisfiable: only those linked to an assumption can conflict
         state, self.model = _solve_model(relevant(admitted, [a for _, a in self.assumes]))
         if state == z3.unsat:
@@ -222,7 +239,7 @@ class _Walk:
         return first
 
     def _report_unsat(self) -> None:
-        bounds = self.s.bounds
+        bounds = self.s.bounds + self.s.products
         for i, (op, _) in enumerate(self.assumes):
             prefix = bounds + [a for _, a in self.assumes[:i + 1]]
             if _solve(prefix) == z3.unsat:
@@ -270,6 +287,10 @@ class _Walk:
         """A loop of the sizes alone that writes and runs zero times for some sizes."""
         op, zero = loop.op, z3.simplify(loop.zero)
         if z3.is_false(zero) or not loop.of_sizes or not loop.writes:
+            return
+        # first with the sizes' bounds alone: impossible there is impossible under the
+        # assumptions too (a nonlinear one, R == Q * S, is slow to refute with)
+        if _solve(relevant(self.s.bounds, [zero]) + [zero]) == z3.unsat:
             return
         # the bounds are functions of the sizes alone: the sizes decide, not the path (a
         # path impossible at those sizes is an enclosing loop's zero trips, reported there)
@@ -328,9 +349,15 @@ def _signed_lt(a, b):
     return arith.term(a, WIDTH) < arith.term(b, WIDTH)
 
 
+def _solver():
+    """A solver that first solves the equations (R == Q * S of a quotient, CQ == G * CK:
+    a size eliminated, not a multiplier bit-blasted), then z3's default."""
+    return z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
+
+
 def _solve_model(formulas):
     """(z3's answer, a model when sat)."""
-    s = z3.Solver()
+    s = _solver()
     s.set("timeout", TIMEOUT_MS)
     s.add(*formulas)
     state = s.check()
@@ -346,7 +373,7 @@ def _holds_in(model, formulas) -> bool:
 
 
 def _solve(formulas):
-    s = z3.Solver()
+    s = _solver()
     s.set("timeout", TIMEOUT_MS)
     s.add(*formulas)
     return s.check()

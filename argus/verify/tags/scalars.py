@@ -40,6 +40,10 @@ def binary(ctx: Context, name: str, a, b):
     elif (is_pred(a) or is_pred(b)) and not (name in ("eq", "ne") and is_pred(a)
                                                and is_pred(b)):
         raise ScalarError(f"arith.{name} on a predicate")
+    if name in ("floordiv", "mod"):
+        q = ctx.quotient(a, b)    # an assumption made b divide a (verify/quotients.py)
+        if q is not None:
+            return q if name == "floordiv" else 0
     return arith.binary(name, a, b, WIDTH, ctx.mul)
 
 

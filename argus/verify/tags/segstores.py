@@ -51,14 +51,30 @@ def _consts(w, expr) -> frozenset:
 
 
 def group_vars(w, rec) -> list[str]:
-    """The writer counters the segment's window depends on (the group, e.g. e)."""
+    """The writer counters the segment's window depends on (the group, e.g. e, or the
+    block id of `segment(O, bh * SQ, SQ)`, inside the product atom bh * SQ)."""
     cache = w.__dict__.setdefault("segment_groups", {})
     if id(rec) not in cache:
         win = rec.window
-        cache[id(rec)] = (rec, [n for n in rec.identity
-                                if _mentions(w, bv(win.start), w.ctx.vars[n].term)
-                                or _mentions(w, bv(win.rows), w.ctx.vars[n].term)])
+        used = _through_atoms(w, bv(win.start)) | _through_atoms(w, bv(win.rows))
+        cache[id(rec)] = (rec, [n for n in rec.identity if key(w.ctx.vars[n].term) in used])
     return cache[id(rec)][1]
+
+
+def _through_atoms(w, t) -> frozenset:
+    """The free constants of t and, for each product atom among them, of its factors
+    (transitively): what the term's value depends on."""
+    atoms = {key(atom): (a, b) for atom, a, b in w.ctx.atoms.values()}
+    out, todo = set(), list(_consts(w, t))
+    while todo:
+        c = todo.pop()
+        if c in out:
+            continue
+        out.add(c)
+        if c in atoms:
+            for f in atoms[c]:
+                todo.extend(_consts(w, bv(f)))
+    return frozenset(out)
 
 
 def determined(w, rec) -> dict:
@@ -139,6 +155,9 @@ def race_goal(w, r, q, same, inside, extra, copies, pos_r):
     same_group = [cp(g) == g for g in gterms]
     back = [(cp(g), g) for g in gterms]
     pairs, _, _ = _abstraction(w, r, "#race")
+    # the second writer's window in the same group: its copy, the same S and R
+    pairs += [(z3.substitute(cp(t), *back), f) for t, f in pairs
+              if not z3.substitute(cp(t), *back).eq(t)]
     sub = lambda x: z3.substitute(z3.substitute(x, *back), *pairs) if pairs or back else x
     goal = z3.And(same, differ, inside)
     paths = {p.get_id() for p in [*r.path, *[cp(p) for p in q.path]]}
@@ -168,22 +187,32 @@ def coverage(w, tensor, recs) -> None:
     ext = recs[0].extents
     row, col = z3.BitVecs(f"{tensor}_row {tensor}_col", WIDTH)
     # 1. the groups' windows cover the rows
-    cover = []
+    cover, solved = [], []
     for r in recs:
         gnames = group_vars(w, r)
-        bounds = []
+        bounds, short = [], []
         for n in gnames:
             b = w.ctx.small.get(w.ctx.vars[n].term.sexpr())
-            if b is None:
-                _warn(w, r, tensor, f"its group counter {w.ctx.vars[n].name} is not a short "
-                                    f"constant loop")
-                return
-            bounds.append(b)
+            if b is not None:
+                short.append(n)
+                bounds.append(b)
+        others = [n for n in gnames if n not in short]
+        witness = _solved_groups(w, r, row, others) if others else ([], [], [])
+        if witness is None:
+            n = others[0]
+            _warn(w, r, tensor, f"its group counter {w.ctx.vars[n].name} is neither a "
+                                f"short constant loop nor solvable from the row (a block id "
+                                f"b of a segment starting at b * rows)")
+            return
+        pairs_w, facts_w, admitted = witness
+        solved += facts_w
         for combo in product(*[range(b) for b in bounds]):
-            pairs = [(w.ctx.vars[n].term, z3.BitVecVal(c, WIDTH)) for n, c in zip(gnames, combo)]
-            cover.append(z3.substitute(in_window(r, row), *pairs) if pairs
-                         else in_window(r, row))
-    uncovered = z3.And(z3.ULT(row, bv(ext[0])), z3.Not(z3.Or(*cover)))
+            pairs = [(w.ctx.vars[n].term, z3.BitVecVal(c, WIDTH)) for n, c in zip(short, combo)]
+            inside = z3.And(in_window(r, row), *admitted)
+            if pairs_w:
+                inside = z3.substitute(inside, *pairs_w)
+            cover.append(z3.substitute(inside, *pairs) if pairs else inside)
+    uncovered = z3.And(z3.ULT(row, bv(ext[0])), *solved, z3.Not(z3.Or(*cover)))
     if not abstraction.install(w.ctx).refutes([uncovered], abstract=False):
         m = _model(w, uncovered, [row])
         if m is None:
@@ -210,6 +239,32 @@ def coverage(w, tensor, recs) -> None:
         done.append(r)
         if not _group_covered(w, r, tensor, recs):
             return
+
+
+def _solved_groups(w, r, row, names):
+    """(pairs, facts, admitted) for group counters that are not short loops (block ids):
+    witnesses making the window's start the start of the window holding `row` (Euclidean
+    division, witness.solve_exactly), the facts the witnesses satisfy, and what the group
+    must satisfy to exist (its counters' bounds, the store's conditions on them alone,
+    before substitution); None when the start is not affine in them or a condition ties
+    them to other counters."""
+    from .witness import rebuild_atoms, solve_exactly
+    terms = [w.ctx.vars[n].term for n in names]
+    got = solve_exactly(w.ctx, row, bv(r.window.start), terms)
+    if got is None:
+        return None
+    pairs, facts = got
+    ids = {key(t) for t in terms}
+    own = {key(w.ctx.vars[n].term) for n in r.identity if n not in names}
+    admitted = []
+    for f in [*(g for n in names for g in w.ctx.var_facts[n]), *r.path]:
+        cs = _through_atoms(w, f)
+        if not cs & ids:
+            continue
+        if cs & own:
+            return None              # the group exists only for some writers: not here
+        admitted.append(f)
+    return rebuild_atoms(w.ctx, pairs), facts, admitted
 
 
 def _group_covered(w, r, tensor, recs) -> bool:

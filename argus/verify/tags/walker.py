@@ -19,6 +19,7 @@ import z3
 
 from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import GlobalTensorType
+from argus.verify import quotients
 from argus.verify.finding import Finding
 from argus.verify.smt import Context, bv
 
@@ -110,6 +111,7 @@ class Walker:
                 ext = tuple(d if isinstance(d, int) else self.sizes[d] for d in p.type.shape)
                 self.tensors[p.name] = ext
                 self.env[p] = ("tensor", p.name)
+        quotients.setup(self)      # before the grid: R // S blocks are Q blocks
         self.grid = tuple(scalars.extent(self.ctx, g, names) for g in k.launch.grid)
         self.cluster = cluster.setup(self)
         for op in k.walk():

@@ -16,12 +16,13 @@ import z3
 
 from argus.ir.nodes import Op
 from argus.ir.types import FragmentType, IndexVectorType
-from argus.verify.finding import Finding
-from argus.verify.smt import bv, holds, relevant, solve
+from argus.verify.finding import Counterexample, Finding
+from argus.verify.smt import bv, holds, relevant, solve, value
 
 from .segments import Segment
 
 CONFIRM_MS = 1500      # confirming a violation with real products: short (else unverified)
+SMALL = 64             # the bound of the sizes and block ids of the first attempt
 
 
 def check(w, op: Op) -> None:
@@ -75,22 +76,43 @@ def _prove(w, op: Op, claim, message: str, hint: str) -> None:
         if holds(w.ctx, claim, path):
             return
         asked = [*path, z3.Not(claim)]
-        facts = [*w.ctx.facts, *w.ctx.product_facts()]
-        found = solve([*relevant(facts, asked), *asked], timeout_ms=CONFIRM_MS)[0]
+        facts = relevant([*w.ctx.facts, *w.ctx.product_facts()], asked)
+        # small sizes first: a violation is usually there, and z3 finds it much sooner
+        # than over every size (a model found is a model either way)
+        small = [z3.ULE(v.term, SMALL) for v in w.ctx.vars.values()
+                 if v.kind in ("size", "block")]
+        found, solver = solve([*facts, *asked, *small], timeout_ms=CONFIRM_MS)
+        if found != z3.sat:
+            found, solver = solve([*facts, *asked], timeout_ms=CONFIRM_MS)
     except (z3.Z3Exception, TypeError, ValueError) as err:
         _report(w, op, "warning", message + f" is not decided ({type(err).__name__})", hint)
         return
     if found == z3.sat:
-        _report(w, op, "error", message, hint)
+        _report(w, op, "error", message, hint, _instance(w, solver.model()))
     elif found == z3.unknown:
         _report(w, op, "warning", message.replace(" can ", " may ") +
                 "; z3 could not decide it, so this is not verified", hint)
 
 
-def _report(w, op: Op, severity: str, message: str, hint: str) -> None:
+def _instance(w, model) -> Counterexample:
+    """The sizes and the block of a violation (what replay.py checks is reached)."""
+    sizes = {n: value(model, t) for n, t in w.sizes.items()}
+    block = None
+    ids = [w.loop_vars.get(("block_id", a)) for a in "xyz"[:len(w.grid)]]
+    if any(i is not None for i in ids):
+        block = tuple(value(model, i[0]) if i is not None else 0 for i in ids)
+    shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    return Counterexample(block=block, sizes=sizes), shown
+
+
+def _report(w, op: Op, severity: str, message: str, hint: str, instance=None) -> None:
     done = w.__dict__.setdefault("_within_reported", set())
     if (op.loc.line, op.loc.col) in done:
         return
     done.add((op.loc.line, op.loc.col))
+    cex, shown = instance if instance is not None else (None, "")
+    if cex is not None:
+        where = f"block {','.join(map(str, cex.block))}, " if cex.block else ""
+        message += f" (e.g. {where}{shown})"
     w.findings.append(Finding("tag.index-range", severity, message, op.loc,
-                              op.opcode.split(".")[-1], hint))
+                              op.opcode.split(".")[-1], hint, cex))

@@ -183,3 +183,74 @@ def split_proof(facts, hyp, hits, kappa, below) -> bool:
             return False
     asked = [*hyp, z3.Not(z3.Or(*rests))]
     return _solve([*_relevant(facts, asked), *asked])[0] == z3.unsat
+
+
+def solve_exactly(ctx, target, term, variables):
+    """(pairs, facts): a witness for each of `variables` making `term` equal `target`
+    when `term` is affine in them with constant or variable-free symbolic coefficients
+    (the block id of a segment start `bh * SQ`, or `(b * HQ + h) * SQ`: the coefficient's
+    own factor solved in turn). Euclidean division by a symbolic coefficient f is not
+    a divider here: fresh q and r with rest == q * f + r, r < f (a product atom), which
+    the real quotient and remainder satisfy whenever the rest does not wrap (the facts
+    say so only then), so an unsat query over the witnesses holds of the real ones.
+    None when the term is not of that form."""
+    atoms = atoms_by_id(ctx)
+    ids = {v.get_id() for v in variables}
+    # a factor that mentions the variables but is not one: solved for after the outer step
+    inner = {}
+    for atom, a, b in atoms.values():
+        if not _mentions(bv(term), {atom.get_id()}):
+            continue
+        for x, y in ((bv(a), bv(b)), (bv(b), bv(a))):
+            if x.get_id() not in ids and _mentions(x, ids) and not _mentions(y, ids):
+                inner[x.get_id()] = x
+    units = list(variables) + list(inner.values())
+    got = decompose(term, units, atoms)
+    if got is None:
+        return None
+    const, entries = got
+    pairs, facts = [], []
+    fits = z3.ULE(bv(const), bv(target))
+    rest = bv(target) - bv(const)
+    for e in sorted(entries.values(), key=lambda e: (e.factor is None, -e.scale)):
+        if e.scale == 0:
+            pairs.append((e.var, z3.BitVecVal(0, 64)))
+            continue
+        if e.factor is None:
+            found = (z3.UDiv(rest, e.scale), z3.URem(rest, e.scale))
+            q, r = found
+        else:
+            q = ctx.var("q#witness", "position")
+            r = z3.BitVec(f"r#witness{len(ctx.vars)}", 64)
+            product = bv(ctx.mul(q, e.factor))
+            step = bv(e.factor) * e.scale
+            facts.append(z3.Implies(z3.And(fits, z3.UGT(bv(e.factor), 0)),
+                                    z3.And(rest == product * e.scale + r, z3.ULT(r, step))))
+            pairs.append((e.atom, product))
+        if e.var.get_id() in inner:
+            sub = solve_exactly(ctx, q, e.var, variables)
+            if sub is None:
+                return None
+            pairs += sub[0]
+            facts += sub[1]
+        else:
+            pairs.append((e.var, q))
+        rest = r
+    return pairs, facts
+
+
+def rebuild_atoms(ctx, pairs: list[tuple]) -> list[tuple]:
+    """`pairs` plus, for every product atom over a substituted variable that `pairs` does
+    not already give a value, the atom of its substituted factors (Context.mul: an atom
+    again, with its facts, never a product of two symbols), inner atoms first."""
+    done = {x.get_id() for x, _ in pairs}
+    out = list(pairs)
+    for atom, a, b in list(ctx.atoms.values()):     # in creation order: inner ones first
+        if atom.get_id() in done:
+            continue
+        ids = {x.get_id() for x, _ in out}
+        if _mentions(bv(a), ids) or _mentions(bv(b), ids):
+            out.append((atom, bv(ctx.mul(z3.substitute(bv(a), *out),
+                                         z3.substitute(bv(b), *out)))))
+            done.add(atom.get_id())
+    return out

@@ -32,7 +32,9 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
     inst_r, b_r, thr = _instance(w, r.layout, r.shape)
     inst_q, b_q, _ = _instance(w, q.layout, q.shape)
     names = list(dict.fromkeys([*q.identity, *_scope_of(w, q), *_pos_names(w, q.layout)]))
-    copies = w.ctx.copy_vars(names, "~")
+    # the second writer's copies of its variables and of the product atoms over them (a
+    # segment start bh * SQ is the atom's copy bh~ * SQ there, not the same atom)
+    copies, related = w.ctx.copy_with_products(names, "~")
     cp = lambda x: z3.substitute(x if isinstance(x, z3.BoolRef) else bv(x), *copies)
     same = z3.And(inst_r(r.dst[0]) == cp(inst_q(q.dst[0])),
                   inst_r(r.dst[1]) == cp(inst_q(q.dst[1])))
@@ -41,7 +43,7 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
         differ = z3.Or(*[x != cp(x) for x in ident]) if ident else z3.BoolVal(False)
     else:
         differ = z3.BoolVal(True)     # two store ops (or warpgroups): any overlap
-    extra = [*r.path, *[cp(p) for p in q.path], *b_r, *[cp(b) for b in b_q]]
+    extra = [*r.path, *[cp(p) for p in q.path], *b_r, *[cp(b) for b in b_q], *related]
     inside = z3.And(z3.ULT(inst_r(r.dst[0]), bv(r.extents[0])),   # the store drops the rest
                     z3.ULT(inst_r(r.dst[1]), bv(r.extents[1])),
                     segments.in_window(r, inst_r(r.dst[0])),       # and rows past a segment
@@ -69,9 +71,13 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
     idx = (inst_r(r.dst[0]), inst_r(r.dst[1]))
     other = {}
     if "t" in w.ctx.vars:
-        other = {"thread": q.thread_base + value(model, cp(w.ctx.vars["t"].term)),
-                 "register": value(model, cp(w.ctx.vars["v"].term))}
+        other = {"thread": q.thread_base + value(model, cp(w.ctx.vars["t"].term))}
+        if "v" in w.ctx.vars:
+            other["register"] = value(model, cp(w.ctx.vars["v"].term))
+    variables = {v.term.get_id() for v in w.ctx.vars.values()}
     for n, c in copies:
+        if n.get_id() not in variables:
+            continue                     # a product atom's copy: not a coordinate
         name = w.ctx.name_of(n)
         if name in ("t", "v", "pr", "pc"):
             continue
