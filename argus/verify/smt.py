@@ -177,7 +177,6 @@ class Context:
                                z3.Implies(x == 0, atom == 0), z3.Implies(y == 0, atom == 0),
                                z3.Implies(z3.UGE(x, 1), z3.UGE(atom, y)),
                                z3.Implies(z3.UGE(y, 1), z3.UGE(atom, x))]
-                self.facts += self._common_factor_facts(atom, x, y)
                 self.atoms[key] = (atom, a, b)
             return self.atoms[key][0]
         return sym.mul(a, b)
@@ -200,20 +199,29 @@ class Context:
         return [atom == a * b for atom, a, b in self.atoms.values()]
 
 
-    def _common_factor_facts(self, atom, x, y) -> list:
-        """Facts ordering the new atom x * y against each earlier atom with a factor in
-        common (u * y, or y * u): as u < x, u == x or x < u, so u * y + y <= x * y, the
-        products are equal, or x * y + y <= u * y. True of the real products (no factor
-        reaches 2^24, so nothing wraps); linear, so `b < Q` proves b * S + S <= Q * S."""
+    def order_facts(self, formulas) -> list:
+        """Facts ordering the product atoms that `formulas` reach (they or the facts about
+        their variables mention them) by their factors, for each two atoms with a factor
+        in common (u * s and x * s): u < x gives u * s + s <= x * s, u == x equal
+        products, x < u the converse. True of the real products (no factor reaches 2^24,
+        so nothing wraps) and linear, so `b < Q` proves b * S + S <= Q * S = R; asked for
+        by the queries about segments and their stores, not added to every query (they
+        tie every product to every other over the same factor)."""
+        reached = [*formulas, *relevant(self.facts, list(formulas))]
+        ids = set()
+        for f in reached:
+            ids |= _vars_of(f)
+        mine = [(atom, bv(a), bv(b)) for atom, a, b in self.atoms.values()
+                if atom.get_id() in ids]
         out = []
-        for other, c, d in self.atoms.values():
-            c, d = bv(c), bv(d)
-            for mine, shared in ((x, y), (y, x)):
-                for theirs, same in ((c, d), (d, c)):
-                    if shared.eq(same) and not mine.eq(theirs):
-                        out += [z3.Implies(z3.ULT(theirs, mine), z3.ULE(other + shared, atom)),
-                                z3.Implies(theirs == mine, other == atom),
-                                z3.Implies(z3.ULT(mine, theirs), z3.ULE(atom + shared, other))]
+        for i, (atom, x, y) in enumerate(mine):
+            for other, c, d in mine[i + 1:]:
+                for own, shared in ((x, y), (y, x)):
+                    for theirs, same in ((c, d), (d, c)):
+                        if shared.eq(same) and not own.eq(theirs):
+                            out += [z3.Implies(z3.ULT(theirs, own), z3.ULE(other + shared, atom)),
+                                    z3.Implies(theirs == own, other == atom),
+                                    z3.Implies(z3.ULT(own, theirs), z3.ULE(atom + shared, other))]
         return out
 
 

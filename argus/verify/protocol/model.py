@@ -16,6 +16,7 @@ import z3
 
 from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import BarrierArrayType, ScalarType, SmemBufferType
+from argus.layout import symbolic as sym
 
 from . import fanout, smt
 from .terms import STEP_BOUND, SIZE_BOUND, Terms, UnknownTerm
@@ -168,6 +169,8 @@ class _Walker:
         self.t = m.terms
         self.order = 0
         self.schedule_trips: dict[tuple, Any] = {}
+        self.split: dict[int, Op] = {}      # first part of a split loop -> its second part
+        self.parts: dict[int, tuple] = {}   # second part -> (the loop, the split point)
 
     def grid_extent(self, axis: str):
         """The grid's extent along axis as a term (block ids range below it)."""
@@ -181,8 +184,39 @@ class _Walker:
             return SIZE_BOUND
 
     def block(self, block: Block, where: Where):
-        for op in block.ops:
+        for op, after in zip(block.ops, [*block.ops[1:], None]):
+            if after is not None and self._continues(op, after):
+                self.split[id(op)] = after
             self.op(op, where)
+
+    def _continues(self, first: Op, second: Op) -> bool:
+        """`for j in range(nf)` then `for j in range(nf, nj)` (steps 1, the second starting
+        at the first's stop, the same IR value): one loop over [0, nj) split in two, when
+        0 <= nf <= nj for every admitted size (else the parts are not that union)."""
+        if first.opcode != "for" or second.opcode != "for":
+            return False
+        stop = first.arg("stop")
+        if not isinstance(stop, Value) or second.arg("start") is not stop or \
+                first.arg("start") != 0 or first.arg("step") != 1 or second.arg("step") != 1:
+            return False
+        try:
+            nf, nj = self.t.of(stop), self.t.of(second.arg("stop"))
+        except UnknownTerm:
+            return False
+        inside = z3.And(smt.le(0, nf), smt.le(nf, nj)) if sym.is_symbolic(nf) or \
+            sym.is_symbolic(nj) else 0 <= nf <= nj
+        if isinstance(inside, bool):
+            return inside
+        return smt.find(self.t.constraints + self._assumed(), z3.Not(inside)) is None
+
+    def _assumed(self) -> list:
+        """The kernel's assumptions as far as the walk has rendered them."""
+        out = []
+        for op in self.m.kernel.assumptions:
+            c = op.arg("cond")
+            if isinstance(c, Value) and c in self.t.env:
+                out.append(smt.bool_of(self.t.env[c]))
+        return out
 
     def op(self, op: Op, where: Where):
         self.m.events.append(Event(op, where, self.order))
@@ -226,6 +260,29 @@ class _Walker:
             for region, inner in for_regions:
                 self.block(region, inner)
 
+    def _split_part(self, op: Op, where: Where):
+        """A part of a loop split in two (`_continues`): both parts are one Loop over [0, nj),
+        counter j (the step is j, as in the producer's `for j in range(nj)`), the first part
+        under j < nf and the second under nf <= j (branch conditions, not a filter: the step
+        is still the loop count)."""
+        t = self.t
+        arg = op.regions[0].args[0]
+        if id(op) in self.split:
+            nf = t.of(op.arg("stop"))
+            trip = t.of(self.split[id(op)].arg("stop"))
+            counter = t.fresh(_display(arg.name), 0, trip)
+            t.constraints.append(smt.lt(counter, STEP_BOUND))
+            loop = Loop(op, _display(arg.name), counter, trip, ("for", _key(trip)))
+            self.parts[id(self.split[id(op)])] = (loop, nf)
+            part = smt.lt(counter, nf)
+        else:
+            loop, nf = self.parts[id(op)]
+            part = z3.Not(smt.lt(loop.counter, nf))
+        part = z3.BoolVal(part) if isinstance(part, bool) else part
+        t.bind(arg, loop.counter)
+        return [(op.regions[0], replace(where, loops=where.loops + (loop,),
+                                        conds=where.conds + (part,)))]
+
     def regions(self, op: Op, where: Where):
         code, t = op.opcode, self.t
         if code == "role":
@@ -254,6 +311,8 @@ class _Walker:
             t.bind(arg, _add(t.of(op.arg("start")), t.mul(counter, t.of(op.arg("step")))))
             loop = Loop(op, _display(arg.name), counter, fanout.trip(op, t), ("fanout",))
             return [(op.regions[0], replace(where, fanout=where.fanout + (loop,)))]
+        if code == "for" and (id(op) in self.split or id(op) in self.parts):
+            return self._split_part(op, where)
         if code == "for":
             try:
                 start, stop, step = (t.of(op.arg(n)) for n in ("start", "stop", "step"))

@@ -38,7 +38,7 @@ import z3
 from argus.ir.nodes import Loc, Op, Value
 from argus.ir.types import GlobalTensorType
 from argus.verify.finding import ElementTag, Finding
-from argus.verify.smt import bv, value as model_value
+from argus.verify.smt import bv, holds, value as model_value
 
 from .values import Fragment, GlobalTile, SmemView
 
@@ -253,13 +253,17 @@ def _loaded(w) -> set:
 def _same_shape(w, a: str, b: str) -> bool:
     ea, eb = w.tensors.get(a), w.tensors.get(b)
     return ea is not None and eb is not None and len(ea) == len(eb) and \
-        all(_same_extent(x, y) for x, y in zip(ea, eb))
+        all(_same_extent(w, x, y) for x, y in zip(ea, eb))
 
 
-def _same_extent(x, y) -> bool:
-    if isinstance(x, int) or isinstance(y, int):
-        return isinstance(x, int) and isinstance(y, int) and x == y
-    return bv(x).eq(bv(y))
+def _same_extent(w, x, y) -> bool:
+    """Equal for every admitted size: the same term, or equal by the assumptions
+    (`assume(CQ == G * CK)` with G = 1 makes CQ and CK one extent)."""
+    if isinstance(x, int) and isinstance(y, int):
+        return x == y
+    if bv(x).eq(bv(y)):
+        return True
+    return holds(w.ctx, bv(x) == bv(y))
 
 
 def check_store(w, op: Op, dst: GlobalTile, origin, model_of) -> None:
@@ -298,13 +302,13 @@ def _wrong_role(w, origin: Origin, dst: GlobalTile, inputs):
             continue
         ext = w.tensors.get(along.read.tensor)
         if ext is None or along.axis >= len(ext) or \
-                _same_extent(ext[along.axis], dst.extents[axis]):
+                _same_extent(w, ext[along.axis], dst.extents[axis]):
             continue
         for name in inputs:
             other = w.tensors[name]
             if name == along.read.tensor or len(other) != len(ext):
                 continue
-            if _same_extent(other[along.axis], dst.extents[axis]):
+            if _same_extent(w, other[along.axis], dst.extents[axis]):
                 what = "rows" if axis == 0 else "columns"
                 return along.read, name, (
                     f"its {what} run along {along.read.tensor}'s axis {along.axis} (extent "

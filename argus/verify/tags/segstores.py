@@ -149,7 +149,8 @@ def race_goal(w, r, q, same, inside, extra, copies, pos_r):
     overlap = z3.And(z3.ULT(row, bv(r.extents[0])), other_group, in_window(r, row),
                      cp(in_window(q, row)))
     narrowed = []
-    if not abstraction.install(w.ctx).refutes([overlap], abstract=False):
+    if not abstraction.install(w.ctx).refutes([overlap, *w.ctx.order_facts([overlap])],
+                                              abstract=False):
         narrowed.append(z3.And(same, inside, other_group))     # report.find decides
     # the same group: abstract the window, the destination is then a plain tiled one
     same_group = [cp(g) == g for g in gterms]
@@ -213,7 +214,8 @@ def coverage(w, tensor, recs) -> None:
                 inside = z3.substitute(inside, *pairs_w)
             cover.append(z3.substitute(inside, *pairs) if pairs else inside)
     uncovered = z3.And(z3.ULT(row, bv(ext[0])), *solved, z3.Not(z3.Or(*cover)))
-    if not abstraction.install(w.ctx).refutes([uncovered], abstract=False):
+    order = w.ctx.order_facts([uncovered]) if solved else []    # block-indexed windows
+    if not abstraction.install(w.ctx).refutes([uncovered, *order], abstract=False):
         m = _model(w, uncovered, [row])
         if m is None:
             _warn(w, recs[-1], tensor, "z3 could not decide whether the segments cover it")

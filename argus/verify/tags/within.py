@@ -73,7 +73,8 @@ def _segment(w, op: Op) -> None:
 def _prove(w, op: Op, claim, message: str, hint: str) -> None:
     path = list(w.path)
     try:
-        if holds(w.ctx, claim, path):
+        # a segment start b * SQ against the rows R == Q * SQ: the products' order facts
+        if holds(w.ctx, claim, [*path, *w.ctx.order_facts([claim, *path])]):
             return
         asked = [*path, z3.Not(claim)]
         facts = relevant([*w.ctx.facts, *w.ctx.product_facts()], asked)
