@@ -18,6 +18,8 @@ from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import BarrierArrayType, ScalarType, SmemBufferType
 from argus.layout import symbolic as sym
 
+from argus.verify import quotients
+
 from . import fanout, smt
 from .terms import STEP_BOUND, SIZE_BOUND, Terms, UnknownTerm
 
@@ -154,6 +156,12 @@ def build(kernel: Kernel) -> Model:
     m = Model(kernel, terms)
     for s in kernel.symbols:
         terms.bind(s, terms.fresh(s.name, 1, SIZE_BOUND))
+    sizes = {s.name: terms.env[s] for s in kernel.symbols}
+    for r, s in quotients.divisible_pairs(kernel):   # R // S is Q: no symbolic divider
+        q = terms.fresh(f"{r}/{s}", 1, SIZE_BOUND)
+        terms.constraints.append(sizes[r] == smt.as_term(terms.mul(q, sizes[s])))
+        R, S = smt.as_term(sizes[r]), smt.as_term(sizes[s])
+        terms.quotients[(R.get_id(), S.get_id())] = (R, S, q)
     _Walker(m).block(kernel.body, Where(None, (), None))
     for op in kernel.assumptions:
         c = op.arg("cond")
@@ -207,7 +215,14 @@ class _Walker:
             sym.is_symbolic(nj) else 0 <= nf <= nj
         if isinstance(inside, bool):
             return inside
-        return smt.find(self.t.constraints + self._assumed(), z3.Not(inside)) is None
+        # mostly true by how nf and nj are computed; the assumptions only when needed
+        for facts in (self.t.constraints, self.t.constraints + self._assumed()):
+            try:
+                if smt.find(facts, z3.Not(inside)) is None:
+                    return True
+            except smt.SolverUnknown:
+                continue                 # not proved: the parts stay two loops
+        return False
 
     def _assumed(self) -> list:
         """The kernel's assumptions as far as the walk has rendered them."""

@@ -45,6 +45,7 @@ class Terms:
         self.atoms: dict[tuple[int, int], z3.BitVecRef] = {}
         self.factors: dict[tuple[int, int], tuple] = {}    # atom key -> its two factors
         self.names: dict[str, Any] = {}     # display name -> term (for counterexamples)
+        self.quotients: dict[tuple[int, int], tuple] = {}   # (R id, S id) -> (R, S, Q)
         self._fresh = 0
 
     # ---- variables ---------------------------------------------------------------------
@@ -117,6 +118,9 @@ class Terms:
         `land` and `lor` read theirs as Bools, every other op as numbers."""
         name = op.opcode.split(".", 1)[1]
         args = [self.of(o) for o in op.operands]
+        q = self._quotient(name, args)
+        if q is not None:
+            return q
         if name in ("land", "lor") or (name == "not" and op.result.type.dtype == DType.pred):
             args = [smt.bool_of(a) for a in args]
         else:
@@ -128,7 +132,20 @@ class Terms:
 
     def render(self, name: str, a, b):
         """arith.<name> of two index terms or ints (a launch extent's arithmetic)."""
+        q = self._quotient(name, [a, b])
+        if q is not None:
+            return q
         return arith.binary(name, a, b, smt.WIDTH, self.mul)
+
+    def _quotient(self, name: str, args):
+        """R // S as Q and R % S as 0 where an assumption made S divide R (the sizes
+        themselves; verify/quotients.py), else None."""
+        if name not in ("floordiv", "mod") or not all(z3.is_expr(a) for a in args):
+            return None
+        hit = self.quotients.get(tuple(smt.as_term(a).get_id() for a in args))
+        if hit is None:
+            return None
+        return hit[2] if name == "floordiv" else 0
 
 
 def _constant_divisor(part, whole):
