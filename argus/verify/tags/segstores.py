@@ -247,9 +247,10 @@ def _solved_groups(w, r, row, names):
     """(pairs, facts, admitted) for group counters that are not short loops (block ids):
     witnesses making the window's start the start of the window holding `row` (Euclidean
     division, witness.solve_exactly), the facts the witnesses satisfy, and what the group
-    must satisfy to exist (its counters' bounds, the store's conditions on them alone,
-    before substitution); None when the start is not affine in them or a condition ties
-    them to other counters."""
+    must satisfy to exist (every fact and condition of the store about them alone, before
+    substitution: one that ties them to the writer's other counters is step 2's, which
+    finds a writer for every row of every group's window); None when the start is not
+    affine in them."""
     from .witness import rebuild_atoms, solve_exactly
     terms = [w.ctx.vars[n].term for n in names]
     got = solve_exactly(w.ctx, row, bv(r.window.start), terms)
@@ -259,12 +260,12 @@ def _solved_groups(w, r, row, names):
     ids = {key(t) for t in terms}
     own = {key(w.ctx.vars[n].term) for n in r.identity if n not in names}
     admitted = []
-    for f in [*(g for n in names for g in w.ctx.var_facts[n]), *r.path]:
+    for f in [*w.ctx.facts, *r.path]:       # every fact about the groups, not only bounds
         cs = _through_atoms(w, f)
         if not cs & ids:
             continue
         if cs & own:
-            return None              # the group exists only for some writers: not here
+            continue                 # about its writers too: step 2 finds one per row
         admitted.append(f)
     return rebuild_atoms(w.ctx, pairs), facts, admitted
 

@@ -83,3 +83,15 @@ def test_a_grid_half_as_large_leaves_heads_unwritten():
     assert f is not None, sorted(found)
     sizes = f.counterexample.sizes
     assert sizes["RQ"] // sizes["SQ"] >= 2           # a head no block takes
+
+
+def test_a_head_whose_store_a_condition_skips_is_unwritten():
+    # the last head's block stores nothing: its rows are in no written window
+    src = HEADS.replace("START", "bh * SQ").replace("ROWS", "SQ").replace(
+        "        store(tile(dst, (64, 64), (t, 0)), x)",
+        "        if bh + 1 < RQ // SQ:\n            store(tile(dst, (64, 64), (t, 0)), x)")
+    k = parse_source(src, "heads.py")["heads"]
+    _, found = errors(k)
+    f = found.get("tag.store-coverage")
+    assert f is not None, sorted(found)
+    assert replay.unreachable(k, f) is None
