@@ -159,19 +159,35 @@ def _can_be(m: Model, e, index, j: int) -> bool:
 
 
 def _free_counter_trip(m: Model, where, index):
-    """The constant trip count of the loop whose counter `index` is, when nothing but its
-    own bound (`counter < trip`, the one constraint of the model that names it) and no
-    condition of `where` constrains that counter; else None. Every value below the trip is
+    """The constant trip count of the loop whose counter `index` is, when nothing but
+    constant upper bounds (its trip, the symbols' range) and no condition of `where`
+    constrains that counter; else None. Every value below the trip is
     then reached (when some size is admitted at all: vacuity.py reports the assumptions no
     size satisfies)."""
     for loop in where.loops:
         if isinstance(loop.trip, int) and z3.is_expr(loop.counter) and index.eq(loop.counter):
             if any(_mentions(c, index) for c in where.conds):
                 return None
-            if sum(_mentions(c, index) for c in m.constraints) > 1:
+            if not _only_bounded(m, index):
                 return None
             return loop.trip
     return None
+
+
+def _only_bounded(m: Model, var) -> bool:
+    """Every constraint of the model that names `var` is an upper bound by a constant
+    (`var < 4`, the loop's trip; `var < 2^24`, the range of every symbol), remembered per
+    model and variable."""
+    memo = m.__dict__.setdefault("_bounded_only", {})
+    key = var.get_id()
+    if key not in memo:
+        memo[key] = all(_constant_bound(c, var) for c in m.constraints if _mentions(c, var))
+    return memo[key]
+
+
+def _constant_bound(c, var) -> bool:
+    return (z3.is_app_of(c, z3.Z3_OP_ULT) or z3.is_app_of(c, z3.Z3_OP_ULEQ)) and \
+        c.arg(0).eq(var) and z3.is_bv_value(c.arg(1))
 
 
 def _mentions(term, var) -> bool:
