@@ -82,7 +82,33 @@ def binary(name: str, a, b, width: int, mul):
         return e if name == "eq" else z3.Not(e)
     if name == "mul":
         return mul(a, b)
+    if name in ("floordiv", "mod") and isinstance(b, int):
+        exact = _multiple_plus_rest(a, b, width)
+        if exact is not None:           # (c * v + d) // c is v, (c * v + d) % c is d
+            return exact[0] if name == "floordiv" else exact[1]
     return _TERMS[name](term(a, width), term(b, width))
+
+
+def _multiple_plus_rest(a, c: int, width: int):
+    """(v, d) when `a` is c * v + d for one base variable v and a constant 0 <= d < c, with
+    c * VAR_LIMIT below 2^width so nothing wraps (base variables are below VAR_LIMIT in
+    both passes): the quotient and remainder by c without a divider circuit (a persistent
+    loop's `(w - bid) // BLOCKS` with w = bid + i * BLOCKS is its counter i). Else None."""
+    from argus.verify.smt import VAR_LIMIT
+
+    if c <= 1 or not z3.is_bv(a) or c * VAR_LIMIT >= 1 << width:
+        return None
+    t = z3.simplify(term(a, width))
+    rest = 0
+    if z3.is_app_of(t, z3.Z3_OP_BADD) and t.num_args() == 2 and z3.is_bv_value(t.arg(0)):
+        rest, t = t.arg(0).as_long(), t.arg(1)
+    if not (0 <= rest < c and z3.is_app_of(t, z3.Z3_OP_BMUL) and t.num_args() == 2):
+        return None
+    k, v = t.arg(0), t.arg(1)
+    if not (z3.is_bv_value(k) and k.as_long() == c and z3.is_const(v)
+            and v.decl().kind() == z3.Z3_OP_UNINTERPRETED):
+        return None
+    return v, z3.BitVecVal(rest, width)
 
 
 def unary(name: str, x, width: int):
