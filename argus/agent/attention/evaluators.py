@@ -110,6 +110,8 @@ def judge(result, task: AttentionTask) -> Outcome:
                                                        f"{type(result).__name__}")
     status = result.get("status", "error")
     reasons = "; ".join(map(str, result.get("reasons", [])))
+    if status == "ok" and result.get("verdict") != "correct":
+        status = "incorrect"
     if status != "ok":
         mapped = status if status in ("compile_error", "incorrect") else "error"
         return Outcome(mapped, source="gpu", details={"benchmark": result},

@@ -11,6 +11,9 @@ O and the log-sum-exp filled with NaN, one call of attention_into with the knobs
 torch SDPA in fp32 on every row (bf16/fp16 rounding bound of argus.bench.attention_bench's
 `compare`), the log-sum-exp against float64 on sampled rows of two heads; then, only when
 correct, `reps` calls timed by CUDA events with the L2 flushed before each (median).
+A wrong answer is a finished job ("status": "ok", "verdict": "incorrect"): the session keeps
+the child, since a wrong result leaves the CUDA context usable (an exception, a crash or a
+hang still ends it, and the next job starts a fresh one).
 """
 from __future__ import annotations
 
@@ -102,8 +105,8 @@ def check_and_time(job: dict, device: str, clock, flusher) -> dict:
     torch.cuda.synchronize()
     first_s = time.monotonic() - t0
     verdict = check(task, q, k, v, out, lse)
-    if verdict["reasons"]:
-        return {"status": "incorrect", "reasons": verdict["reasons"],
+    if verdict["reasons"]:      # a finished job: the session keeps this child (see above)
+        return {"status": "ok", "verdict": "incorrect", "reasons": verdict["reasons"],
                 "max_error": verdict["max_error"], "first_call_s": first_s}
     timing = job.get("timing") or {}
 
@@ -113,7 +116,8 @@ def check_and_time(job: dict, device: str, clock, flusher) -> dict:
     samples = time_calls(call, clock, reps=int(timing.get("reps", 30)),
                          warmup=int(timing.get("warmup", 5)), before_each=flusher)
     samples.sort()
-    return {"status": "ok", "time_ms": samples[len(samples) // 2], "min_ms": samples[0],
+    return {"status": "ok", "verdict": "correct", "time_ms": samples[len(samples) // 2],
+            "min_ms": samples[0],
             "reps": len(samples), "max_error": verdict["max_error"], "first_call_s": first_s}
 
 

@@ -60,7 +60,9 @@ def record_best(run: AttentionRun, evaluator) -> tuple[str | None, str]:
 def run_episode(task: AttentionTask, *, evaluator: str = "auto", budget=None,
                 out_dir: str | Path | None = None, tune_cache: bool = True,
                 space: AttentionSpace | None = None, on_step=None,
-                chosen=None) -> dict:
+                chosen=None, close: bool = True) -> dict:
+    """`chosen`: an evaluator to use instead of choosing one (the device script shares one
+    GPU worker over its phases); `close`: end it afterwards."""
     space = space or AttentionSpace()
     note = "given"
     if chosen is None:
@@ -69,7 +71,7 @@ def run_episode(task: AttentionTask, *, evaluator: str = "auto", budget=None,
     try:
         run = run_planner(chosen, task, space, budget, on_step=on_step)
     finally:
-        if hasattr(chosen, "close"):
+        if close and hasattr(chosen, "close"):
             chosen.close()
     key, cache_note = record_best(run, chosen) if tune_cache else (None, "not asked")
     start, best = run.steps[0], run.best()
