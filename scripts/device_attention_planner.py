@@ -74,7 +74,7 @@ def retime(evaluator, task, configs: dict, rounds: int) -> dict:
     return {name: (sorted(t)[len(t) // 2] if t else None) for name, t in times.items()}
 
 
-def run_shape(text, evaluator_for, workers, deadline, results):
+def run_shape(text, evaluator_for, workers, deadline, results, build_check=True):
     """One shape's phases; `deadline` (a monotonic time) bounds the exhaustive phase."""
     from argus.agent.attention.optimize import run_episode
     from argus.agent.attention.planner import default_budget
@@ -85,14 +85,11 @@ def run_shape(text, evaluator_for, workers, deadline, results):
     task = parse_attention_shape(text)
     row = {"shape": task.shape_text, "task": task.describe()}
     results["shapes"].append(row)
-    space = AttentionSpace(build_check=True, workers=workers)
+    space = AttentionSpace(build_check=build_check, workers=workers)
     evaluator = evaluator_for(space)
     row["space"] = describe_space(space, task)
 
-    # B: the planner, first (nothing measured before it helps it), with a fresh tuned cache
-    attention_tuned.default_path().unlink(missing_ok=True)
-    attention_tuned.forget()
-    t0 = time.monotonic()
+    # B: the planner, first (nothing measured before it helps it; main() emptied the cache)
     budget = default_budget()
     episode = run_episode(task, budget=budget, chosen=evaluator, close=False, space=space,
                           on_step=lambda s, _: log(f"  B[{s.index:2d}] {s.outcome.status:12s} "
@@ -107,6 +104,9 @@ def run_shape(text, evaluator_for, workers, deadline, results):
                       "candidates_tried": [outcome_row(s.config, s.outcome) for s in run.steps],
                       "start": summary["start"], "tune_cache_key": summary["tune_cache_key"],
                       "tune_cache_note": summary["tune_cache_note"]}
+    key = summary["tune_cache_key"]
+    row["planner"]["ops_reads_winner"] = bool(
+        key and attention_tuned.tuned_knobs(key) == row["planner"]["config"])
     log(f"{task.shape_text}: planner {row['planner']['time_ms']} ms in "
         f"{summary['evaluations']} evaluations, {summary['seconds']:.0f} s "
         f"({summary['stop_reason']})")
@@ -164,6 +164,7 @@ def run_shape(text, evaluator_for, workers, deadline, results):
         row["retimed_ms"] = medians
         if medians["planner"] and medians["exhaustive_best"]:
             row["planner_ratio_retimed"] = medians["exhaustive_best"] / medians["planner"]
+    space.close()
     row["meets_90"] = bool(row["planner_ratio"] and row["planner_ratio"] >= 0.9)
     log(f"{task.shape_text}: exhaustive best {row['best_time_ms']} ms "
         f"({best and best['config']}), planner {p_ms} ms, ratio {row['planner_ratio']}, "
@@ -180,6 +181,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="")
     p.add_argument("--evaluator", choices=("gpu", "cpu"), default="gpu",
                    help="cpu: a dry run of the plumbing with the cost model (no timings)")
+    p.add_argument("--no-build-probe", action="store_true",
+                   help="do not build the kernels to refuse what ptxas refuses (dry runs)")
     args = p.parse_args(argv)
     import torch
 
@@ -206,8 +209,13 @@ def main(argv=None) -> int:
                "method": __doc__.split("\n\n")[1].strip()}
 
     def evaluator_for(space):
-        return GpuAttentionEvaluator(space, session=session) if gpu else \
+        return GpuAttentionEvaluator(space, session=session, timeout_s=30.0) if gpu else \
             CpuAttentionEvaluator(space)
+
+    from argus.ops import attention_tuned
+
+    attention_tuned.default_path().unlink(missing_ok=True)      # a fresh tuned cache
+    attention_tuned.forget()
 
     failed = 0
     shapes = args.shapes.split(",")
@@ -216,7 +224,8 @@ def main(argv=None) -> int:
             # each shape's exhaustive phase stops at its share of what is left
             share_end = time.monotonic() + (deadline - time.monotonic()) / (len(shapes) - i)
             try:
-                run_shape(text, evaluator_for, args.workers, share_end, results)
+                run_shape(text, evaluator_for, args.workers, share_end, results,
+                          not args.no_build_probe)
             except Exception as exc:          # noqa: BLE001 - one shape's failure is data
                 import traceback
                 failed += 1
@@ -225,6 +234,7 @@ def main(argv=None) -> int:
                 log(f"{text}: FAILED {type(exc).__name__}: {exc}")
             results["seconds"] = time.monotonic() - began
             results["worker_starts"] = session.starts if session else []
+            results["tuned_cache"] = attention_tuned.current_cache().entries()
             with open(out, "w") as f:
                 json.dump(results, f, indent=1, default=str)
             log(f"wrote {out} ({results['seconds']:.0f} s so far)")

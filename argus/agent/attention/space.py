@@ -142,7 +142,9 @@ def compiler_available() -> bool:
 class AttentionSpace:
     """The library attention's configurations for a task. `build_check`: refuse what the
     build probe refuses (None: when a CUDA compiler is here); `builder(spec) -> dict` is
-    build_spec unless given (tests pass a fake); builds are memoised per specialisation."""
+    build_spec unless given (tests pass a fake); builds are memoised per specialisation.
+    `workers` > 1: prefetches build in a process pool of that many (spawned once, on first
+    use, so a parent holding a CUDA context is never forked; `close` ends it)."""
 
     name = "library"
 
@@ -151,6 +153,7 @@ class AttentionSpace:
         self.builder = builder or build_spec
         self.workers = workers
         self._builds: dict[tuple, dict] = {}
+        self._pool = None
 
     # -- the static rules ----------------------------------------------------------------
     def refusal(self, cfg: AttentionConfig, task: AttentionTask) -> str:
@@ -211,11 +214,8 @@ class AttentionSpace:
         if not specs:
             return 0.0
         if self.workers > 1 and self.builder is build_spec and len(specs) > 1:
-            from concurrent.futures import ProcessPoolExecutor
-
-            with ProcessPoolExecutor(self.workers) as pool:
-                for spec, answer in zip(specs, pool.map(build_spec, specs)):
-                    self._builds[spec] = answer
+            for spec, answer in zip(specs, self._executor().map(build_spec, specs)):
+                self._builds[spec] = answer
         else:
             for spec in specs:
                 self._builds[spec] = self.builder(spec)
@@ -224,6 +224,20 @@ class AttentionSpace:
             log(f"built {len(specs)} attention specialisations in "
                 f"{time.perf_counter() - start:.1f} s ({bad} refused by the build)")
         return time.perf_counter() - start
+
+    def _executor(self):
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(self.workers,
+                                             mp_context=multiprocessing.get_context("spawn"))
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
 
     def why_invalid(self, cfg: AttentionConfig, task: AttentionTask) -> tuple[str, list[str]]:
         """("refused", [reason]) / ("unbuildable", [ptxas's]) / ("", [])."""

@@ -97,3 +97,24 @@ def test_a_real_build_reports_spills(tmp_path, monkeypatch):
     spill = build_spec(specialisation(AttentionConfig(BN=128, S=2, OVERLAP=1), D64))
     assert ok["errors"] == [] and ok["spilled"] == 0
     assert spill["spilled"] > 0 and "spills" in spill["errors"][0]
+
+
+def test_the_probe_builds_the_source_the_op_launches(monkeypatch):
+    """The prefetched builds are the op's own (one disk-cache entry): the same CUDA source."""
+    import importlib
+
+    from argus.ops.library import generated
+
+    op = importlib.import_module("argus.ops.attention")
+    seen = []
+    monkeypatch.setattr(op, "library_kernel", lambda module, name, **kw: seen.append(
+        (module, name, kw)))
+    monkeypatch.delenv("ARGUS_ATTENTION_CONFIG", raising=False)
+    task = AttentionTask(2, 4, 2, 300, 300, 64, causal=True)
+    cfg = AttentionConfig(BN=64, S=3, SPLIT_KV=0, FOLD_SCALE=1, LPT=1)
+    p = op.Problem(task.b, task.hq, task.hk, task.sq, task.sk, task.d, task.dtype, task.layout)
+    op.plan(p, task.causal, task.scale, task.sk, task.sq, knobs=cfg.to_json())
+    module, name, kw = seen[-1]
+    spec = specialisation(cfg, task)
+    assert (module, name) == spec[:2] and kw == dict(spec[2])
+    assert generated(module, name, **kw).source == generated(*spec[:2], **dict(spec[2])).source
