@@ -27,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+MAX_FAILING = 8        # errors/crashes in a row after which the exhaustive phase stops
 SHAPES = "4x16x16x4096x4096x128,4x16x16x4096x4096x128c,16x16x16x1024x1024x64"
 # named configurations of the kernel's documentation and sweep (benchmarks/attention_sweep.py)
 HAND_PICKED = {
@@ -115,10 +116,17 @@ def run_shape(text, evaluator_for, workers, deadline, results, build_check=True)
     accepted = list(space.all_accepted(task))
     build_s = space.prefetch(accepted, task, log=log)
     measured = {s.config.key(): s.outcome for s in run.steps}
-    rows, done = [], 0
+    rows, done, failing = [], 0, 0
     t_a = time.monotonic()
+    if run.best() is None:
+        row["exhaustive_note"] = "skipped: no configuration of the planner's ran correctly"
+        accepted = []
     for cfg in accepted:
         if time.monotonic() > deadline:
+            row["exhaustive_note"] = "stopped at the shape's share of the deadline"
+            break
+        if failing >= MAX_FAILING:
+            row["exhaustive_note"] = f"stopped after {failing} failed evaluations in a row"
             break
         errors = space.build_errors(cfg, task)
         if errors:
@@ -127,6 +135,7 @@ def run_shape(text, evaluator_for, workers, deadline, results, build_check=True)
             continue
         outcome = evaluator.evaluate(cfg, task)
         rows.append(outcome_row(cfg, outcome))
+        failing = 0 if outcome.status in ("ok", "incorrect") else failing + 1
         done += 1
         if done % 20 == 0:
             log(f"  A {done} timed, {time.monotonic() - t_a:.0f} s")

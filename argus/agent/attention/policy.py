@@ -28,7 +28,7 @@ from argus.agent.attention.task import AttentionTask
 from argus.agent.evaluators.base import Outcome
 
 EXPLORE = 0.03            # score per new knob value, in log-time units (3% per value)
-RIDGE = 2.0               # the correction's prior weight (in measurements)
+RIDGE = 1.0               # the correction's prior weight (in measurements)
 FAIL_PENALTY = 0.3        # log-time units per failure of a suspect knob value
 
 
