@@ -3,7 +3,8 @@ best configuration within its default budget? For each shape:
 
   B  the planner (argus.agent.attention.optimize.run_episode, the GPU evaluator, the
      default budget, a fresh tuned cache; its candidates' kernels built as it goes);
-  A  every configuration of the space, built in a process pool, then each checked against
+  A  every configuration of the space (the cost model's fastest first, so a deadline cuts
+     the least promising), built in a process pool, then each checked against
      torch SDPA (fresh inputs, poisoned outputs) and timed by the same evaluator: the
      exhaustive best (and the best of the named hand-picked list, HAND_PICKED);
   C  the planner's best and the exhaustive best re-timed in alternating rounds.
@@ -112,10 +113,13 @@ def run_shape(text, evaluator_for, workers, deadline, results, build_check=True)
         f"{summary['evaluations']} evaluations, {summary['seconds']:.0f} s "
         f"({summary['stop_reason']})")
 
-    # A: every configuration of the space
-    accepted = list(space.all_accepted(task))
+    # A: every configuration of the space, the model's fastest first (a deadline cuts the
+    # least promising)
+    from argus.agent.attention.cost_model import rank
+
+    accepted = [c for _, c in rank(list(space.all_accepted(task)), task)]
+    total = len(accepted)
     build_s = space.prefetch(accepted, task, log=log)
-    measured = {s.config.key(): s.outcome for s in run.steps}
     rows, done, failing = [], 0, 0
     t_a = time.monotonic()
     if run.best() is None:
@@ -146,8 +150,8 @@ def run_shape(text, evaluator_for, workers, deadline, results, build_check=True)
     hand = {n: by_key.get(c.key(), {"status": "not timed"}) for n, c in names.items()}
     hand_ok = {n: r for n, r in hand.items() if r.get("status") == "ok" and r.get("time_ms")}
     best_hand = min(hand_ok, key=lambda n: hand_ok[n]["time_ms"]) if hand_ok else None
-    row["exhaustive"] = {"configurations": len(accepted), "timed": done,
-                         "complete": len(rows) == len(accepted), "build_seconds": build_s,
+    row["exhaustive"] = {"configurations": total, "timed": done,
+                         "complete": len(rows) == total, "build_seconds": build_s,
                          "seconds": time.monotonic() - t_a,
                          "statuses": {s: sum(r["status"] == s for r in rows)
                                       for s in sorted({r["status"] for r in rows})},
