@@ -6,7 +6,6 @@ import json
 import pytest
 
 from argus.agent.attention.task import parse_attention_shape
-from argus.agent.task import TaskError
 from argus.cli.main import main
 
 

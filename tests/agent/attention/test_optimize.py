@@ -1,12 +1,10 @@
 """One attention episode: on the CPU the cost model's best goes into the tuned cache as a
-prediction, a measured (GPU) best as a measurement a prediction never replaces; and
-argus.ops.attention plans with the cache's entry, under explicit knobs and
-ARGUS_ATTENTION_CONFIG."""
+prediction, a measured (GPU) best as a measurement a prediction never replaces
+(tests/ops/test_attention_tuned.py: how the op reads it)."""
 import json
 
 import pytest
 
-from argus.agent.attention.config import AttentionConfig
 from argus.agent.attention.optimize import choose_evaluator, run_episode
 from argus.agent.attention.space import AttentionSpace
 from argus.agent.attention.task import AttentionTask
@@ -67,35 +65,3 @@ def test_the_gpu_evaluator_off_a_gpu_is_unavailable(monkeypatch):
         choose_evaluator("gpu", AttentionSpace(build_check=False))
     chosen, note = choose_evaluator("auto", AttentionSpace(build_check=False))
     assert chosen.name.startswith("cpu") and "timings need one" in note
-
-
-def test_shape_classes_bucket_lengths_and_keep_the_kernel_apart():
-    a = attention_tuned.shape_class(4, 16, 16, 4000, 4000, 128, True)
-    assert a == attention_tuned.shape_class(4, 16, 16, 4096, 4096, 128, True)
-    assert a != attention_tuned.shape_class(4, 16, 16, 4096, 4096, 128, False)
-    assert a != attention_tuned.shape_class(4, 16, 4, 4096, 4096, 128, True)     # GQA group
-    with pytest.raises(ValueError, match="bf16 or fp16"):
-        attention_tuned.entry_key("g", "fp8", "bhsd", 1, 1, 1, 1, 1, 64, False)
-
-
-def test_the_op_plans_with_the_cache_under_explicit_knobs_and_the_environment(monkeypatch):
-    import importlib
-    op = importlib.import_module("argus.ops.attention")      # the module, not the function
-
-    built = []
-    monkeypatch.setattr(op, "library_kernel", lambda *a, **kw: built.append(kw) or kw)
-    p = op.Problem(4, 16, 16, 4096, 4096, 128, "bf16", "bhsd")
-    tuned = AttentionConfig(BN=64, S=3, OVERLAP=1, FOLD_SCALE=1).to_json()
-    attention_tuned.record(key(), tuned, 0.5, "test")
-    op.plan(p, True, 0.088, 4096, 4096, gpu="NVIDIA H200")
-    assert {k: built[-1][k] for k in tuned} == tuned
-    op.plan(p, True, 0.088, 4096, 4096, gpu="NVIDIA H100")          # no entry there
-    assert built[-1]["BN"] == 128 and "OVERLAP" not in built[-1]
-    op.plan(p, True, 0.088, 4096, 4096, knobs={"BN": 32}, gpu="NVIDIA H200")
-    assert built[-1]["BN"] == 32 and "OVERLAP" not in built[-1]
-    monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"S": 4}')
-    op.plan(p, True, 0.088, 4096, 4096, gpu="NVIDIA H200")
-    assert built[-1]["S"] == 4 and built[-1]["BN"] == 128
-    from argus.runtime.launch_errors import LaunchError
-    with pytest.raises(LaunchError, match="unknown knob"):
-        op.plan(p, True, 0.088, 4096, 4096, knobs={"BM": 64})
