@@ -102,9 +102,11 @@ def check_and_time(job: dict, device: str, clock, flusher) -> dict:
     out = torch.full(o_shape, float("nan"), dtype=q.dtype, device=device)
     lse = torch.full((task.b, task.hq, task.sq), float("nan"), dtype=torch.float32,
                      device=device)
+    cuda = str(device).startswith("cuda")
     t0 = time.monotonic()
     attention_into(q, k, v, task.causal, task.scale, task.layout, out, lse, knobs=knobs)
-    torch.cuda.synchronize()
+    if cuda:
+        torch.cuda.synchronize()
     first_s = time.monotonic() - t0
     verdict = check(task, q, k, v, out, lse)
     if verdict["reasons"]:      # a finished job: the session keeps this child (see above)
@@ -115,7 +117,7 @@ def check_and_time(job: dict, device: str, clock, flusher) -> dict:
     def call():
         attention_into(q, k, v, task.causal, task.scale, task.layout, out, lse, knobs=knobs)
 
-    timed, mode = graphed(call)
+    timed, mode = graphed(call) if cuda else (call, "eager")
     samples = time_calls(timed, clock, reps=int(timing.get("reps", 30)),
                          warmup=int(timing.get("warmup", 5)), before_each=flusher)
     samples.sort()
@@ -148,6 +150,19 @@ def graphed(call):
         return call, "eager"
 
 
+class HostClock:
+    """time_calls' clock off the GPU (the interpreter's runs are host work)."""
+
+    def marker(self):
+        return time.perf_counter()
+
+    def elapsed_ms(self, start, end) -> float:
+        return (end - start) * 1e3
+
+    def synchronize(self) -> None:
+        pass
+
+
 def serve(fd: int, device: str, lines) -> int:
     started = time.monotonic()
     import torch
@@ -155,9 +170,13 @@ def serve(fd: int, device: str, lines) -> int:
     from argus.bench.timing import EventClock, L2Flusher
 
     os.environ.pop("ARGUS_ATTENTION_CONFIG", None)     # the job's knobs, nothing else
-    clock, flusher = EventClock(device), L2Flusher(device)
+    if device.startswith("cuda"):
+        clock, flusher = EventClock(device), L2Flusher(device)
+        name = torch.cuda.get_device_name(torch.device(device))
+    else:            # the CPU interpreter (ARGUS_INTERPRET=1): the protocol's tests
+        clock, flusher, name = HostClock(), None, "interpreter"
     env = {"torch": torch.__version__, "device": device, "pid": os.getpid(),
-           "device_name": torch.cuda.get_device_name(torch.device(device))}
+           "device_name": name}
     _send(fd, {"phase": "ready", "seconds": time.monotonic() - started, "environment": env})
     for line in lines:
         if not line.strip():

@@ -86,3 +86,30 @@ def test_refused_configurations_never_reach_the_worker():
 def test_judge_refuses_a_result_without_a_time():
     assert judge({"status": "ok", "verdict": "correct"}, TASK).status == "error"
     assert judge("nonsense", TASK).status == "error"
+
+
+def test_the_worker_protocol_end_to_end_on_the_interpreter(monkeypatch, tmp_path):
+    """The evaluator, WorkerSession and the worker child together, the child on the CPU
+    interpreter (device "cpu"): a correct configuration is measured, a refused one never
+    sent, the child started once."""
+    from argus.agent.attention.evaluators import WORKER
+    from argus.agent.evaluators.gpu_session import WorkerSession
+
+    monkeypatch.setenv("ARGUS_INTERPRET", "1")
+    monkeypatch.setenv("ARGUS_CACHE_DIR", str(tmp_path))
+    session = WorkerSession("cpu", module=WORKER)
+    ev = GpuAttentionEvaluator(AttentionSpace(build_check=False), session=session,
+                               timing={"warmup": 1, "reps": 2}, timeout_s=120)
+    task = AttentionTask(1, 2, 1, 70, 100, 64, causal=True)
+    try:
+        first = ev.evaluate(AttentionConfig(BN=64, S=2), task)
+        second = ev.evaluate(AttentionConfig(BN=32, S=3, LPT=1, FOLD_SCALE=1), task)
+        refused = ev.evaluate(AttentionConfig(BN=176), task)
+    finally:
+        ev.close()
+    assert first.status == "ok" and first.time_ms > 0, first.feedback
+    assert first.details["benchmark"]["timing_mode"] == "eager"
+    assert second.status == "ok", second.feedback
+    assert refused.status == "compile_error"
+    assert len(session.starts) == 1 and session.starts[0]["ok"]
+    assert ev.device_name == "interpreter"
