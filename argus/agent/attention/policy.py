@@ -90,7 +90,8 @@ def suspect_values(steps: list[Step]) -> dict[tuple, int]:
 
 def score_candidates(steps: list[Step], task: AttentionTask, space: AttentionSpace,
                      pool: list[AttentionConfig] | None = None) -> list[tuple[float, AttentionConfig, float]]:
-    """(score, config, corrected predicted ms) of every unexplored configuration, best first."""
+    """(score, config, corrected predicted ms) of every unexplored configuration the build
+    probe has not refused, best first."""
     pool = list(space.all_accepted(task)) if pool is None else pool
     seen = {s.config.key() for s in steps}
     ok = [s for s in steps if s.outcome.ok and s.outcome.time_ms]
@@ -100,7 +101,7 @@ def score_candidates(steps: list[Step], task: AttentionTask, space: AttentionSpa
     failures = suspect_values(steps)
     ranked = []
     for cfg in pool:
-        if cfg.key() in seen:
+        if cfg.key() in seen or space.known_unbuildable(cfg, task):
             continue
         predicted = predict(cfg, task)["time_ms"] * math.exp(fix(cfg))
         base = best_ms if best_ms is not None else predicted

@@ -203,6 +203,11 @@ class AttentionSpace:
             self._builds[spec] = self.builder(spec)
         return list(self._builds[spec]["errors"])
 
+    def known_unbuildable(self, cfg: AttentionConfig, task: AttentionTask) -> bool:
+        """Whether the build probe already refused `cfg` (no build started here)."""
+        answer = self._builds.get(specialisation(cfg, task)) if self.build_check else None
+        return bool(answer and answer["errors"])
+
     def prefetch(self, configs, task: AttentionTask, log=None) -> float:
         """Build these configurations' kernels side by side (a process pool of `workers`);
         the seconds it took."""
