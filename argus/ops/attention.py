@@ -174,8 +174,8 @@ def _tuned(p: Problem, causal: bool, gpu: str):
 
     if os.environ.get("ARGUS_ATTENTION_CONFIG"):
         return None
-    return attention_tuned.tuned_knobs(attention_tuned.entry_key(
-        gpu, p.dtype, p.layout, p.b, p.hq, p.hk, p.sq, p.sk, p.d, causal))
+    return attention_tuned.tuned_for(gpu, p.dtype, p.layout, p.b, p.hq, p.hk, p.sq, p.sk, p.d,
+                                     causal)
 
 
 def _gpu_name(x) -> str:

@@ -63,6 +63,24 @@ def tuned_knobs(key: str) -> dict | None:
     return dict(found) if found is not None else None
 
 
+_by_call: dict[tuple, dict | None] = {}    # (cache dir, GPU, shape class) -> knobs
+
+
+def tuned_for(gpu: str, dtype: str, layout: str, b: int, hq: int, hk: int, sq: int, sk: int,
+              d: int, causal: bool) -> dict | None:
+    """tuned_knobs of the call's entry, memoised by its shape class and the cache folder
+    (what argus.ops.attention asks on every call: a dictionary lookup after the first, and
+    as many entries as classes however the lengths vary)."""
+    import os
+
+    memo = (os.environ.get("ARGUS_CACHE_DIR"), gpu, dtype, layout, d, hq // hk, bool(causal),
+            _pow2(sq), _pow2(sk), _pow2(b * hq))
+    if memo not in _by_call:
+        _by_call[memo] = tuned_knobs(entry_key(gpu, dtype, layout, b, hq, hk, sq, sk, d, causal))
+    found = _by_call[memo]
+    return dict(found) if found is not None else None
+
+
 def record(key: str, knobs: dict, time_ms: float | None, source: str, basis: str = "measured",
            predicted_ms: float | None = None) -> bool:
     written = current_cache().record(key, knobs, time_ms, source, basis, predicted_ms)
@@ -72,4 +90,5 @@ def record(key: str, knobs: dict, time_ms: float | None, source: str, basis: str
 
 def forget() -> None:
     _known.clear()
+    _by_call.clear()
     _caches.clear()

@@ -50,3 +50,13 @@ def test_the_op_plans_with_the_cache_under_explicit_knobs_and_the_environment(mo
     from argus.runtime.launch_errors import LaunchError
     with pytest.raises(LaunchError, match="unknown knob"):
         op.plan(p, True, 0.088, 4096, 4096, knobs={"BM": 64})
+
+
+def test_the_calls_lookup_is_memoised_per_shape_class():
+    attention_tuned.record(key(), {"BN": 64}, 0.5, "test")
+    for sq in (3000, 3500, 4096):
+        assert attention_tuned.tuned_for("NVIDIA H200", "bf16", "bhsd", 4, 16, 16, sq, 4096,
+                                         128, True) == {"BN": 64}
+    assert len(attention_tuned._by_call) == 1
+    assert attention_tuned.tuned_for("NVIDIA H200", "bf16", "bhsd", 4, 16, 16, 5000, 4096,
+                                     128, True) is None
