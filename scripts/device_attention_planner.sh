@@ -2,7 +2,9 @@
 # H200 run of issue 20's last item: the embedded attention planner against every
 # configuration of the library kernel's space, on three shapes (scripts/device_attention_planner.py).
 # Run from the repo root through the device tool (carry [".whl"] not needed: no verifier);
-# expected 5-8 minutes, bounded at 570 s; the JSON goes to benchmarks/results/ and a copy to $OUT.
+# expected 4-7 minutes (an estimate: ~600 check+time jobs of 0.2-0.4 s, ~600 builds of ~1 s on
+# 14 processes, three planner runs of 16 evaluations), bounded at 570 s (exhaustive timings stop
+# being started at DEADLINE_S=480); the JSON goes to benchmarks/results/ and a copy to $OUT.
 set -uo pipefail
 OUT="${OUT:-out/device}"; mkdir -p "$OUT"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
