@@ -54,7 +54,7 @@ def test_json_summary_and_resume(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["optimize", "gemm", "--shape", "4096x4096"], "is not MxNxK"),
-    (["optimize", "attention", "--shape", "1x1x1"], "is not SYM=N"),
+    (["optimize", "attention", "--shape", "1x1x1"], "is not B,HQ,HK,SQ,SK,D"),
     (["optimize", "attention", "--shape", "T=256"], "embedded planner tunes GEMM knobs only"),
     (["optimize", "--kernelbench", "no/such/problem.py"], "no such file"),
     (["optimize", "examples/copy.py"], "is not FILE.py::KERNEL"),
