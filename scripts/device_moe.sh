@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # H200 call (issue 17): the MoE layer (argus.ops.moe) on the GPU, in phases with time bounds.
-#   bash scripts/device_moe.sh [all|build|correct|sanitize|bench|sweep]
+#   bash scripts/device_moe.sh [all|build|correct|sanitize|bench|sweep|breakdown]
 #   0 build     every kernel specialisation the run launches, built in parallel (disk cache)
 #   a correct   correctness on small shapes (tails, empty expert, all-to-one, both combine
 #               modes) against fp64 torch, and CUDA-graph capture/replay equality
 #   b sanitize  compute-sanitizer memcheck of one small layer (both combine modes)
 #   c bench     timing against torch._grouped_mm and a cuBLAS loop, the issue's shapes
 #   d sweep     the knob sweep on two shapes
+#   e breakdown each of the six launches timed alone (where the layer's time goes)
 # Run from the repo root through the device tool with carry [".whl"] (z3 wheel). Outputs in
 # $OUT: device_moe.log (everything), moe-*.json (the benchmark's results).
 set -uo pipefail
@@ -36,8 +37,9 @@ correct()  { run 150 $B --correctness; }
 sanitize() { run 120 compute-sanitizer --tool memcheck --report-api-errors no python3 -c "$SMALL"; }
 bench()    { run 200 $B --timing; }
 sweep()    { run 100 $B --sweep; }
+breakdown() { run 150 $B --breakdown --shapes mixtral-4096,mixtral-512,finegrained-4096; }
 case "$PHASE" in
-  build|correct|sanitize|bench|sweep) $PHASE ;;
+  build|correct|sanitize|bench|sweep|breakdown) $PHASE ;;
   all) build; correct; sanitize; bench; sweep ;;
-  *) echo "usage: $0 [all|build|correct|sanitize|bench|sweep]"; exit 2 ;;
+  *) echo "usage: $0 [all|build|correct|sanitize|bench|sweep|breakdown]"; exit 2 ;;
 esac

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from argus.ops.gemm_model import RATES, Rates, predict  # noqa: E402
+from argus.ops.gemm_model import RATES, Rates, misaligned, predict  # noqa: E402
 
 SCALARS = ("l2_gbps_per_sm", "dram_gbps", "launch_us", "epilogue_gbps_per_sm",
            "overlapped_epilogue", "split_extra_us", "atomic_gbps", "cluster_gain", "item_us")
@@ -30,17 +30,18 @@ def cases(paths):
         for row in json.loads(Path(path).read_text())["rows"]:
             timed = [(e["knobs"], e["ms"]) for e in row.get("configs", []) if "ms" in e]
             if timed:
+                off = misaligned(row["m"], row["n"], row["k"], row["layout"])
                 out.append((row["seed"], row["m"], row["n"], row["k"], timed,
-                            row["cublas_ms"]))
+                            row["cublas_ms"], off))
     return out
 
 
 def regret(rates: Rates, data) -> tuple[float, float]:
     """(mean log regret, geomean of the picked configuration's ratio to cuBLAS)."""
     total = ratio = 0.0
-    for _, m, n, k, timed, cublas in data:
+    for _, m, n, k, timed, cublas, off in data:
         best = min(ms for _, ms in timed)
-        pick = min(timed, key=lambda kt: predict(m, n, k, kt[0], rates).us)[1]
+        pick = min(timed, key=lambda kt: predict(m, n, k, kt[0], rates, off_pitch=off).us)[1]
         total += math.log(pick / best)
         ratio += math.log(cublas / pick)
     return total / len(data), math.exp(ratio / len(data))
@@ -127,12 +128,12 @@ if __name__ == "__main__":
 def worst(rates: Rates, data, count: int = 15) -> list[str]:
     """The shapes where the model's pick is furthest from the fastest measured."""
     lines = []
-    for _, m, n, k, timed, cublas in data:
+    for _, m, n, k, timed, cublas, off in data:
         best_knobs, best = min(timed, key=lambda kt: kt[1])
-        pick_knobs, pick = min(timed, key=lambda kt: predict(m, n, k, kt[0], rates).us)
+        pick_knobs, pick = min(timed, key=lambda kt: predict(m, n, k, kt[0], rates, off_pitch=off).us)
         lines.append((pick / best, f"{m}x{n}x{k}: pick {pick * 1e3:.1f} us {pick_knobs} / best "
                       f"{best * 1e3:.1f} us {best_knobs} (cuBLAS {cublas * 1e3:.1f} us, "
-                      f"predicted {predict(m, n, k, pick_knobs, rates).us:.1f} / "
-                      f"{predict(m, n, k, best_knobs, rates).us:.1f})"))
+                      f"predicted {predict(m, n, k, pick_knobs, rates, off_pitch=off).us:.1f} / "
+                      f"{predict(m, n, k, best_knobs, rates, off_pitch=off).us:.1f})"))
     lines.sort(reverse=True)
     return [f"{r:.3f} {text}" for r, text in lines[:count]]

@@ -278,6 +278,23 @@ def time_shape(torch, name, t, e, k, h, i, copy_bw, gm_missing, configs=None):
     return row
 
 
+def breakdown(torch, name, t, e, k, h, i):
+    """Each launch of the layer timed alone (on buffers one run of the whole layer filled),
+    its share of their sum, and the GEMMs' TFLOP/s: where the layer's time goes."""
+    from argus.ops.moe import launches
+
+    x, L, w13, w2 = make_inputs(torch, t, e, k, h, i, "random", 11, "cuda")
+    _, steps = launches(x, L, w13, w2, k)
+    for _, step in steps:
+        step()
+    ms = time_ms(torch, dict(steps))
+    total = sum(ms.values())
+    gemm_flops = {"gate_up": 2 * 2.0 * t * k * h * i, "down": 2.0 * t * k * i * h}
+    return {"shape": name, "T": t, "E": e, "k": k, "H": h, "I": i, "ms": ms,
+            "share": {n: v / total for n, v in ms.items()},
+            "gemm_tflops": {n: f / (ms[n] * 1e-3) / 1e12 for n, f in gemm_flops.items()}}
+
+
 def sweep(torch, copy_bw, gm_missing):
     import argus.ops.moe as op
 
@@ -364,6 +381,8 @@ def main(argv=None, prog=None) -> int:
     p.add_argument("--correctness", action="store_true", help="only the correctness cases")
     p.add_argument("--timing", action="store_true", help="only the timing")
     p.add_argument("--sweep", action="store_true", help="only the knob sweep (two shapes)")
+    p.add_argument("--breakdown", action="store_true",
+                   help="only each launch of the layer timed alone, per shape")
     p.add_argument("--shapes", default="", help=f"names among {', '.join(SHAPES)}")
     p.add_argument("--out", default="benchmarks/results", help="directory of the JSON")
     p.add_argument("--prebuild", action="store_true",
@@ -386,6 +405,20 @@ def main(argv=None, prog=None) -> int:
     if missing:
         print(f"argus bench moe: {missing}; nothing measured")
         return 0
+    if args.breakdown:
+        rows = []
+        for name in names:
+            try:
+                rows.append(breakdown(torch, name, *SHAPES[name]))
+            except Exception as exc:
+                rows.append({"shape": name, "error": f"{type(exc).__name__}: {exc}"})
+            print(json.dumps(rows[-1]), flush=True)
+        path = os.path.join(args.out, f"moe-breakdown-{dt.date.today():%Y%m%d}.json")
+        os.makedirs(args.out, exist_ok=True)
+        with open(path, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+        print(f"wrote {path}")
+        return 1 if any("error" in r for r in rows) else 0
     do_all = not (args.correctness or args.timing or args.sweep)
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
               "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}

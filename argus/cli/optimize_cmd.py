@@ -10,7 +10,10 @@ The planner is the embedded knowledge-guided search unless a model is configured
   ARGUS_PROVIDER=openai ARGUS_MODEL=... ARGUS_BASE_URL=http://localhost:8000/v1
   ARGUS_PROVIDER=anthropic ARGUS_MODEL=... ARGUS_API_KEY=...
 (flags below override the environment; see docs/agent.md). `gemm` is searched through its
-knob table; `attention`, `moe`, FILE.py::KERNEL and --kernelbench PROBLEM.py are kernel
+knob table; `attention --shape B,HQ,HK,SQ,SK,D [--causal]` through the library attention
+kernel's knobs (argus/cli/optimize_attention_cmd.py: timed on a GPU, ranked by the cost
+model on a CPU, the winner into the tuned cache argus.ops.attention reads);
+`attention --kernel`, `moe`, FILE.py::KERNEL and --kernelbench PROBLEM.py are kernel
 tasks: a model writes whole kernels (argus/cli/optimize_kernel_cmd.py).
 
 For gemm on a CPU the search stays in what argus.ops.matmul runs (--space library, the
@@ -29,6 +32,8 @@ import json
 import sys
 
 from argus.cli.errors import UsageError
+from argus.cli.optimize_attention_cmd import add_arguments as add_attention_arguments
+from argus.cli.optimize_attention_cmd import run_attention_optimize, wants_planner
 from argus.cli.optimize_kernel_cmd import add_arguments as add_kernel_arguments
 from argus.cli.optimize_kernel_cmd import is_kernel_task, run_kernel_optimize
 
@@ -42,8 +47,8 @@ def register(subparsers) -> None:
     parser.add_argument("op", metavar="OP", nargs="?", default=None,
                         help="gemm, attention, moe, or FILE.py::KERNEL (or --kernelbench)")
     parser.add_argument("--shape", default=None, metavar="SHAPE",
-                        help="gemm: MxNxK, e.g. 4096x4096x4096; kernel tasks: SYM=N,... "
-                             "e.g. T=256")
+                        help="gemm: MxNxK, e.g. 4096x4096x4096; attention: B,HQ,HK,SQ,SK,D, "
+                             "e.g. 4,16,16,4096,4096,128; kernel tasks: SYM=N,... e.g. T=256")
     parser.add_argument("--dtype", default="bfloat16", help="input dtype (default bfloat16)")
     parser.add_argument("--provider", choices=("embedded", "openai", "anthropic"),
                         help="planner model (default: $ARGUS_PROVIDER, else embedded)")
@@ -72,6 +77,7 @@ def register(subparsers) -> None:
                              "workers, timing one GPU per task); needs the ray package")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no per-step lines")
+    add_attention_arguments(parser)
     add_kernel_arguments(parser)
     parser.set_defaults(run=run_optimize)
 
@@ -96,6 +102,8 @@ def run_optimize(args) -> int:
     from argus.agent.task import TaskError, parse_gemm_shape
     from argus.agent.parallel import BackendError, make_backend
 
+    if wants_planner(args):
+        return run_attention_optimize(args)
     if is_kernel_task(args):
         return run_kernel_optimize(args)
     if args.op is None:

@@ -23,7 +23,7 @@ import math
 from argus.runtime.launch_errors import LaunchError
 from argus.runtime.modes import interpret_mode
 
-from .attention_configs import HEAD_DIMS, config_for
+from .attention_configs import HEAD_DIMS, check_knobs, config_for
 from .library import library_kernel
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
@@ -137,11 +137,35 @@ def _plain_eager(torch, *xs) -> bool:
     return not torch.compiler.is_compiling()
 
 
-def plan(p: Problem, causal: bool, scale: float, sk_run: int, sq_run: int):
+def plan(p: Problem, causal: bool, scale: float, sk_run: int, sq_run: int, knobs=None,
+         gpu: str = "interpreter"):
+    """The launcher of the call's specialisation: the shape's defaults (config_for), under
+    the tuned cache's entry for `gpu` (attention_tuned.py; not while ARGUS_ATTENTION_CONFIG
+    is set), under the call's explicit `knobs`."""
     cfg = config_for(p.d, causal, sq_run, sk_run)
+    if knobs is None:
+        knobs = _tuned(p, causal, gpu)
+    if knobs:
+        cfg.update(check_knobs(knobs))
     name = f"attention_{p.layout}"
     return library_kernel("attention", name, DT=p.dtype, HD=p.d, G=p.hq // p.hk,
                           CAUSAL=int(causal), SCALE_LOG2=scale * LOG2E, **cfg)
+
+
+def _tuned(p: Problem, causal: bool, gpu: str):
+    import os
+
+    from . import attention_tuned
+
+    if os.environ.get("ARGUS_ATTENTION_CONFIG"):
+        return None
+    return attention_tuned.tuned_for(gpu, p.dtype, p.layout, p.b, p.hq, p.hk, p.sq, p.sk, p.d,
+                                     causal)
+
+
+def _gpu_name(x) -> str:
+    from .autotune import device_name
+    return device_name(x)
 
 
 def _destination(x, shape, dtype, device, name):
@@ -156,9 +180,12 @@ def _destination(x, shape, dtype, device, name):
     return x
 
 
-def attention_into(q, k, v, causal: bool, scale: float, layout: str, out=None, lse=None):
+def attention_into(q, k, v, causal: bool, scale: float, layout: str, out=None, lse=None,
+                   knobs=None):
     """The computation behind both entries: checks, plan, launch; (O, lse), written into
-    `out` and `lse` when given (the benchmark poisons them first)."""
+    `out` and `lse` when given (the benchmark poisons them first). `knobs` (attention.py's
+    module constants, e.g. {"BN": 64, "S": 3}) replace the planned configuration's: the
+    planner's evaluator runs candidates so."""
     import torch
 
     p = check_inputs(q, k, v, layout)
@@ -177,11 +204,11 @@ def attention_into(q, k, v, causal: bool, scale: float, layout: str, out=None, l
         out.narrow(axis, 0, skip).zero_()
         lse[:, :, :skip] = -math.inf
         o_run, lse_run = attention_into(q.narrow(axis, skip, p.sk).contiguous(), k, v, causal,
-                                        scale, layout)
+                                        scale, layout, knobs=knobs)
         out.narrow(axis, skip, p.sk).copy_(o_run)
         lse[:, :, skip:].copy_(lse_run)
         return out, lse
-    launcher = plan(p, causal, scale, p.sk, p.sq)
+    launcher = plan(p, causal, scale, p.sk, p.sq, knobs, _gpu_name(q))
     if layout == "bhsd":
         flat = (q.view(-1, p.d), k.view(-1, p.d), v.view(-1, p.d), out.view(-1, p.d))
     else:

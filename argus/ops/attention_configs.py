@@ -1,7 +1,9 @@
 """Which attention configuration each shape class gets: the module constants of
 argus/kernels/attention.py other than the problem's own (dtype, head dim, GQA group,
 causal, scale). ARGUS_ATTENTION_CONFIG='{"BN": 64, "S": 3}' overrides them (the knob sweep
-of scripts/device_attention.sh compares variants so)."""
+of scripts/device_attention.sh compares variants so); argus.ops.attention puts a tuned
+cache entry (attention_tuned.py) over the shape's defaults where the variable is not set,
+and a call's explicit knobs (attention_into(..., knobs=)) over everything."""
 
 from __future__ import annotations
 
@@ -37,15 +39,26 @@ def config_for(hd: int, causal: bool, sq: int, sk: int) -> dict:
     del causal, sq
     bn = 64 if sk <= 64 else 128
     cfg = {"BN": bn, "S": min(deepest_ring(hd, bn), 3 if hd == 64 else 2)}
-    override = os.environ.get("ARGUS_ATTENTION_CONFIG")
-    if override:
-        try:
-            knobs = json.loads(override)
-        except ValueError as exc:
-            raise LaunchError(f"ARGUS_ATTENTION_CONFIG is not JSON: {exc}") from None
-        unknown = sorted(set(knobs) - set(KNOBS)) if isinstance(knobs, dict) else ["?"]
-        if unknown:
-            raise LaunchError(f"ARGUS_ATTENTION_CONFIG: unknown knob(s) {', '.join(unknown)}; "
-                              f"the kernel takes {', '.join(KNOBS)}")
-        cfg.update(knobs)
+    cfg.update(env_override())
     return cfg
+
+
+def env_override() -> dict:
+    """The knobs of ARGUS_ATTENTION_CONFIG (checked), {} when it is not set."""
+    override = os.environ.get("ARGUS_ATTENTION_CONFIG")
+    if not override:
+        return {}
+    try:
+        knobs = json.loads(override)
+    except ValueError as exc:
+        raise LaunchError(f"ARGUS_ATTENTION_CONFIG is not JSON: {exc}") from None
+    return check_knobs(knobs, "ARGUS_ATTENTION_CONFIG")
+
+
+def check_knobs(knobs, where: str = "knobs") -> dict:
+    """`knobs` when it is a dict of the kernel's knob names, else LaunchError naming them."""
+    unknown = sorted(set(knobs) - set(KNOBS)) if isinstance(knobs, dict) else ["?"]
+    if unknown:
+        raise LaunchError(f"{where}: unknown knob(s) {', '.join(map(str, unknown))}; the kernel "
+                          f"takes {', '.join(KNOBS)}")
+    return dict(knobs)

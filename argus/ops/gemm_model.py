@@ -17,7 +17,14 @@ tile GEMM on the H200:
   that is longer than the compute (decode shapes: the weights);
 - **fixed costs**: the launch, a pipeline fill per block, the epilogue of each tile (the
   TMA-store epilogues overlap it with the next tile's mainloop), and split-K's two extra
-  kernels (zero the workspace, round it into C).
+  kernels (zero the workspace, round it into C);
+- **row pitch**: an operand whose rows do not start on 128-byte boundaries (K = 3304 of
+  bf16: 6608 bytes a row) costs more to fill each stage from (every 128-byte row of a TMA
+  box spans two lines); a 2-block cluster pairs the M tiles, so an odd count of them
+  leaves one block of the last pair a tile of zeros.
+
+`repack` weighs copying such operands into 128-byte-pitch buffers before the GEMM (two
+passes over their bytes at the copy rate) against the slower fill; matmul.py applies it.
 
 The constants (`Rates`) were fitted (tools/fit_gemm_model.py: least regret of the pick)
 to timings of every configuration of the space on 108 (shape, layout) cases drawn at
@@ -56,6 +63,12 @@ class Rates:
     atomic_gbps: float = 1541.0         # red.global.add of the fp32 partial sums (L2)
     cluster_gain: float = 0.999         # compute time of a 2-block cluster, relative
     item_us: float = 0.46               # per work item: the tile's ramp and drain
+    # the extra fill share of an operand whose row pitch is not a multiple of 128 bytes,
+    # every SM filling: fitted (mean log error 0.01, mean deviation 0.12) to the 171 such
+    # timings of the s8c sweep
+    misaligned_fill: float = 1.75
+    copy_gbps: float = 4000.0           # a device copy: bytes read + written per second
+    copy_us: float = 3.0                # its launch and tail
 
     def efficiency(self, bm: int, bn: int) -> float:
         table = dict(self.mma_eff)
@@ -87,16 +100,27 @@ class Price:
     rounds: int
 
 
+PITCH_BYTES = 128      # a row pitch that is a multiple of this fills at the full rate
+
+
+def misaligned(m: int, n: int, k: int, layout: str, elem_bytes: int = 2) -> tuple[bool, bool]:
+    """(A, B) of contiguous operands: whether its row pitch is off the 128-byte grid (A's
+    rows are K long; B's are N long in the K x N layout "kn", K long in "nk")."""
+    b_row = n if layout == "kn" else k
+    return (k * elem_bytes) % PITCH_BYTES != 0, (b_row * elem_bytes) % PITCH_BYTES != 0
+
+
 def predict(m: int, n: int, k: int, knobs: dict, rates: Rates = RATES,
-            elem_bytes: int = 2) -> Price:
-    """The predicted time of C = A @ B (M x K times K x N) with one configuration."""
+            elem_bytes: int = 2, off_pitch: tuple[bool, bool] = (False, False)) -> Price:
+    """The predicted time of C = A @ B (M x K times K x N) with one configuration;
+    `off_pitch`: whether A's and B's row pitches are off the 128-byte grid."""
     bm = knobs.get("BM", 128)
     bn = knobs.get("BN", 256)
     bk = knobs.get("BK", 64)
     split = knobs.get("split_k", 1)
     epilogue = knobs.get("epilogue", "direct")
     cluster = knobs.get("cluster_m", 1)
-    tiles = _cdiv(m, bm) * _cdiv(n, bn)
+    tiles = _cdiv(_cdiv(m, bm), cluster) * cluster * _cdiv(n, bn)   # clusters pair M tiles
     items = tiles * split
     rounds = _cdiv(items, SM_COUNT)
     steps = _cdiv(_cdiv(k, bk), split)
@@ -104,7 +128,12 @@ def predict(m: int, n: int, k: int, knobs: dict, rates: Rates = RATES,
     sm_tflops = rates.peak_tflops / SM_COUNT * rates.efficiency(bm, bn)
     mma_us = step_flops / (sm_tflops * 1e6)
     # a 2-block cluster multicasts B: each block fills only half of B's tile from L2
-    fill_bytes = (bm + bn / cluster) * bk * elem_bytes
+    # the off-pitch cost grows with the SMs filling at once (the L2's requests, shared),
+    # and comes from the rows really read (TMA reads none past the tensor's edge)
+    busy = min(1.0, items / SM_COUNT)
+    slow_a = 1.0 + rates.misaligned_fill * busy * off_pitch[0] * min(bm, m) / bm
+    slow_b = 1.0 + rates.misaligned_fill * busy * off_pitch[1] * min(bn, n) / bn
+    fill_bytes = (bm * slow_a + bn / cluster * slow_b) * bk * elem_bytes
     fill_us = fill_bytes / (rates.l2_gbps_per_sm * 1e3)
     tile_out = bm * bn * (4 if split > 1 else elem_bytes)
     if split > 1:
@@ -153,17 +182,45 @@ def space(m: int, n: int, k: int, layout: str) -> list[dict]:
     return out
 
 
-def ranked(m: int, n: int, k: int, layout: str, rates: Rates = RATES) -> list[tuple[float, dict]]:
-    """(predicted microseconds, knobs) of the whole space, cheapest first."""
-    priced = [(predict(m, n, k, knobs, rates).us, knobs) for knobs in space(m, n, k, layout)]
+def ranked(m: int, n: int, k: int, layout: str, rates: Rates = RATES,
+           off_pitch: tuple[bool, bool] | None = None) -> list[tuple[float, dict]]:
+    """(predicted microseconds, knobs) of the whole space, cheapest first; `off_pitch`
+    defaults to that of contiguous operands."""
+    off = misaligned(m, n, k, layout) if off_pitch is None else off_pitch
+    priced = [(predict(m, n, k, knobs, rates, off_pitch=off).us, knobs)
+              for knobs in space(m, n, k, layout)]
     priced.sort(key=lambda pair: pair[0])
     return priced
 
 
-def choose(m: int, n: int, k: int, layout: str, rates: Rates = RATES) -> dict:
+def choose(m: int, n: int, k: int, layout: str, rates: Rates = RATES,
+           off_pitch: tuple[bool, bool] | None = None) -> dict:
     """The cheapest configuration of the space by the model (the kernel's default raster
     group: the sweep measured no other)."""
-    return dict(ranked(m, n, k, layout, rates)[0][1])
+    return dict(ranked(m, n, k, layout, rates, off_pitch)[0][1])
+
+
+def copy_us(rows: int, cols: int, rates: Rates = RATES, elem_bytes: int = 2) -> float:
+    """One device copy of a rows x cols operand (read once, written once)."""
+    return rates.copy_us + 2.0 * rows * cols * elem_bytes / (rates.copy_gbps * 1e3)
+
+
+def repack(m: int, n: int, k: int, layout: str, off_pitch: tuple[bool, bool],
+           rates: Rates = RATES) -> tuple[tuple[bool, bool], float]:
+    """((copy A?, copy B?), predicted microseconds): which of the off-pitch operands to copy
+    into 128-byte-pitch buffers first, the choice of least predicted time (the GEMM on what
+    is left off the grid plus the copies)."""
+    b_shape = (k, n) if layout == "kn" else (n, k)
+    best = None
+    for copy_a in ((False, True) if off_pitch[0] else (False,)):
+        for copy_b in ((False, True) if off_pitch[1] else (False,)):
+            left = (off_pitch[0] and not copy_a, off_pitch[1] and not copy_b)
+            us = ranked(m, n, k, layout, rates, left)[0][0]
+            us += copy_us(m, k, rates) if copy_a else 0.0
+            us += copy_us(*b_shape, rates) if copy_b else 0.0
+            if best is None or us < best[1]:
+                best = ((copy_a, copy_b), us)
+    return best
 
 
 def explain(m: int, n: int, k: int, layout: str, top: int = 5) -> str:

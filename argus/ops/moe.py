@@ -127,12 +127,23 @@ def moe(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
 def moe_into(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
              deterministic: bool = True):
     """The computation: the six launches on the current stream, nothing read back."""
+    out, steps = launches(x, router_logits, w13, w2, top_k, renormalize, deterministic)
+    for _, step in steps:
+        step()
+    return out
+
+
+def launches(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
+             deterministic: bool = True):
+    """(out, [(role, launch)]): the layer's output buffer and its launches in order, each a
+    no-argument callable on the current stream (moe_into runs them; a benchmark times each
+    alone, on buffers an earlier run of the whole list has filled)."""
     import torch
 
     t, hidden, e, inter, dtype = check_layer(x, router_logits, w13, w2, top_k)
     out = torch.empty((t, hidden), dtype=x.dtype, device=x.device)
     if t == 0:
-        return out
+        return out, []
     p = t * top_k
     dev = x.device
     launch = {role: library_kernel(module, name, **ov) for role, (module, name, ov) in
@@ -145,21 +156,26 @@ def moe_into(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
     ids = torch.empty(p, dtype=torch.int32, device=dev)
     slots = torch.empty(p, dtype=torch.int32, device=dev)
     wsorted = torch.empty(p, dtype=torch.float32, device=dev)
-    launch["topk"](logits, experts, gates)
-    launch["count"](experts, counts)
-    launch["place"](experts, gates, counts, ids, slots, wsorted)
     h = torch.empty((p, inter), dtype=x.dtype, device=dev)
-    launch["gate_up"](x, w13[0].view(e * inter, hidden), w13[1].view(e * inter, hidden), ids,
-                      counts, h)
     yd = torch.empty((p, hidden), dtype=x.dtype, device=dev)
-    launch["down"](h, w2.view(e * hidden, inter), counts, wsorted, yd)
+    w1, w3 = w13[0].view(e * inter, hidden), w13[1].view(e * inter, hidden)
+    steps = [("topk", lambda: launch["topk"](logits, experts, gates)),
+             ("count", lambda: launch["count"](experts, counts)),
+             ("place", lambda: launch["place"](experts, gates, counts, ids, slots, wsorted)),
+             ("gate_up", lambda: launch["gate_up"](x, w1, w3, ids, counts, h)),
+             ("down", lambda: launch["down"](h, w2.view(e * hidden, inter), counts, wsorted,
+                                             yd))]
     if deterministic:
-        launch["combine"](yd, slots, out)
+        steps.append(("combine", lambda: launch["combine"](yd, slots, out)))
     else:
-        acc = torch.zeros((t, hidden), dtype=torch.float32, device=dev)
-        launch["combine"](yd, slots, acc)
-        out.copy_(acc)
-    return out
+        acc = torch.empty((t, hidden), dtype=torch.float32, device=dev)
+
+        def combine():          # fp32 atomic adds into a zeroed buffer, then rounded
+            acc.zero_()
+            launch["combine"](yd, slots, acc)
+            out.copy_(acc)
+        steps.append(("combine", combine))
+    return out, steps
 
 
 def reference(x, router_logits, w13, w2, top_k, renormalize=True):

@@ -70,9 +70,11 @@ _TERMS = {
 }
 
 
-def binary(name: str, a, b, width: int, mul):
+def binary(name: str, a, b, width: int, mul, var_bound=None):
     """arith.<name> of a and b: a term (a z3 Bool for a comparison, land, lor), or the
-    table's value when neither operand is a z3 term."""
+    table's value when neither operand is a z3 term. `var_bound(v)`: a constant the caller's
+    pass bounds base variable v below, or None; with it an exact division by a constant
+    skips its divider circuit (_multiple_plus_rest)."""
     if not (z3.is_expr(a) or z3.is_expr(b)):
         return SEMANTICS[name](a, b)
     if name in ("land", "lor"):
@@ -82,7 +84,34 @@ def binary(name: str, a, b, width: int, mul):
         return e if name == "eq" else z3.Not(e)
     if name == "mul":
         return mul(a, b)
+    if name in ("floordiv", "mod") and isinstance(b, int) and var_bound is not None:
+        exact = _multiple_plus_rest(a, b, width, var_bound)
+        if exact is not None:           # (c * v + d) // c is v, (c * v + d) % c is d
+            return exact[0] if name == "floordiv" else exact[1]
     return _TERMS[name](term(a, width), term(b, width))
+
+
+def _multiple_plus_rest(a, c: int, width: int, var_bound):
+    """(v, d) when `a` is c * v + d for one base variable v and a constant 0 <= d < c, with
+    c * var_bound(v) below 2^width so nothing wraps: the quotient and remainder by c without
+    a divider circuit (a persistent loop's `(w - bid) // BLOCKS` with w = bid + i * BLOCKS is
+    its counter i). Else None."""
+    if c <= 1 or not z3.is_bv(a):
+        return None
+    t = z3.simplify(term(a, width))
+    rest = 0
+    if z3.is_app_of(t, z3.Z3_OP_BADD) and t.num_args() == 2 and z3.is_bv_value(t.arg(0)):
+        rest, t = t.arg(0).as_long(), t.arg(1)
+    if not (0 <= rest < c and z3.is_app_of(t, z3.Z3_OP_BMUL) and t.num_args() == 2):
+        return None
+    k, v = t.arg(0), t.arg(1)
+    if not (z3.is_bv_value(k) and k.as_long() == c and z3.is_const(v)
+            and v.decl().kind() == z3.Z3_OP_UNINTERPRETED):
+        return None
+    bound = var_bound(v)
+    if bound is None or c * bound >= 1 << width:
+        return None
+    return v, z3.BitVecVal(rest, width)
 
 
 def unary(name: str, x, width: int):
@@ -96,8 +125,8 @@ def unary(name: str, x, width: int):
     raise KeyError(f"arith.{name} is not a unary op")
 
 
-def render(name: str, args, width: int, mul):
+def render(name: str, args, width: int, mul, var_bound=None):
     """arith.<name> of its operands (one or two)."""
     if len(args) == 1:
         return unary(name, args[0], width)
-    return binary(name, args[0], args[1], width, mul)
+    return binary(name, args[0], args[1], width, mul, var_bound)

@@ -42,6 +42,7 @@ def test_completes_on_a_cpu_and_writes_the_outputs(tmp_path, capsys):
     assert (out / "reward.svg").read_text().startswith("<svg")
 
 
+@pytest.mark.slow       # ~30 s; resume is also covered by tests/agent/test_episodes.py and test_episode_pause.py
 def test_json_summary_and_resume(tmp_path, capsys):
     assert _optimize(tmp_path, "--budget", "3", "--json") == 0
     first = json.loads(capsys.readouterr().out)["summary"]
@@ -54,7 +55,7 @@ def test_json_summary_and_resume(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["optimize", "gemm", "--shape", "4096x4096"], "is not MxNxK"),
-    (["optimize", "attention", "--shape", "1x1x1"], "is not SYM=N"),
+    (["optimize", "attention", "--shape", "1x1x1"], "is not B,HQ,HK,SQ,SK,D"),
     (["optimize", "attention", "--shape", "T=256"], "embedded planner tunes GEMM knobs only"),
     (["optimize", "--kernelbench", "no/such/problem.py"], "no such file"),
     (["optimize", "examples/copy.py"], "is not FILE.py::KERNEL"),

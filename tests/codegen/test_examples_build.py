@@ -42,7 +42,11 @@ def _build(cache, path, name, **overrides):
     return build_kernel(generate(kernel).source, BuildOptions(), cache)
 
 
-@pytest.mark.parametrize("path,name,want,local", EXAMPLES, ids=[e[1] for e in EXAMPLES])
+SLOW = {"moe_route", "moe_gate_up"}       # 30-50 s builds each: in the full run only
+
+
+@pytest.mark.parametrize("path,name,want,local", [
+    pytest.param(*e, id=e[1], marks=pytest.mark.slow if e[1] in SLOW else ()) for e in EXAMPLES])
 def test_example_builds_to_the_intended_sass(cache, path, name, want, local):
     entry = _build(cache, path, name)
     report = entry.resources.kernels[name]

@@ -11,6 +11,7 @@ import pytest
 from argus.bench.gemm_shapes import draw
 from argus.limits import SM_COUNT
 from argus.ops.gemm_configs import knobs_to_config
+from argus.ops import gemm_model as gm
 from argus.ops.gemm_model import RATES, choose, predict, ranked, space
 
 SHAPES = [(s.m, s.n - s.n % 8 or 8, s.k - s.k % 8 or 8) for s in draw(25, seed=3)]
@@ -29,8 +30,9 @@ def test_the_choice_is_the_cheapest_of_the_space():
     for m, n, k in SHAPES:
         best = choose(m, n, k, "kn")
         assert best in space(m, n, k, "kn")
-        cheapest = min(predict(m, n, k, c).us for c in space(m, n, k, "kn"))
-        assert predict(m, n, k, best).us == cheapest
+        off = gm.misaligned(m, n, k, "kn")
+        cheapest = min(predict(m, n, k, c, off_pitch=off).us for c in space(m, n, k, "kn"))
+        assert predict(m, n, k, best, off_pitch=off).us == cheapest
 
 
 def test_waves_and_tile_quantisation():
@@ -73,13 +75,47 @@ def test_fit_regret_is_zero_when_the_model_picks_the_fastest_and_positive_otherw
     configs = space(m, n, k, "kn")
     # measured times equal to the model's prices: the pick is the fastest, no regret
     timed = [(c, predict(m, n, k, c).us / 1e3) for c in configs]
-    data = [(1, m, n, k, timed, 0.2)]
+    data = [(1, m, n, k, timed, 0.2, (False, False))]
     assert tool.regret(RATES, data)[0] == pytest.approx(0.0)
     # the model's pick measured 2x slower than the rest: regret log 2 or more
     pick = choose(m, n, k, "kn")
     slow = [(c, (2.0 if c == pick else 1.0) * 0.1) for c in configs]
-    assert tool.regret(RATES, [(1, m, n, k, slow, 0.2)])[0] == pytest.approx(0.6931, abs=1e-3)
+    assert tool.regret(RATES, [(1, m, n, k, slow, 0.2, (False, False))])[0] == pytest.approx(0.6931, abs=1e-3)
     # a fit on that data moves away from the slow pick
-    fitted = tool.fit([(1, m, n, k, slow, 0.2)], RATES, rounds=2, restarts=0)
-    assert tool.regret(fitted, [(1, m, n, k, slow, 0.2)])[0] < 0.6931
+    fitted = tool.fit([(1, m, n, k, slow, 0.2, (False, False))], RATES, rounds=2, restarts=0)
+    assert tool.regret(fitted, [(1, m, n, k, slow, 0.2, (False, False))])[0] < 0.6931
     assert dataclasses.is_dataclass(fitted)
+
+
+def test_row_pitch_off_the_128_byte_grid_by_layout():
+    assert gm.misaligned(512, 4096, 4096, "nk") == (False, False)
+    assert gm.misaligned(512, 4096, 3304, "nk") == (True, True)      # K rows: both
+    assert gm.misaligned(512, 2520, 4096, "kn") == (False, True)     # B's rows are N long
+    assert gm.misaligned(512, 2520, 4096, "nk") == (False, False)
+
+
+def test_off_pitch_operands_fill_slower_when_the_machine_is_busy():
+    knobs = {"BM": 128, "BN": 256, "split_k": 1, "cluster_m": 1, "epilogue": "tma_chunks"}
+    big = (5760, 2560, 3296)
+    aligned = gm.predict(*big, knobs).us
+    assert gm.predict(*big, knobs, off_pitch=(True, True)).us > 1.3 * aligned
+    small = (128, 256, 3296)                      # one tile: the fill is not shared
+    ratio_small = gm.predict(*small, knobs, off_pitch=(True, True)).us / \
+        gm.predict(*small, knobs).us
+    assert ratio_small < gm.predict(*big, knobs, off_pitch=(True, True)).us / aligned
+
+
+def test_an_odd_count_of_m_tiles_costs_a_cluster_a_tile():
+    one = {"BM": 128, "BN": 256, "split_k": 1, "cluster_m": 1, "epilogue": "tma_chunks"}
+    two = dict(one, cluster_m=2)
+    assert gm.predict(5 * 128, 256 * 132, 4096, two).items == 6 * 132
+    assert gm.predict(5 * 128, 256 * 132, 4096, one).items == 5 * 132
+
+
+def test_repack_copies_for_a_compute_bound_product_and_not_for_decode():
+    copies, us = gm.repack(5753, 2520, 3304, "nk", (True, True))
+    assert any(copies)
+    assert us < gm.ranked(5753, 2520, 3304, "nk", off_pitch=(True, True))[0][0]
+    # decode: the weights are read once; copying them costs more than it saves
+    assert gm.repack(8, 8192, 3304, "nk", (True, True))[0] == (False, False)
+    assert gm.repack(512, 4096, 4096, "nk", (False, False))[0] == (False, False)

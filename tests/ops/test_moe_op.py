@@ -144,3 +144,17 @@ def test_decode_and_prefill_configurations_differ_and_launch_six_kernels():
     plan = kernels_for(16, 64, 2048, 1408, 6, True, False, "bf16")
     assert list(plan) == ["topk", "count", "place", "gate_up", "down", "combine"]
     assert plan["combine"][1] == "moe_combine_atomic" and plan["gate_up"][2]["E"] == 64
+
+
+def test_the_launches_one_by_one_are_the_layer():
+    # what `argus bench moe --breakdown` times alone: the six launches in order, on buffers
+    # they fill for each other; run in order they give the layer's result
+    from argus.ops.moe import launches
+    x, L, w13, w2 = layer(40, 4, 2, seed=3)
+    out, steps = launches(x, L, w13, w2, 2)
+    assert [role for role, _ in steps] == ["topk", "count", "place", "gate_up", "down",
+                                            "combine"]
+    out.fill_(float("nan"))
+    for _, step in steps:
+        step()
+    assert close(out, reference(x, L, w13, w2, 2))

@@ -132,6 +132,9 @@ def _reduce_row(ctx, op):
     em.open(f"for (int argus_w = 0; argus_w < {out.count}; ++argus_w)")
     em.line(f"const argus::u32 argus_row = {base} + 4 * {cols} * {d_layout.coord(0, 'argus_w')};")
     em.line("float argus_r = argus::ld_shared_f32(argus_row);")
+    # a row of many columns (128 experts) read in every one of the unrolled rows: a partial
+    # unroll keeps the code (and the build: ~10 min fully unrolled) small
+    em.line("#pragma unroll 4")
     em.line(f"for (int argus_i = 1; argus_i < {cols}; ++argus_i) argus_r = "
             f"{comb.format(a='argus_r', b='argus::ld_shared_f32(argus_row + 4 * argus_i)')};")
     em.line(f"{out.reg('argus_w')} = {round_to(out.dtype, 'argus_r')};")

@@ -124,9 +124,10 @@ def _inits(m: Model) -> list:
             not isinstance(v, (int, float)) and m.bars.get(v) is not None
             and m.bars[v].array is array for v in e.op.operands)]
         for j in range(array_count(array)):
-            if not any(_can_be(m, e, _index_of(m, e, array), j) for e in uses):
-                continue          # never used: an uninitialised spare barrier is harmless
-            if not any(_can_be(m, e, m.bars[e.op.arg("bar")].index, j) for e in inits):
+            # initialised: the question of most barriers, asked first (no use to look up)
+            if any(_can_be(m, e, m.bars[e.op.arg("bar")].index, j) for e in inits):
+                continue
+            if any(_can_be(m, e, _index_of(m, e, array), j) for e in uses):
                 out.append(finding(
                     "protocol.init-coverage", inits[0].op,
                     f"{array.name}[{j}] is never initialised (the inits cover fewer than "
@@ -149,6 +150,53 @@ def _can_be(m: Model, e, index, j: int) -> bool:
         return index == j
     if not z3.is_expr(index):
         return True
+    trip = _free_counter_trip(m, e.where, index)
+    if trip is not None:       # `for s in range(S): ...[s]`: every s below the trip runs
+        return 0 <= j < trip
     # a yes/no question, asked again by the warpgroups and variants: remembered
     return verdict([*m.constraints, *e.where.conds, smt.as_term(index) == j],
                    smt.TIMEOUT_MS) != z3.unsat
+
+
+def _free_counter_trip(m: Model, where, index):
+    """The constant trip count of the loop whose counter `index` is, when nothing but
+    constant upper bounds (its trip, the symbols' range) and no condition of `where`
+    constrains that counter; else None. Every value below the trip is
+    then reached (when some size is admitted at all: vacuity.py reports the assumptions no
+    size satisfies)."""
+    for loop in where.loops:
+        if isinstance(loop.trip, int) and z3.is_expr(loop.counter) and index.eq(loop.counter):
+            if any(_mentions(c, index) for c in where.conds):
+                return None
+            if not _only_bounded(m, index):
+                return None
+            return loop.trip
+    return None
+
+
+def _only_bounded(m: Model, var) -> bool:
+    """Every constraint of the model that names `var` is an upper bound by a constant
+    (`var < 4`, the loop's trip; `var < 2^24`, the range of every symbol), remembered per
+    model and variable."""
+    memo = m.__dict__.setdefault("_bounded_only", {})
+    key = var.get_id()
+    if key not in memo:
+        memo[key] = all(_constant_bound(c, var) for c in m.constraints if _mentions(c, var))
+    return memo[key]
+
+
+def _constant_bound(c, var) -> bool:
+    return (z3.is_app_of(c, z3.Z3_OP_ULT) or z3.is_app_of(c, z3.Z3_OP_ULEQ)) and \
+        c.arg(0).eq(var) and z3.is_bv_value(c.arg(1))
+
+
+def _mentions(term, var) -> bool:
+    if not z3.is_expr(term):
+        return False
+    work = [term]
+    while work:
+        t = work.pop()
+        if t.eq(var):
+            return True
+        work.extend(t.children())
+    return False

@@ -345,6 +345,7 @@ class _Walker:
                 trip = self.schedule_trips[key]
             counter = t.fresh(_display(arg.name), 0, trip)
             t.constraints.append(smt.lt(counter, STEP_BOUND))
+            t.bound(counter, STEP_BOUND)
             value = counter if (start == 0 and step == 1) else _add(start, t.mul(counter, step))
             if not isinstance(trip, int) and not (start == 0 and step == 1):
                 # a strided loop (range(bid, NT, BLOCKS)): its trip is a fresh count, so

@@ -46,6 +46,7 @@ class Terms:
         self.factors: dict[tuple[int, int], tuple] = {}    # atom key -> its two factors
         self.names: dict[str, Any] = {}     # display name -> term (for counterexamples)
         self.quotients: dict[tuple[int, int], tuple] = {}   # (R id, S id) -> (R, S, Q)
+        self.upper: dict[int, int] = {}     # variable id -> a constant it is below
         self._fresh = 0
 
     # ---- variables ---------------------------------------------------------------------
@@ -57,8 +58,19 @@ class Terms:
             self.constraints.append(smt.le(lo, v))
         if hi is not None:
             self.constraints.append(smt.lt(v, hi))
+            if isinstance(hi, int):
+                self.bound(v, hi)
         self.names.setdefault(name, v)
         return v
+
+    def bound(self, v, hi: int) -> None:
+        """v < hi (a constant) is one of the constraints: remembered for bound_of."""
+        key = v.get_id()
+        self.upper[key] = min(hi, self.upper.get(key, hi))
+
+    def bound_of(self, v):
+        """The least constant the constraints bound variable v below, or None."""
+        return self.upper.get(v.get_id())
 
     def bind(self, value: Value, term) -> None:
         self.env[value] = term
@@ -82,6 +94,7 @@ class Terms:
             if key not in self.atoms:
                 p = self.fresh("product")
                 zero = z3.Or(a == 0, b == 0)
+                self.bound(p, STEP_BOUND)
                 self.constraints += [smt.lt(p, STEP_BOUND), z3.Implies(zero, p == 0),
                                      z3.Implies(z3.Not(zero), z3.And(z3.UGE(p, a),
                                                                      z3.UGE(p, b)))]
@@ -127,7 +140,7 @@ class Terms:
             args = [_num(a) for a in args]
         if name in ("shl", "shr") and sym.is_symbolic(args[1]):
             raise UnknownTerm(op.opcode)     # a shift by a symbolic amount: not modelled
-        out = arith.render(name, args, smt.WIDTH, self.mul)
+        out = arith.render(name, args, smt.WIDTH, self.mul, self.bound_of)
         return int(out) if isinstance(out, bool) else out
 
     def render(self, name: str, a, b):
@@ -135,7 +148,7 @@ class Terms:
         q = self._quotient(name, [a, b])
         if q is not None:
             return q
-        return arith.binary(name, a, b, smt.WIDTH, self.mul)
+        return arith.binary(name, a, b, smt.WIDTH, self.mul, self.bound_of)
 
     def _quotient(self, name: str, args):
         """R // S as Q and R % S as 0 where an assumption made S divide R (the sizes

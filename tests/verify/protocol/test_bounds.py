@@ -24,6 +24,10 @@ MUTANTS = {
     "one barrier never initialised": (
         INIT, INIT.replace("range(S)", "range(S - 1)"),
         "protocol.init-coverage", "full[3] is never initialised", "mbarrier_init(full[s], 1)"),
+    "one barrier skipped by a condition in the init loop": (
+        INIT, INIT.replace("            mbarrier_init(full[s], 1)",
+                           "            if s != 2:\n                mbarrier_init(full[s], 1)"),
+        "protocol.init-coverage", "full[2] is never initialised", "mbarrier_init(full[s], 1)"),
     "A sub-tile left of its stage": (
         "wgmma(acc, tile(a_s[s], (64, BK), (wg, 0)), b_s[s])",
         "wgmma(acc, tile(a_s[s], (64, BK), (wg, 0 - 1)), b_s[s])",
