@@ -15,9 +15,9 @@ the planner chose: BN, S, SPLIT_KV, MASK, FOLD_SCALE, OVERLAP, LPT).
 
 from __future__ import annotations
 
-from .tune_cache import TuneCache
+from .tune_cache import OPEN_CACHES, TuneCache, cache_at
 
-_caches: dict[str, TuneCache] = {}
+_caches = OPEN_CACHES        # tests clear it to read the files again
 _known: dict[tuple, dict | None] = {}        # (path, key) -> the knobs read, per process
 
 
@@ -45,11 +45,7 @@ def entry_key(gpu: str, dtype: str, layout: str, b: int, hq: int, hk: int, sq: i
 
 def current_cache() -> TuneCache:
     """The cache at the current $ARGUS_CACHE_DIR (read once per process and path)."""
-    path = str(default_path())
-    cache = _caches.get(path)
-    if cache is None:
-        cache = _caches[path] = TuneCache(path)
-    return cache
+    return cache_at(default_path())
 
 
 def tuned_knobs(key: str) -> dict | None:

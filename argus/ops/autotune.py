@@ -20,9 +20,9 @@ from functools import lru_cache
 from argus.runtime.launch_errors import LaunchError
 
 from .gemm_configs import knobs_to_config, shape_knobs
-from .tune_cache import TuneCache, default_path
+from .tune_cache import OPEN_CACHES, TuneCache, cache_at, default_path
 
-_caches: dict[str, TuneCache] = {}
+_caches = OPEN_CACHES        # tests clear it to read the files again
 
 
 def enabled(flag) -> bool:
@@ -34,11 +34,7 @@ def enabled(flag) -> bool:
 
 def current_cache() -> TuneCache:
     """The cache at the current $ARGUS_CACHE_DIR (read once per process and path)."""
-    path = str(default_path())
-    cache = _caches.get(path)
-    if cache is None:
-        cache = _caches[path] = TuneCache(path)
-    return cache
+    return cache_at(default_path())
 
 
 @lru_cache(maxsize=16)

@@ -118,3 +118,16 @@ class TuneCache:
             raise
         self._entries = entries
         return True
+
+
+OPEN_CACHES: dict[str, TuneCache] = {}      # path -> its cache; cleared, as a new process
+
+
+def cache_at(path) -> TuneCache:
+    """The TuneCache of one file, opened once per process and path (the GEMM's and the
+    attention's caches are two such files)."""
+    key = str(path)
+    cache = OPEN_CACHES.get(key)
+    if cache is None:
+        cache = OPEN_CACHES[key] = TuneCache(key)
+    return cache
