@@ -32,6 +32,9 @@ class ParamSpec:
     name: str             # C name
     source: str           # tensor or symbol name in the kernel signature
     tensormap: TensorMapSpec | None = None
+    # a pointer the kernel's code dereferences (False: the tensor is reached only through
+    # its tensor maps, which carry the row pitch, so a row-strided view may be passed)
+    addressed: bool = True
 
 
 @dataclass

@@ -9,7 +9,8 @@ Parameters, in order: one pointer per global tensor, one int per shape symbol, t
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from argus.ir.nodes import Kernel
@@ -100,6 +101,9 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
         raise CodegenError(f"the kernel needs {ctx.smem_bytes} B of shared memory, over the "
                            f"{SMEM_PER_BLOCK} B a block can have", kernel.loc,
                            "use fewer stages or smaller tiles")
+    named = _named_in_code(body.lines, [p.name for p in params if p.kind == "pointer"])
+    params = [replace(p, addressed=p.name in named) if p.kind == "pointer" else p
+              for p in params]
     maps = tuple(ctx.tensor_maps.values())
     params += [ParamSpec("tensormap", m.param, m.tensor, m) for m in maps]
 
@@ -156,6 +160,14 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
                            tuple(_assumptions(kernel)),
                            {r.name: {"warpgroups": list(r.warpgroups), "regs": r.regs}
                             for r in kernel.launch.roles})
+
+
+def _named_in_code(lines: list[str], names: list[str]) -> set[str]:
+    """The C names among `names` that the emitted code uses (comments, which quote the DSL
+    source, stripped): a pointer parameter it never names is reached only through tensor
+    maps."""
+    code = "\n".join(line.split("//", 1)[0] for line in lines)
+    return {n for n in names if re.search(rf"\b{re.escape(n)}\b", code)}
 
 
 def _assumptions(kernel: Kernel):

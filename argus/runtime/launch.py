@@ -87,7 +87,8 @@ class Launcher:
             TensorParam(p.source, "", None) for p in generated.params if p.kind == "pointer"]
         # tensors reached only through tensor maps (which carry the row pitch) may be
         # row-strided views; a tensor the code addresses by pointer must be contiguous
-        by_pointer = {p.source for p in generated.params if p.kind == "pointer"}
+        by_pointer = {p.source for p in generated.params
+                      if p.kind == "pointer" and getattr(p, "addressed", True)}
         self._strided = frozenset(p.tensormap.tensor for p in generated.params
                                   if p.kind == "tensormap") - by_pointer
         self._assumptions = [(compile(text, where, "eval"), text, where)
