@@ -5,8 +5,8 @@ edge is legal (a tail tile, the last split's k steps). A box that lies outside t
 for every size, block and iteration the kernel allows reads nothing but zeros: its
 coordinate is off (`tile(L, (BT, E), (tt, 1))` on a tensor of E columns,
 `tile(counts, (E,), (-1,))`). Proved over every instance (an unsat query: no instance of
-the read, on its path, has an element of the box inside the tensor); a query z3 cannot
-decide claims nothing. Plain tiles only (a segment's window and a gather's rows have
+the read, on its path, has an element of the box inside the tensor); a query that cannot
+be built is the verifier's defect, reported as tag.internal-error (the kernel unverified). Plain tiles only (a segment's window and a gather's rows have
 their own checks)."""
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def check(w, op: Op) -> None:
         meets = z3.And(*[z3.And(z3.ULT(p, b), z3.ULT(bv(o) + p, bv(e)))
                          for p, b, o, e in zip(pos, tile.box, tile.origin, tile.extents)])
         never = holds(w.ctx, z3.Not(meets), path)
-    except (z3.Z3Exception, TypeError, ValueError):
+    except (z3.Z3Exception, TypeError, ValueError) as err:
+        w.rule_crashed(op, err, "off-tensor check")     # visible: the read is not verified
         return
     if never:
         w.findings.append(Finding(

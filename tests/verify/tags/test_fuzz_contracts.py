@@ -82,6 +82,23 @@ def test_a_tile_one_box_past_the_tensor_reads_nothing():
     assert [f.loc.line for f in found] == [line]
 
 
+def test_an_off_tensor_query_that_cannot_be_built_is_a_visible_verifier_defect(monkeypatch):
+    # the check used to return silently on a z3 or type error: now the read is reported as
+    # not verified (tag.internal-error, a warning that makes the verdict unverified)
+    from argus.verify.tags import offtensor
+
+    def broken(*_a, **_k):
+        raise TypeError("sort mismatch")
+    k, line, _ = variant("moe_route", "moe_route", "load(tile(L, (BT, E), (tt, 0))",
+                         "load(tile(L, (BT, E), (tt, 1))")
+    monkeypatch.setattr(offtensor, "holds", broken)
+    found = [f for f in tags.check(k) if f.check == "tag.internal-error"
+             and "off-tensor check" in f.message]
+    assert found and all(f.severity == "warning" for f in found)
+    assert line in {f.loc.line for f in found}
+    assert not [f for f in tags.check(k) if f.check == "tag.off-tensor"]
+
+
 def test_counts_read_at_a_negative_box():
     k, line, _ = variant("moe", "moe_grouped", "cnt = load_indices(tile(counts, (E,), (0,)))",
                          "cnt = load_indices(tile(counts, (E,), (0 - 1,)))")
