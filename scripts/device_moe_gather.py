@@ -1,8 +1,8 @@
-"""Issue 17 on the H200: the gate-up GEMM's row gather with its row indices read 1, 4 or 16
-at a time ahead of the TMA boxes (argus.codegen.lower.indexed.GATHER_BATCH). For each batch:
-correctness of three small layers (tails, all-to-one, fine-grained) against the fp64
-reference, after each launch of two Mixtral layers timed alone (moe_bench.breakdown).
-    python scripts/device_moe_gather.py [--batches 1,4,16] [--out FILE]"""
+"""Issue 17 on the H200: the gate-up GEMM's row gather as the codegen emits it now: each launch
+of the named layers timed alone (moe_bench.breakdown), then correctness of the named small
+layers against the fp64 reference. (The tenth session's comparison of index batches 1 and 16,
+benchmarks/results/moe-gather-20261204.json, ran an earlier form of this script.)
+    python scripts/device_moe_gather.py [--shapes mixtral-512] [--correct tails] [--out FILE]"""
 import argparse
 import json
 import os
@@ -14,9 +14,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--batches", default="1,4,16")
     p.add_argument("--shapes", default="mixtral-512,mixtral-4096")
     p.add_argument("--out", default="moe-gather.json")
+    p.add_argument("--one-by-one", default="",
+                   help="CORRECTNESS case names: run their layers launch by launch, each "
+                        "synchronised and named first (which kernel of a layer never ends)")
     p.add_argument("--correct", default="tails", help="CORRECTNESS case names, after the timing")
     p.add_argument("--stack-after-s", type=float, default=0,
                    help="print every thread's stack after this many seconds (a stuck run)")
@@ -26,17 +28,25 @@ def main() -> int:
         faulthandler.dump_traceback_later(args.stack_after_s, repeat=True)
     import torch
 
-    import argus.codegen.lower.indexed as indexed
     from argus.bench import moe_bench as mb
-    from argus.ops import library
 
+    for case in mb.CORRECTNESS:
+        if case[0] in args.one_by_one.split(","):
+            from argus.ops.moe import launches
+            _, t, e, k, h, i, logits = case
+            x, L, w13, w2 = mb.make_inputs(torch, t, e, k, h, i, logits, 5, "cuda")
+            _, steps = launches(x, L, w13, w2, k)
+            for name, step in steps:
+                print(f"{case[0]}: launching {name}", flush=True)
+                t1 = time.time()
+                step()
+                torch.cuda.synchronize()
+                print(f"{case[0]}: {name} done in {time.time() - t1:.3f} s", flush=True)
     rows = []
-    for b in (int(x) for x in args.batches.split(",")):
-        indexed.GATHER_BATCH = b
-        library._built.clear()              # the next launches build with this batch
+    for b in ("current",):
         t0 = time.time()
         row = {"gather_batch": b, "correct": [], "breakdown": []}
-        for name in args.shapes.split(","):
+        for name in filter(None, args.shapes.split(",")):
             print(f"batch {b}: {name} ({time.time() - t0:.0f} s)", flush=True)
             row["breakdown"].append(mb.breakdown(torch, name, *mb.SHAPES[name]))
         for case in mb.CORRECTNESS:
