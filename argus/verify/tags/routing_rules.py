@@ -1,7 +1,9 @@
-"""The MoE rules of the tag pass, by opcode (registered into rules.RULES): index vectors
-and device-side routing (routing.py), segments (segments.py), gathers (gather.py) and tag
-assumptions (assumptions.py). Ops shared with other families (`scan.prefix_sum`,
-`indices.element`) dispatch on what they are applied to."""
+"""The MoE routing idiom pack (packs.py; rules.py states where it comes in the order):
+index vectors and device-side routing (routing.py), segments (segments.py), gathers
+(gather.py) and tag assumptions (assumptions.py). Ops shared with other families
+(`scan.prefix_sum`, `indices.element`) dispatch on what they are applied to; the rules it
+refines (elementwise math, coordinates, row reductions, stores, loads) handle plain
+routing vectors and pass every other value to the rule of the packs before it."""
 
 from __future__ import annotations
 
@@ -12,13 +14,14 @@ from argus.verify.smt import bv
 
 from . import assumptions, gather, joins, memory, routing, segments, vectors
 from .meet import LIVE
+from .packs import IdiomPack
 from .values import Fragment, GlobalTile
 
 
-def load(w, op: Op) -> None:
-    """A plain load (memory.load), plus the routing fields the tag assumptions give the
-    tensor's elements, and `live` for a tile of a segment."""
-    memory.load(w, op)
+def load(w, op: Op, base) -> None:
+    """The load of the packs before (`base`: memory.load), plus the routing fields the tag
+    assumptions give the tensor's elements, and `live` for a tile of a segment."""
+    base(w, op)
     frag, src = w.env.get(op.result), w.value(op.arg("src"))
     if not (isinstance(frag, Fragment) and frag.tag.state == "data"
             and isinstance(src, GlobalTile)):
@@ -44,33 +47,20 @@ def element(w, op: Op) -> None:
         vectors.element(w, op)
 
 
-RULES = {
-    "segment": segments.segment,
-    "tile": segments.tile,
-    "indices.load": routing.indices_load,
-    "indices.round_up": routing.round_up,
-    "indices.element": element,
-    "scan.prefix_sum": prefix_sum,
-    "tag.assume": assumptions.tag_assume,
-    "gather.tma": gather.gather_tma,
-    "gather.load": gather.gather_load,
-    "load": load,
-    "indices.from_frag": vectors.from_frag,
-    "scatter.store": vectors.scatter,
-}
-
-# rules that handle only what is MoE's and pass everything else to the rule they wrap
-WRAPPING = {"frag.coord": vectors.frag_coord, "reduce.row": vectors.reduce_row,
-            "store": vectors.store}
-for _opcode in (*memory.ELEMENTWISE, "math.cmp"):
-    WRAPPING[_opcode] = joins.elementwise
-
-
-def register(rules: dict) -> None:
-    """Add the MoE rules to the tag pass's table (rules.py calls this last)."""
-    rules.update(RULES)
-    for opcode, rule in WRAPPING.items():
-        prev = rules.get(opcode)
-        if prev is None and opcode.startswith("math."):
-            prev = memory.elementwise
-        rules[opcode] = (lambda w, op, rule=rule, prev=prev: rule(w, op, prev))
+PACK = IdiomPack(
+    "routing",
+    "MoE routing: index vectors, counts, prefix sums and placement on the device, "
+    "segments, gathers, tag assumptions",
+    rules={"segment": segments.segment,
+           "indices.load": routing.indices_load,
+           "indices.round_up": routing.round_up,
+           "indices.element": element,
+           "scan.prefix_sum": prefix_sum,
+           "tag.assume": assumptions.tag_assume,
+           "gather.tma": gather.gather_tma,
+           "gather.load": gather.gather_load,
+           "indices.from_frag": vectors.from_frag,
+           "scatter.store": vectors.scatter},
+    refines={"load": load, "tile": segments.tile, "frag.coord": vectors.frag_coord,
+             "reduce.row": vectors.reduce_row, "store": vectors.store,
+             **{opcode: joins.elementwise for opcode in (*memory.ELEMENTWISE, "math.cmp")}})

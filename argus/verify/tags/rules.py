@@ -1,30 +1,41 @@
-"""Which transfer rule handles which opcode (structure and scalars are in walker.py)."""
+"""Which transfer rule handles which opcode: the idiom packs (packs.py) in their stated
+order (structure and scalars are in walker.py)."""
 
 from . import asserts, attention, memory, reduction, routing_rules, store, tma, tma_store, wgmma
+from .packs import IdiomPack, compose
 
-RULES = {
-    "tile": memory.tile,
-    "smem.alloc": memory.smem_alloc,
-    "smem.stage": memory.smem_stage,
-    "smem.tile": memory.smem_tile,
-    "frag.alloc": memory.frag_alloc,
-    "frag.assign": memory.frag_assign,
-    "frag.slice": memory.frag_slice,
-    "load": memory.load,
-    "math.cast": memory.cast,
-    "tag.add": memory.tag_add,
-    "tma.load": tma.tma_load,
-    "tma.store": tma_store.tma_store,
-    "atomic.add": reduction.atomic_add,
-    "wgmma.mma": wgmma.mma,
-    "store": store.store,
-    "tag.assert": asserts.tag_assert,
-}
-for _opcode in memory.ELEMENTWISE:          # from the op table: every elementwise op
-    RULES[_opcode] = memory.elementwise
-RULES.update(attention.RULES)                  # flash attention (attention.py)
-RULES["store"] = attention.guard_store(RULES["store"])
-routing_rules.register(RULES)     # MoE (last: it wraps some of the rules above)
+# The generic transfers: one rule per op of the op table that moves tagged data (every
+# elementwise math op of the table through memory.elementwise)
+CORE = IdiomPack(
+    "core",
+    "tiles, shared and register fragments, loads, TMA, wgmma, stores, atomics, casts, "
+    "elementwise math, tag_assert",
+    rules={"tile": memory.tile,
+           "smem.alloc": memory.smem_alloc,
+           "smem.stage": memory.smem_stage,
+           "smem.tile": memory.smem_tile,
+           "frag.alloc": memory.frag_alloc,
+           "frag.assign": memory.frag_assign,
+           "frag.slice": memory.frag_slice,
+           "load": memory.load,
+           "math.cast": memory.cast,
+           "math.cmp": memory.elementwise,
+           "tag.add": memory.tag_add,
+           "tma.load": tma.tma_load,
+           "tma.store": tma_store.tma_store,
+           "atomic.add": reduction.atomic_add,
+           "wgmma.mma": wgmma.mma,
+           "store": store.store,
+           "tag.assert": asserts.tag_assert,
+           **{opcode: memory.elementwise for opcode in memory.ELEMENTWISE}})
+
+# The order: the generic transfers, then the softmax idioms (which refine the elementwise
+# math, assignments and stores), then MoE routing (which refines the elementwise math,
+# coordinates, row reductions, loads and stores, passing what is not a routing vector on).
+# An op reaches the last pack's rule first; `COMPOSED.chain(opcode)` lists the fallbacks.
+PACKS = (CORE, attention.PACK, routing_rules.PACK)
+COMPOSED = compose(PACKS)
+RULES = COMPOSED.rules
 
 # Ops that move no tagged data: the protocol pass (argus/verify/protocol) checks them
 NO_TAGGED_DATA = frozenset({

@@ -20,7 +20,7 @@ import z3
 from argus.ir.nodes import Op
 from argus.verify.smt import bv
 
-from . import memory, scalars
+from . import scalars
 from .values import GlobalTile
 
 
@@ -58,10 +58,12 @@ def segment(w, op: Op) -> None:
                                scalars.binary(w.ctx, "add", start, rows))
 
 
-def tile(w, op: Op) -> None:
+def tile(w, op: Op, base_rule) -> None:
+    """A tile of a segment (its rows counted from the segment's start); any other tile is
+    the packs-before rule's (`base_rule`: memory.tile)."""
     base = w.value(op.arg("tensor"))
     if not isinstance(base, Segment):
-        memory.tile(w, op)
+        base_rule(w, op)
         return
     coords = [w.value(c) for c in op.args("coords")]
     box = tuple(op.attrs["box"])

@@ -9,7 +9,7 @@ what the values stand for) and reports where it breaks:
                                the row sum and the accumulator will be relative to)
   m_old - m_new                the same tile and row; m_new includes m_old's blocks
 
-Any other math falls back to memory.elementwise (tags kept when all operands agree); a
+Any other math falls back to the core pack's rule (memory.elementwise: tags kept when all operands agree); a
 fallback that loses the tags is reported as not modelled, never silently."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import z3
 from argus.ir.nodes import Op
 from argus.verify.smt import bv, holds, value
 
-from . import indices, kcoverage, mask, memory
+from . import indices, kcoverage, mask
 from .meet import LIVE
 from .meaning import (Alpha, Diff, Exp, Gap, Series, Span, Stat, empty, eq, has_key, resolve,
                       row_differs, same_series, span_text, state, subst)
@@ -32,9 +32,11 @@ from .violations import atom_of, label, locate, refute
 
 
 # -- dispatch ----------------------------------------------------------------------------
-def math_op(w, op: Op) -> None:
+def math_op(w, op: Op, base) -> None:
+    """The softmax idioms of an elementwise op (the attention pack's refinement of the
+    core rule `base`, which gets every op these idioms do not give a meaning)."""
     if w.phase != "check":
-        memory.elementwise(w, op)
+        base(w, op)
         return
     name = op.opcode.split(".", 1)[1]
     if name == "cmp":
@@ -42,23 +44,23 @@ def math_op(w, op: Op) -> None:
         return
     if name == "select":
         if not mask.select(w, op):
-            fallback(w, op)
+            fallback(w, op, base)
         return
     if indices.arith(w, op):
         return
     args = [w.value(o) for o in op.operands]
     if any(isinstance(a, Fragment) and a.tag.state == "unknown" for a in args):
-        fallback(w, op)
+        fallback(w, op, base)
         return
     from . import rescale
     handler = {"max": _max, "sub": _sub, "exp2": _exp2, "mul": rescale.mul,
                "add": rescale.add, "div": rescale.div}.get(name)
     if handler is None or not handler(w, op, args):
-        fallback(w, op)
+        fallback(w, op, base)
 
 
-def fallback(w, op: Op) -> None:
-    """memory.elementwise; the result is a new number (no softmax meaning), and a join that
+def fallback(w, op: Op, base) -> None:
+    """The core rule `base`; the result is a new number (no softmax meaning), and a join that
     loses known tags is reported as not modelled."""
     args = [w.value(o) for o in op.operands]
     frags = [a for a in args if isinstance(a, Fragment)]
@@ -66,7 +68,7 @@ def fallback(w, op: Op) -> None:
         w.not_modelled(op, "index or predicate fragments other than in masks and index sums")
         w.env[op.result] = failed(op, "an index fragment used as data")
         return
-    memory.elementwise(w, op)
+    base(w, op)
     out = w.env.get(op.result)
     if isinstance(out, Fragment):
         out.tag.meaning = None
