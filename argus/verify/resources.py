@@ -6,6 +6,10 @@
   resources.registers       each role's setmaxnreg budget in 24..256 and a multiple of 8;
                             all roles together fit the block's register pool (64K
                             registers, allocated at launch in steps of 8 per thread)
+  resources.register-overflow  the fragments live at once in a role alone need more
+                            registers than the role's own setmaxnreg budget: a certain
+                            spill (the kernel's register plan contradicts itself), reported
+                            at the allocation that takes the role over
   resources.register-spill  (warning) the fragments live at once in a role
                             (argus.verify.register_pressure), plus REGISTER_OVERHEAD for
                             what is not a fragment, fit the role's setmaxnreg budget (the
@@ -160,15 +164,29 @@ def _fragment_registers(m: Model) -> list:
     for role in pr.scopes():
         budget = launch_registers(threads) if role is None else \
             min(MAX_REGISTERS_PER_THREAD, int(role.attrs["regs"]))
+        who = f"role {role.attrs['name']}" if role is not None else "the code outside roles"
+        where = (f"its setmaxnreg budget of {budget}" if role is not None else
+                 f"the {budget} a thread of a {threads}-thread block gets at launch")
+        certain = pr.first_over(role, budget) if role is not None else None
+        if certain is not None:
+            # the fragments alone do not fit the budget the role itself asks for: not an
+            # estimate, ptxas must spill them (outside roles the launch allocation is not a
+            # budget the kernel states, and the advisory estimate below speaks)
+            value, alloc = pr.newest(certain)
+            out.append(finding(
+                "resources.register-overflow", alloc,
+                f"{who} holds fragments of {certain.regs} registers per thread at once at "
+                f"line {certain.op.loc.line} ({_listing(pr, certain)}), over {where} before "
+                "a single address or counter is counted: they cannot all live in registers, "
+                "so ptxas spills them to local memory and serialises the wgmma",
+                _spill_hint(m, role, certain.regs + REGISTER_OVERHEAD, value, alloc),
+                Counterexample(warpgroup=_first_warpgroup(role))))
+            continue
         point = pr.first_over(role, budget - REGISTER_OVERHEAD)
         if point is None:
             continue
         value, alloc = pr.newest(point)
-        listing = ", ".join(f"{_display(v)} {fragment_registers(v.type)} (line "
-                            f"{pr.defined_at[v][1].loc.line})" for v in point.held)
-        who = f"role {role.attrs['name']}" if role is not None else "the code outside roles"
-        where = (f"its setmaxnreg budget of {budget}" if role is not None else
-                 f"the {budget} a thread of a {threads}-thread block gets at launch")
+        listing = _listing(pr, point)
         need = point.regs + REGISTER_OVERHEAD
         out.append(finding(
             "resources.register-spill", alloc,
@@ -179,6 +197,11 @@ def _fragment_registers(m: Model) -> list:
             _spill_hint(m, role, need, value, alloc),
             Counterexample(warpgroup=_first_warpgroup(role)), severity="warning"))
     return out
+
+
+def _listing(pr, point) -> str:
+    return ", ".join(f"{_display(v)} {fragment_registers(v.type)} (line "
+                     f"{pr.defined_at[v][1].loc.line})" for v in point.held)
 
 
 def _display(v) -> str:

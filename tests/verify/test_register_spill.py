@@ -1,4 +1,6 @@
-"""Fragment registers against the role budgets (resources.register-spill): the corpus of
+"""Fragment registers against the role budgets: resources.register-overflow (an error: the
+fragments alone exceed the role's own setmaxnreg budget) and resources.register-spill (an
+advisory estimate: fragments plus the overhead of addresses and counters). The corpus of
 examples/bugs/registers (each spills under ptxas, as its docstring records, and computes
 the right answer on the interpreter), the issue's three accumulators, and the library."""
 
@@ -17,10 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = sorted((ROOT / "examples" / "bugs" / "registers").glob("*.py"))
 EXPECTED = re.compile(r"Expected: (resources\.[\w-]+) at line (\d+)")
 SPILL = "resources.register-spill"
+OVERFLOW = "resources.register-overflow"
 
 
-def _spills(kernel):
-    return [f for f in resources.check(kernel) if f.check == SPILL]
+def _spills(kernel, check=SPILL):
+    return [f for f in resources.check(kernel) if f.check == check]
 
 
 def _only_kernel(path: Path):
@@ -43,6 +46,7 @@ def test_spill_is_reported_at_the_allocation(path):
     assert "232" in f.message and "spill" in f.message
     assert "narrower tile" in f.hint
     assert re.search(r"\d+ B of spill stores with ptxas", path.read_text())
+    assert f.severity == "error" and report.verdict == "failed"
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
@@ -82,10 +86,13 @@ def k(A: Tensor[64, 64, bf16], B: Tensor[768, 64, bf16], C: Tensor[64, 768, fp32
 def test_three_m64n256_accumulators_in_one_role():
     """The issue's case (ptxas 13.0 compiles this kernel with 1296 B of spill stores)."""
     kernel = parse_source(THREE, "three.py")["k"]
-    f, = _spills(kernel)
-    assert f.loc.line == 11                      # acc1 takes the role past 232 - overhead
+    f, = _spills(kernel, OVERFLOW)
+    assert f.loc.line == 11                      # acc1: 256 fragment registers > 232
     assert "acc0 128" in f.message and "acc1 128" in f.message
-    assert f.severity == "warning"
+    assert f.severity == "error"
+    assert _spills(kernel) == []                 # the certain finding, not the estimate too
+    from argus.verify.driver import run as verify
+    assert verify(kernel).verdict == "failed"
 
 
 def test_one_accumulator_fits_and_the_budget_is_what_counts():
@@ -106,6 +113,7 @@ def test_library_kernels_and_examples_fit_their_budgets():
     paths = sorted((ROOT / "argus" / "kernels").glob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
     for path in paths:
         for name, kernel in parse_file(path).items():
+            assert _spills(kernel, OVERFLOW) == [], f"{path.name}::{name}"
             found = _spills(kernel)
             if name == "moe_route":
                 assert found and "255" in found[0].message

@@ -5,7 +5,8 @@ are then 2 x 128 = 256 fp32 registers per thread, over the consumers' setmaxnreg
 BN = 128, has none).
 
 A copy of examples/moe_gate_up.py with this one change.
-Expected: resources.register-spill at line 92.
+Expected: resources.register-overflow at line 93 (an error: the fragments alone exceed the
+role's own setmaxnreg budget).
 Interpreter: the output is right (a spill is slow, not wrong).
 """
 

@@ -6,7 +6,8 @@ consumers' setmaxnreg budget of 232 before a single address is counted: ptxas sp
 wgmma.
 
 A copy of examples/gemm.py with this one change.
-Expected: resources.register-spill at line 56.
+Expected: resources.register-overflow at line 57 (an error: the fragments alone exceed the
+role's own setmaxnreg budget).
 Interpreter: the product is right (a spill is slow, not wrong).
 """
 
