@@ -134,10 +134,12 @@ def moe_into(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
 
 
 def launches(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
-             deterministic: bool = True):
+             deterministic: bool = True, buffers: dict | None = None):
     """(out, [(role, launch)]): the layer's output buffer and its launches in order, each a
     no-argument callable on the current stream (moe_into runs them; a benchmark times each
-    alone, on buffers an earlier run of the whole list has filled)."""
+    alone, on buffers an earlier run of the whole list has filled). A `buffers` dict is
+    filled with the intermediates by name (experts, gates, counts, ids, slots, wsorted, h,
+    yd), for a diagnosis that checks each launch's output."""
     import torch
 
     t, hidden, e, inter, dtype = check_layer(x, router_logits, w13, w2, top_k)
@@ -158,6 +160,9 @@ def launches(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
     wsorted = torch.empty(p, dtype=torch.float32, device=dev)
     h = torch.empty((p, inter), dtype=x.dtype, device=dev)
     yd = torch.empty((p, hidden), dtype=x.dtype, device=dev)
+    if buffers is not None:
+        buffers.update(experts=experts, gates=gates, counts=counts, ids=ids, slots=slots,
+                       wsorted=wsorted, h=h, yd=yd)
     w1, w3 = w13[0].view(e * inter, hidden), w13[1].view(e * inter, hidden)
     steps = [("topk", lambda: launch["topk"](logits, experts, gates)),
              ("count", lambda: launch["count"](experts, counts)),
