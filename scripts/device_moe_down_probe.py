@@ -34,6 +34,12 @@ DOWN_VARIANTS = [
     ("e64-zeros-mmajor", 64, 3102, 384, 256, "zeros", {"ORDER": "m_major"}),
     ("e64-zeros-blocks16", 64, 3102, 384, 256, "zeros", {"BLOCKS": 16}),
     ("e64-big", 64, 24576, 1408, 2048, "zeros", {}),
+    ("e48-full", 48, 3102, 384, 256, "full", {}),
+    ("e40-full", 40, 3102, 384, 256, "full", {}),
+    ("e64-full-blocks128", 64, 3102, 384, 256, "full", {"BLOCKS": 128}),
+    ("e64-full-blocks66", 64, 3102, 384, 256, "full", {"BLOCKS": 66}),
+    ("e64-full-blocks32", 64, 3102, 384, 256, "full", {"BLOCKS": 32}),
+    ("e32-full-blocks16", 32, 3102, 384, 256, "full", {"BLOCKS": 16}),
 ]
 
 
@@ -91,7 +97,7 @@ def run_layer(torch):
     _, t, e, k, h, i, logits = next(c for c in mb.CORRECTNESS if c[0] == "finegrained-tails")
     x, L, w13, w2 = mb.make_inputs(torch, t, e, k, h, i, logits, 5, DEVICE)
     bufs = {}
-    _, steps = launches(x, L, w13, w2, k, buffers=bufs)
+    out, steps = launches(x, L, w13, w2, k, buffers=bufs)
     report = {}
     for name, step in steps:
         print(f"layer: launching {name}", flush=True)
@@ -120,6 +126,11 @@ def run_layer(torch):
                 sorted_by_expert=bool((bufs["experts"].long()[torch.argsort(slots)]
                                        .diff() >= 0).all()))
         print(json.dumps({name: report[name]}), flush=True)
+    from argus.ops.moe import reference
+    sample = torch.arange(0, t, 7, device=x.device)
+    ok, err, scale = mb.compare(torch, out, reference(x[sample], L[sample], w13, w2, k, True),
+                                sample)
+    report["layer"] = {"ok": ok, "max_abs_err": err, "max_abs_ref": scale}
     return report
 
 

@@ -5,7 +5,13 @@ ops (argus.ops.library), a kernel called like a function (jit.py)."""
 
 from __future__ import annotations
 
-DEBUG_WAIT_LIMIT = "200000000"   # try_wait polls before a debug build traps (~seconds)
+import os
+
+# try_wait polls before a debug build traps (~seconds); ARGUS_DEBUG_WAIT_LIMIT overrides it
+DEBUG_WAIT_LIMIT = os.environ.get("ARGUS_DEBUG_WAIT_LIMIT", "200000000")
+if not DEBUG_WAIT_LIMIT.isdigit() or int(DEBUG_WAIT_LIMIT) == 0:
+    raise ValueError(f"ARGUS_DEBUG_WAIT_LIMIT must be a positive integer (polls), got "
+                     f"{DEBUG_WAIT_LIMIT!r}")
 
 
 def build_launcher(kernel_ir, debug: bool = False):
