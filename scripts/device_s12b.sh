@@ -11,6 +11,6 @@ export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 ARGUS_CACHE_DIR=/tmp/argus
 P=scripts/device_moe_down_probe.py
 timeout 200 python3 $P --part down --timeout 20 --only e48-full,e40-full,e64-full-blocks128,e64-full-blocks66,e64-full-blocks32,e32-full-blocks16 \
   --out "$OUT/probe-release.json" 2>&1 | cut -c1-1200 | tee "$OUT/probe-release.log"
-ARGUS_DEBUG=1 ARGUS_DEBUG_WAIT_LIMIT=2000000 timeout 100 python3 $P --part down --only e64-full,e64-zeros \
+ARGUS_DEBUG=1 ARGUS_DEBUG_WAIT_LIMIT=200000 timeout 100 python3 $P --part down --only e64-full,e64-zeros \
   --timeout 40 --out "$OUT/probe-debug.json" 2>&1 | cut -c1-3000 | tee "$OUT/probe-debug.log"
 timeout 40 python3 $P --part layer --timeout 30 --out "$OUT/probe-layer-release.json" 2>&1 | cut -c1-1500 | tee "$OUT/probe-layer-release.log"
