@@ -45,8 +45,8 @@ def gemm(A: Tensor["M", "K", bf16], B: Tensor["N", "K", bf16], C: Tensor["M", "N
             for k in range(KT):
                 g = i * KT + k
                 s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
                 with elect_one():
+                    wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
                     tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])

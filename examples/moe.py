@@ -82,8 +82,8 @@ def moe_grouped(X: Tensor["T", "K", bf16], W: Tensor["EN", "K", bf16],
                         for k in range(KT):
                             g = i * KT + k
                             s = g % S
-                            wait(empty[s], ((g // S) & 1) ^ 1)
                             with elect_one():
+                                wait(empty[s], ((g // S) & 1) ^ 1)
                                 expect_tx(full[s], nbytes(x_s[s]) + nbytes(w_s[s]))
                                 tma_load(x_s[s], tile(x_e, (BM, BK), (mt, k)), full[s])
                                 tma_load(w_s[s], tile(w_e, (BN, BK), (tn, k)), full[s])

@@ -89,8 +89,8 @@ def moe_gate_up(X: Tensor["T", "K", bf16], W1: Tensor["EF", "K", bf16],
                         for k in range(KT):
                             g = i * KT + k
                             s = g % S
-                            wait(empty[s], ((g // S) & 1) ^ 1)
                             with elect_one():
+                                wait(empty[s], ((g // S) & 1) ^ 1)
                                 expect_tx(full[s], nbytes(x_s[s]) + nbytes(g_s[s])
                                           + nbytes(u_s[s]))
                                 gather_tma(x_s[s], X, tokens, k, full[s])

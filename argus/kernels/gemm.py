@@ -88,8 +88,8 @@ def producer(A, B, a_s, b_s, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, 
             for k in range(KT):
                 g = i * KT + k
                 s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
                 with elect_one():
+                    wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
                     # B's tile: N x K (b_major "k", gemm_nt) or K x N ("mn", gemm_nn); in a

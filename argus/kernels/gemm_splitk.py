@@ -49,8 +49,8 @@ def producer(A, B, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_majo
                 k = ks * KS + kk
                 g = i * KS + kk
                 s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
                 with elect_one():
+                    wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
                     if b_major == "k":      # B is N x K
