@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # H200 call (issue 17): the MoE layer (argus.ops.moe) on the GPU, in phases with time bounds.
-#   bash scripts/device_moe.sh [all|build|correct|sanitize|bench|sweep|breakdown]
+#   bash scripts/device_moe.sh [all|build|correct|sanitize|bench|sweep|breakdown][,...]
 #   0 build     every kernel specialisation the run launches, built in parallel (disk cache)
 #   a correct   correctness on small shapes (tails, empty expert, all-to-one, both combine
 #               modes) against fp64 torch, and CUDA-graph capture/replay equality
@@ -38,8 +38,10 @@ sanitize() { run 120 compute-sanitizer --tool memcheck --report-api-errors no py
 bench()    { run 200 $B --timing; }
 sweep()    { run 100 $B --sweep; }
 breakdown() { run 150 $B --breakdown --shapes mixtral-4096,mixtral-512,finegrained-4096; }
-case "$PHASE" in
-  build|correct|sanitize|bench|sweep|breakdown) $PHASE ;;
-  all) build; correct; sanitize; bench; sweep ;;
-  *) echo "usage: $0 [all|build|correct|sanitize|bench|sweep|breakdown]"; exit 2 ;;
-esac
+for phase in ${PHASE//,/ }; do   # one phase, a comma-separated list, or all
+  case "$phase" in
+    build|correct|sanitize|bench|sweep|breakdown) $phase ;;
+    all) build; correct; sanitize; bench; sweep ;;
+    *) echo "usage: $0 [all|build|correct|sanitize|bench|sweep|breakdown][,...]"; exit 2 ;;
+  esac
+done
