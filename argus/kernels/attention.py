@@ -118,9 +118,8 @@ def producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empt
         with elect_one():
             expect_tx(q_full[0], nbytes(q_s[0]))
             tma_load(q_s[0], tile(q_src, (128, HD), (bx, qc)), q_full[0])
-        for j in range(nj):
-            s = j % S
-            with elect_one():
+            for j in range(nj):
+                s = j % S
                 wait(kv_empty[s], ((j // S) & 1) ^ 1)
                 if SPLIT_KV:
                     expect_tx(k_full[s], nbytes(k_s[s]))

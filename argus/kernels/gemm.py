@@ -82,13 +82,13 @@ def producer(A, B, a_s, b_s, full, empty, rank, M, N, KT, BM, BN, BK, S, GROUP, 
     """Warpgroup 0: for every tile of the (cluster) walk and k-step, wait until the consumers
     have released the step's stage, then load A's and B's tiles into it by TMA."""
     with role("producer", warpgroups=(0,), regs=40):
-        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
-                                  order="grouped", group=GROUP, by="cluster"):
-            tm = cm * CM + rank
-            for k in range(KT):
-                g = i * KT + k
-                s = g % S
-                with elect_one():
+        with elect_one():
+            for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
+                                      order="grouped", group=GROUP, by="cluster"):
+                tm = cm * CM + rank
+                for k in range(KT):
+                    g = i * KT + k
+                    s = g % S
                     wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])

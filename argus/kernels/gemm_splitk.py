@@ -43,13 +43,13 @@ def producer(A, B, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_majo
     """Warpgroup 0: for every (split, tile) work item and each of its KS k-steps, wait until
     the step's stage is free, then load A's and B's tiles into it by TMA."""
     with role("producer", warpgroups=(0,), regs=40):
-        for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
-                                      order="row_major"):
-            for kk in range(KS):
-                k = ks * KS + kk
-                g = i * KS + kk
-                s = g % S
-                with elect_one():
+        with elect_one():
+            for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
+                                          order="row_major"):
+                for kk in range(KS):
+                    k = ks * KS + kk
+                    g = i * KS + kk
+                    s = g % S
                     wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])

@@ -66,33 +66,33 @@ def moe_down(X: Tensor["T", "K", DT], W: Tensor["EN", "K", DT], counts: Tensor[E
     sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for e in range(E):
-            rows = element(cnt, e)
-            x_e = segment(X, element(offs, e), rows)
-            w_e = segment(W, e * N, N)
-            t0 = element(tile_offs, e) // BM
-            MT = cdiv(rows, BM)
-            if ORDER == "n_major":
-                OUTER = NT
-                INNER = MT
-            else:
-                OUTER = MT
-                INNER = NT
-            for a in range(OUTER):
-                for b in range(INNER):
-                    w = t0 * NT + a * INNER + b
-                    if w % BLOCKS == bid:
-                        i = w // BLOCKS
-                        if ORDER == "n_major":
-                            mt = b
-                            tn = a
-                        else:
-                            mt = a
-                            tn = b
-                        for k in range(KT):
-                            g = i * KT + k
-                            s = g % S
-                            with elect_one():
+        with elect_one():
+            for e in range(E):
+                rows = element(cnt, e)
+                x_e = segment(X, element(offs, e), rows)
+                w_e = segment(W, e * N, N)
+                t0 = element(tile_offs, e) // BM
+                MT = cdiv(rows, BM)
+                if ORDER == "n_major":
+                    OUTER = NT
+                    INNER = MT
+                else:
+                    OUTER = MT
+                    INNER = NT
+                for a in range(OUTER):
+                    for b in range(INNER):
+                        w = t0 * NT + a * INNER + b
+                        if w % BLOCKS == bid:
+                            i = w // BLOCKS
+                            if ORDER == "n_major":
+                                mt = b
+                                tn = a
+                            else:
+                                mt = a
+                                tn = b
+                            for k in range(KT):
+                                g = i * KT + k
+                                s = g % S
                                 wait(empty[s], ((g // S) & 1) ^ 1)
                                 expect_tx(full[s], nbytes(x_s[s]) + nbytes(w_s[s]))
                                 tma_load(x_s[s], tile(x_e, (BM, BK), (mt, k)), full[s])

@@ -79,35 +79,35 @@ def moe_gate_up(X: Tensor["T", "K", DT], W1: Tensor["EF", "K", DT], W3: Tensor["
     sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for e in range(E):
-            slots = element(cnt, e)
-            ids_e = segment(ids, element(offs, e), slots)
-            wg_e = segment(W1, e * F, F)
-            wu_e = segment(W3, e * F, F)
-            t0 = element(tile_offs, e) // BM
-            MT = cdiv(slots, BM)
-            if ORDER == "n_major":
-                OUTER = NT
-                INNER = MT
-            else:
-                OUTER = MT
-                INNER = NT
-            for a in range(OUTER):
-                for b in range(INNER):
-                    w = t0 * NT + a * INNER + b
-                    if w % BLOCKS == bid:
-                        i = w // BLOCKS
-                        if ORDER == "n_major":
-                            mt = b
-                            tn = a
-                        else:
-                            mt = a
-                            tn = b
-                        tokens = load_indices(tile(ids_e, (BM,), (mt,)))
-                        for k in range(KT):
-                            g = i * KT + k
-                            s = g % S
-                            with elect_one():
+        with elect_one():
+            for e in range(E):
+                slots = element(cnt, e)
+                ids_e = segment(ids, element(offs, e), slots)
+                wg_e = segment(W1, e * F, F)
+                wu_e = segment(W3, e * F, F)
+                t0 = element(tile_offs, e) // BM
+                MT = cdiv(slots, BM)
+                if ORDER == "n_major":
+                    OUTER = NT
+                    INNER = MT
+                else:
+                    OUTER = MT
+                    INNER = NT
+                for a in range(OUTER):
+                    for b in range(INNER):
+                        w = t0 * NT + a * INNER + b
+                        if w % BLOCKS == bid:
+                            i = w // BLOCKS
+                            if ORDER == "n_major":
+                                mt = b
+                                tn = a
+                            else:
+                                mt = a
+                                tn = b
+                            tokens = load_indices(tile(ids_e, (BM,), (mt,)))
+                            for k in range(KT):
+                                g = i * KT + k
+                                s = g % S
                                 wait(empty[s], ((g // S) & 1) ^ 1)
                                 expect_tx(full[s], nbytes(x_s[s]) + nbytes(g_s[s])
                                           + nbytes(u_s[s]))
