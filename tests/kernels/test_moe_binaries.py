@@ -13,7 +13,15 @@ from argus.runtime.toolchain import find_tool, nvrtc_identity
 
 pytestmark = [pytest.mark.skipif(
     find_tool("nvcc") is None and nvrtc_identity() is None, reason="needs a CUDA compiler")]
-SAMPLE = ("moe_gate_up", "moe_gate_up", {"E": 8, "BN": 64, "S": 6})      # built in CI
+SAMPLE = ("moe_down", "moe_down", {"E": 8, "BN": 64, "S": 8})      # built in CI
+# The gate-up's one-thread producer spills ~300-600 B with the row gather's 16-index batch
+# (argus/codegen/lower/indexed.py GATHER_BATCH): kept because it measured fastest on the H200
+# (Mixtral T=512 gate-up 3.74 ms vs 5.47 one index a box, 7.25 the next-row prefetch;
+# docs/perf-log.md); a batch of 4 does not spill and is unmeasured. With 128 experts the
+# counts are read from memory, not kept in registers, and the producer does not spill. A strict xfail, so the
+# day the gather stops spilling this file says so.
+GATHER_SPILLS = pytest.mark.xfail(strict=True, reason="gate-up producer spills with the "
+                                  "16-index gather batch (measured fastest; docs/perf-log.md)")
 
 SPECS = [("moe_gate_up", "moe_gate_up", {"E": 128, "BN": 128, "S": 4}),
          ("moe_gate_up", "moe_gate_up", {"E": 8, "BN": 64, "S": 6}),
@@ -27,7 +35,8 @@ SPECS = [("moe_gate_up", "moe_gate_up", {"E": 128, "BN": 128, "S": 4}),
 
 
 @pytest.mark.parametrize("module, name, overrides", [
-    pytest.param(*spec, marks=() if spec == SAMPLE else pytest.mark.slow,
+    pytest.param(*spec, marks=(() if spec == SAMPLE else (pytest.mark.slow,))
+                 + ((GATHER_SPILLS,) if spec[1] == "moe_gate_up" and spec[2]["E"] <= 8 else ()),
                  id=f"{spec[1]}-{'-'.join(f'{k}{v}' for k, v in spec[2].items())}")
     for spec in SPECS])
 def test_binary_has_no_spills(module, name, overrides, tmp_path):
