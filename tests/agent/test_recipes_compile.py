@@ -82,13 +82,20 @@ def test_codegen_recipe_builds(recipe, ids, cache):
     assert entry.cubin[:4] == b"\x7fELF"
     regs = entry.meta["resources"]["kernels"][recipe.name]["registers"]
     assert 0 < regs <= 255, ids
-    # the one-block router keeps whole-block row vectors (rows(blocked)) in every thread:
-    # it spills, by design (docs/design/codegen.md); every other recipe must not
-    if recipe.name not in SPILLS_BY_DESIGN:
+    # known spills, each with its reason; every other recipe must not spill
+    if recipe.name not in KNOWN_SPILLS:
         assert entry.meta["resources"]["kernels"][recipe.name]["spill_store_bytes"] == 0, ids
 
 
-SPILLS_BY_DESIGN = {"moe_route"}
+KNOWN_SPILLS = {
+    # the one-block router keeps whole-block row vectors (rows(blocked)) in every thread, by
+    # design (docs/design/codegen.md)
+    "moe_route": "whole-block row vectors",
+    # the gate-up producer (one thread, 40 registers) holds the row gather's 16-index batch:
+    # measured fastest on the H200 though it spills (tests/kernels/test_moe_binaries.py
+    # GATHER_SPILLS, docs/perf-log.md)
+    "moe_gate_up": "the row gather's 16-index batch in a 40-register producer",
+}
 
 
 def test_codegen_flag_is_honest():

@@ -23,9 +23,9 @@ def _gemm(arrivals: int, release_scope: str, producer_scope: str = "warpgroup"):
     src = PATH.read_text()
     edits = [("mbarrier_init(full[s], 1)",
               f"mbarrier_init(full[s], {4 if producer_scope == 'warp' else 1})"),
-             ("""                with elect_one():
-                    expect_tx(""", f"""                with elect_one({producer_scope!r}):
-                    expect_tx("""),("mbarrier_init(empty[s], 2)", f"mbarrier_init(empty[s], {arrivals})"),
+             ("""    with role("producer", warpgroups=(0,), regs=40):
+        with elect_one():""", f"""    with role("producer", warpgroups=(0,), regs=40):
+        with elect_one({producer_scope!r}):"""),("mbarrier_init(empty[s], 2)", f"mbarrier_init(empty[s], {arrivals})"),
              ("""                with elect_one():
                     arrive(empty[s])""", f"""                with elect_one({release_scope!r}):
                     arrive(empty[s])""")]

@@ -51,7 +51,7 @@ def test_correct_gemm_is_right_and_clean_on_every_seed(mode):
 
 @pytest.mark.parametrize("old,new", [
     # the producer refills a stage without waiting for the consumers to release it
-    ("                wait(empty[s], ((g // S) & 1) ^ 1)\n", ""),
+    ("                    wait(empty[s], ((g // S) & 1) ^ 1)\n", ""),
     # the consumers release the stage before the wgmma reading it has retired
     ("                wgmma_wait(0)\n                with elect_one():\n"
      "                    arrive(empty[s])\n",

@@ -94,7 +94,9 @@ def test_the_build_probe_refuses_with_ptxas_reason_and_is_memoised():
 def test_a_real_build_reports_spills(tmp_path, monkeypatch):
     monkeypatch.setenv("ARGUS_CACHE_DIR", str(tmp_path))
     ok = build_spec(specialisation(AttentionConfig(BN=64, S=2), D64))
-    spill = build_spec(specialisation(AttentionConfig(BN=128, S=2, OVERLAP=1), D64))
+    # 64 x 256 fp32 scores per consumer warpgroup next to the output: ptxas spills (60-80 B
+    # since the producer's loop went inside one elect_one; BN=128 with OVERLAP=1 fits now)
+    spill = build_spec(specialisation(AttentionConfig(BN=256, S=2), D64))
     assert ok["errors"] == [] and ok["spilled"] == 0
     assert spill["spilled"] > 0 and "spills" in spill["errors"][0]
 

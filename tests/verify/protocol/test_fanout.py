@@ -102,10 +102,10 @@ def test_schedule_by_block_under_a_cluster_is_cluster_steps():
 
 
 def test_a_loop_bound_that_depends_on_the_rank_is_cluster_steps():
-    k = edited("            for k in range(KT):\n                g = i * KT + k\n                s = g % S\n"
-               "                wait(empty[s]",
-               "            for k in range(KT + rank):\n                g = i * KT + k\n"
-               "                s = g % S\n                wait(empty[s]")
+    k = edited("                for k in range(KT):\n                    g = i * KT + k\n"
+               "                    s = g % S\n                    wait(empty[s]",
+               "                for k in range(KT + rank):\n                    g = i * KT + k\n"
+               "                    s = g % S\n                    wait(empty[s]")
     found = [f for f in errors(k) if f.check == "protocol.cluster-steps"]
     assert found and "depends on the block" in found[0].message
 

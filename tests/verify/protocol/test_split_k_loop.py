@@ -26,15 +26,16 @@ GEMM = (ROOT / "examples" / "gemm.py").read_text()
 def split(src: str, g: str = "i * KT + k") -> str:
     """The k loops of both roles as ko x ki (KT even, so K a multiple of 2 * BK)."""
     out = src.replace("assume(K % BK == 0)", "assume(K % (2 * BK) == 0)")
-    for role in ("empty", "full"):
-        old = (f"            for k in range(KT):\n                g = i * KT + k\n"
-               f"                s = g % S\n                wait({role}[s]")
+    # the producer's loop sits one level deeper (inside its elect_one) than the consumers'
+    for role, pad in (("empty", " " * 16), ("full", " " * 12)):
+        old = (f"{pad}for k in range(KT):\n{pad}    g = i * KT + k\n"
+               f"{pad}    s = g % S\n{pad}    wait({role}[s]")
         assert old in out, role
-        out = out.replace(old, "            for ko in range(KT // 2):\n"
-                               "              for ki in range(2):\n"
-                               "                k = ko * 2 + ki\n"
-                               f"                g = {g}\n"
-                               f"                s = g % S\n                wait({role}[s]")
+        out = out.replace(old, f"{pad}for ko in range(KT // 2):\n"
+                               f"{pad}  for ki in range(2):\n"
+                               f"{pad}    k = ko * 2 + ki\n"
+                               f"{pad}    g = {g}\n"
+                               f"{pad}    s = g % S\n{pad}    wait({role}[s]")
     return out
 
 
