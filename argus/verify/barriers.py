@@ -12,6 +12,9 @@
                           using one id with different counts disagree
   barriers.elected        a bar.sync inside elect_one(): bar.sync is executed by whole warps,
                           so one thread of a warp (or of a warpgroup) cannot take part
+  barriers.lapped-wait    an mbarrier wait by threads that gate nothing after it (only the
+                          elected thread acts): they can fall two phases behind and wait
+                          forever (argus/verify/lapped.py)
   barriers.undecided      (warning) which warpgroups reach the barrier, or how many times
                           two roles that share it reach it, is not decided by the model:
                           the check is not discharged
@@ -32,6 +35,7 @@ import z3
 
 from argus.ir.nodes import Kernel
 from argus.limits import WARPGROUP_THREADS
+from argus.verify import lapped
 from argus.verify.finding import Finding
 from argus.verify.protocol import smt
 from argus.verify.protocol.model import Event, Model, RoleInfo, build
@@ -89,7 +93,7 @@ def check_model(m: Model) -> list[Finding]:
                                f"{s.call} ({err}); it is not checked",
                                "simplify the conditions around the barrier",
                                severity="warning"))
-    return out
+    return out + lapped.check_model(m)
 
 
 def _sync(e: Event, block: int, everyone: tuple[int, ...]) -> Sync:

@@ -4,7 +4,7 @@ dst uses bx + wg instead of bx * 2 + wg: block bx's second warpgroup writes the 
 of block bx + 1's first one, and half of O is never written.
 
 A copy of examples/flash_attention.py with this one bug.
-Expected: tag.assert at line 102.
+Expected: tag.assert at line 101.
 """
 
 import numpy as np
@@ -48,10 +48,9 @@ def flash_fwd(Q: Tensor["T", HD, bf16], K: Tensor["T", HD, bf16], V: Tensor["T",
         with elect_one():
             expect_tx(q_full[0], nbytes(q_s[0]))
             tma_load(q_s[0], tile(Q, (BM, HD), (bx, 0)), q_full[0])
-        for j in range(NJ):
-            s = j % S
-            wait(kv_empty[s], ((j // S) & 1) ^ 1)
-            with elect_one():
+            for j in range(NJ):
+                s = j % S
+                wait(kv_empty[s], ((j // S) & 1) ^ 1)
                 expect_tx(kv_full[s], nbytes(k_s[s]) + nbytes(v_s[s]))
                 tma_load(k_s[s], tile(K, (BN, HD), (j, 0)), kv_full[s])
                 tma_load(v_s[s], tile(V, (BN, HD), (j, 0)), kv_full[s])

@@ -45,14 +45,14 @@ def gemm(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N", D
     cluster_sync()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
-                                  order="grouped", group=GROUP, by="cluster"):
-            tm = cm * CM + rank
-            for k in range(KT):
-                g = i * KT + k
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
+        with elect_one():
+            for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
+                                      order="grouped", group=GROUP, by="cluster"):
+                tm = cm * CM + rank
+                for k in range(KT):
+                    g = i * KT + k
+                    s = g % S
+                    wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
                     # this block's band of the shared B tile, into every block's stage

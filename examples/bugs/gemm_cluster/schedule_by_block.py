@@ -6,7 +6,7 @@ yet each multicasts its half of *its* B tile into both blocks, so a stage holds 
 this block's B tile and one of the peer's; and when the blocks get different numbers of
 tiles, one waits for a peer that has finished. The fix: schedule(..., by="cluster").
 
-Expected: protocol.cluster-steps at line 47.
+Expected: protocol.cluster-steps at line 48.
 Expected: tag.wgmma-col at line 74.
 Interpreter: a wrong C (one band of B from the peer's tile) at the element named.
 """
@@ -44,14 +44,14 @@ def gemm(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N", D
     cluster_sync()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
-                                  order="grouped", group=GROUP):
-            tm = cm * CM + rank
-            for k in range(KT):
-                g = i * KT + k
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
+        with elect_one():
+            for i, cm, tn in schedule((M + BM * CM - 1) // (BM * CM), (N + BN - 1) // BN,
+                                      order="grouped", group=GROUP):
+                tm = cm * CM + rank
+                for k in range(KT):
+                    g = i * KT + k
+                    s = g % S
+                    wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
                     # this block's band of the shared B tile, into every block's stage

@@ -41,13 +41,13 @@ def gemm(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], C: Tensor["M", "N", D
     sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for i, tm, tn in schedule((M + BM - 1) // BM, (N + BN - 1) // BN, order="grouped",
-                                  group=GROUP):
-            for k in range(KT):
-                g = i * KT + k
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
+        with elect_one():
+            for i, tm, tn in schedule((M + BM - 1) // BM, (N + BN - 1) // BN, order="grouped",
+                                      group=GROUP):
+                for k in range(KT):
+                    g = i * KT + k
+                    s = g % S
+                    wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
                     tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])

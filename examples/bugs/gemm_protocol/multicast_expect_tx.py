@@ -44,12 +44,12 @@ def gemm(A: Tensor["M", "K", bf16], B: Tensor["N", "K", bf16], C: Tensor["M", "N
     cluster_sync()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for i, cm, tn in schedule(M // (2 * BM), N // BN, order="grouped", group=8, by="cluster"):
-            for k in range(KT):
-                g = i * KT + k
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
+        with elect_one():
+            for i, cm, tn in schedule(M // (2 * BM), N // BN, order="grouped", group=8, by="cluster"):
+                for k in range(KT):
+                    g = i * KT + k
+                    s = g % S
+                    wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(tile(b_s[s], (BN // 2, BK), (rank, 0))))
                     tma_load(a_s[s], tile(A, (BM, BK), (cm * 2 + rank, k)), full[s])
                     tma_load(tile(b_s[s], (BN // 2, BK), (rank, 0)),

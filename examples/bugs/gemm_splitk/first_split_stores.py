@@ -41,14 +41,14 @@ def gemm(A: Tensor["M", "K", DT], B: Tensor["N", "K", DT], W: Tensor["M", "N", f
     sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
-                                      order="row_major"):
-            for kk in range(KS):
-                k = ks * KS + kk
-                g = i * KS + kk
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
+        with elect_one():
+            for i, ks, tm, tn in schedule(SPLIT, (M + BM - 1) // BM, (N + BN - 1) // BN,
+                                          order="row_major"):
+                for kk in range(KS):
+                    k = ks * KS + kk
+                    g = i * KS + kk
+                    s = g % S
+                    wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
                     tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])

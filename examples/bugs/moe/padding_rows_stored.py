@@ -53,21 +53,21 @@ def moe_grouped(X: Tensor["T", "K", bf16], W: Tensor["EN", "K", bf16],
     sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for e in range(E):
-            rows = element(cnt, e)
-            x_e = segment(X, element(offs, e), rows)
-            w_e = segment(W, e * N, N)
-            t0 = element(tile_offs, e) // BM
-            for mt in range(cdiv(rows, BM)):
-                for tn in range(NT):
-                    w = (t0 + mt) * NT + tn
-                    if w % BLOCKS == bid:
-                        i = w // BLOCKS
-                        for k in range(KT):
-                            g = i * KT + k
-                            s = g % S
-                            wait(empty[s], ((g // S) & 1) ^ 1)
-                            with elect_one():
+        with elect_one():
+            for e in range(E):
+                rows = element(cnt, e)
+                x_e = segment(X, element(offs, e), rows)
+                w_e = segment(W, e * N, N)
+                t0 = element(tile_offs, e) // BM
+                for mt in range(cdiv(rows, BM)):
+                    for tn in range(NT):
+                        w = (t0 + mt) * NT + tn
+                        if w % BLOCKS == bid:
+                            i = w // BLOCKS
+                            for k in range(KT):
+                                g = i * KT + k
+                                s = g % S
+                                wait(empty[s], ((g // S) & 1) ^ 1)
                                 expect_tx(full[s], nbytes(x_s[s]) + nbytes(w_s[s]))
                                 tma_load(x_s[s], tile(x_e, (BM, BK), (mt, k)), full[s])
                                 tma_load(w_s[s], tile(w_e, (BN, BK), (tn, k)), full[s])

@@ -64,23 +64,23 @@ def moe_gate_up(X: Tensor["T", "K", bf16], W1: Tensor["EF", "K", bf16],
     sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for e in range(E):
-            slots = element(cnt, e)
-            ids_e = segment(ids, element(offs, e), slots)
-            w1_e = segment(W1, e * F, F)
-            w3_e = segment(W3, e * F, F)
-            t0 = element(tile_offs, e) // BM
-            for mt in range(cdiv(slots, BM)):
-                for tn in range(NT):
-                    w = (t0 + mt) * NT + tn
-                    if w % BLOCKS == bid:
-                        i = w // BLOCKS
-                        tokens = load_indices(tile(ids_e, (BM,), (mt,)))
-                        for k in range(KT):
-                            g = i * KT + k
-                            s = g % S
-                            wait(empty[s], ((g // S) & 1) ^ 1)
-                            with elect_one():
+        with elect_one():
+            for e in range(E):
+                slots = element(cnt, e)
+                ids_e = segment(ids, element(offs, e), slots)
+                w1_e = segment(W1, e * F, F)
+                w3_e = segment(W3, e * F, F)
+                t0 = element(tile_offs, e) // BM
+                for mt in range(cdiv(slots, BM)):
+                    for tn in range(NT):
+                        w = (t0 + mt) * NT + tn
+                        if w % BLOCKS == bid:
+                            i = w // BLOCKS
+                            tokens = load_indices(tile(ids_e, (BM,), (mt,)))
+                            for k in range(KT):
+                                g = i * KT + k
+                                s = g % S
+                                wait(empty[s], ((g // S) & 1) ^ 1)
                                 expect_tx(full[s], nbytes(x_s[s]) + nbytes(g_s[s])
                                           + nbytes(u_s[s]))
                                 gather_tma(x_s[s], X, tokens, k, full[s])

@@ -4,7 +4,7 @@ For K = 64 it is 1 (right by accident); for every K >= 128 it is 0, so the k loo
 zero times and C is the accumulator's initial 0.0.
 
 A copy of examples/gemm.py with this one change.
-Expected: vacuity.loop at lines 42 and 56 (the k loops), sizes with K >= 128.
+Expected: vacuity.loop at lines 43 and 56 (the k loops), sizes with K >= 128.
 Interpreter: at K = 128, C is all zeros, A @ B^T is not.
 """
 
@@ -38,12 +38,12 @@ def gemm(A: Tensor["M", "K", bf16], B: Tensor["N", "K", bf16], C: Tensor["M", "N
     sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for i, tm, tn in schedule(M // BM, N // BN, order="grouped", group=8):
-            for k in range(KT):
-                g = i * KT + k
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
+        with elect_one():
+            for i, tm, tn in schedule(M // BM, N // BN, order="grouped", group=8):
+                for k in range(KT):
+                    g = i * KT + k
+                    s = g % S
+                    wait(empty[s], ((g // S) & 1) ^ 1)
                     expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
                     tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
                     tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])

@@ -52,18 +52,18 @@ def gemm(A: Tensor["M", "K", bf16], B: Tensor["N", "K", bf16], C: Tensor["M", "N
     sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        for i, tm, tn in schedule(M // BM, N // BN, order="grouped", group=8):
-            for k2 in range(KT // 2):
-              for k1 in range(2):
-                k = k2 * 2 + k1
-                g = i * KT + k
-                s = g % S
-                wait(empty[s], ((g // S) & 1) ^ 1)
-                with elect_one():
-                  if True:
-                    expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
-                    tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
-                    tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])
+        with elect_one():
+            for i, tm, tn in schedule(M // BM, N // BN, order="grouped", group=8):
+                for k2 in range(KT // 2):
+                  for k1 in range(2):
+                    k = k2 * 2 + k1
+                    g = i * KT + k
+                    s = g % S
+                    wait(empty[s], ((g // S) & 1) ^ 1)
+                    if True:
+                      expect_tx(full[s], nbytes(a_s[s]) + nbytes(b_s[s]))
+                      tma_load(a_s[s], tile(A, (BM, BK), (tm, k)), full[s])
+                      tma_load(b_s[s], tile(B, (BN, BK), (tn, k)), full[s])
 
     with role("consumer", warpgroups=(1, 2), regs=232):
         wg = warpgroup_index()
