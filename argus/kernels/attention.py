@@ -215,11 +215,11 @@ def block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empt
 
 @helper
 def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, qc, q0,
-             k0, SQ, SK):
+             k0, l0, SQ, SK):
     """Warpgroups 1 and 2, 64 query rows each: S = Q K^T of every visited key block, the
     masked online softmax, O += P V; then O / l (and the log-sum-exp) into the head's rows.
-    q0 and k0 are the first rows of the head's queries and keys in Q and K (tags name rows of
-    the whole tensors)."""
+    q0, k0 and l0 are the first rows of the head's queries, keys and log-sum-exps in Q, K
+    and L (tags name rows of the whole tensors)."""
     with role("consumer", warpgroups=(1, 2), regs=240):
         wg = warpgroup_index()
         q_rows = tile(q_s[0], (64, HD), (wg, 0))
@@ -271,7 +271,11 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
             lse = (m_i * SCALE_LOG2 + log2(l_i)) * LN2
         else:
             lse = (m_i + log2(l_i)) * LN2
-        store(tile(lse_dst, (64,), (bx * 2 + wg,)), lse)
+        lse_tile = tile(lse_dst, (64,), (bx * 2 + wg,))
+        # L numbers the head's rows from l0 as Q does from q0 (bshd: L is (B*HQ*SQ), Q is
+        # (B*SQ, HQ*D), so the two row numbers differ by the head's place)
+        tag_assert(tag(lse).row - q0 == coord(lse_tile)[0] - l0)
+        store(lse_tile, lse)
 
 
 @kernel(grid=("(SQ + 127) // 128 * (1 - LPT) + RQ // SQ * LPT",
@@ -301,7 +305,7 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
     q_full, k_full, v_full, kv_empty = ring()
     producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, 0, 0)
     consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, 0,
-             bh * SQ, (bh // G) * SK, SQ, SK)
+             bh * SQ, (bh // G) * SK, bh * SQ, SQ, SK)
 
 
 @kernel(grid=("(SQ + 127) // 128 * (1 - LPT) + CQ // HD * LPT",
@@ -338,7 +342,7 @@ def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
     producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, h,
              h // G)
     consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, h,
-             b * SQ, b * SK, SQ, SK)
+             b * SQ, b * SK, (b * (CQ // HD) + h) * SQ, SQ, SK)
 
 
 def reference(q, k, v, causal=False, scale=None):

@@ -3,8 +3,8 @@ the examples) and on the hand-written persistent grid-stride GEMM of tests/fixtu
 file's kernels verified in this process with the solver's memo cleared first, timed by
 wall clock. The target on the 2-core development machine is under 2 s per file (median
 under 1 s; docs/soundness-report.md records the measured times); the bound here is loose
-(6 s; 12 s for the persistent fixture, not yet at the target) because CI shares its
-machine. The times are printed (pytest -s shows them)."""
+(6 s; 12 s for the persistent fixture and 60 s for the library attention's two kernels,
+not yet at the target) because CI shares its machine. The times are printed (pytest -s shows them)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ BOUND_S = 6.0
 # (12 s before its loop was modelled); bounded apart so a regression still shows
 PERSISTENT = ROOT / "tests" / "fixtures" / "persistent_gemm.py"
 PERSISTENT_BOUND_S = 12.0
+# the library attention's two kernels, verified since their split key loop is followed:
+# 13 s for the two on the idle machine, not at the target yet
+ATTENTION = ROOT / "argus" / "kernels" / "attention.py"
+ATTENTION_BOUND_S = 60.0
 FILES = sorted((ROOT / "argus" / "kernels").glob("*.py")) + \
     sorted((ROOT / "examples").glob("*.py")) + [PERSISTENT]
 
@@ -45,8 +49,9 @@ def test_every_kernel_in_the_repo_checks_within_the_bound():
     for name, t in times.items():
         print(f"check {name}: {t:.2f} s")
     print(f"median {statistics.median(times.values()):.2f} s over {len(times)} files")
-    slow = {n: round(t, 2) for n, t in times.items()
-            if t > (PERSISTENT_BOUND_S if n.endswith(PERSISTENT.name) else BOUND_S)}
+    bounds = {str(PERSISTENT.relative_to(ROOT)): PERSISTENT_BOUND_S,
+              str(ATTENTION.relative_to(ROOT)): ATTENTION_BOUND_S}
+    slow = {n: round(t, 2) for n, t in times.items() if t > bounds.get(n, BOUND_S)}
     assert not slow, slow
     assert "failed" not in verdicts.values(), verdicts
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 import z3
 
 from argus.ir.nodes import Op, Value
-from argus.verify.smt import bv
+from argus.verify.smt import bv, holds
 
-from .meaning import (Hole, SoftAcc, Span, Stat, differs, resolve, row_differs, span_same,
-                      span_text, state, subst)
+from .meaning import (Hole, Series, SoftAcc, Span, Stat, differs, resolve, row_differs,
+                      span_same, span_text, state, subst)
 from .values import FragTag, Fragment
 from .violations import label, refute
 
@@ -42,6 +42,7 @@ class Entry:
     value: Value
     frag: Fragment
     hypothesis: FragTag
+    before: FragTag | None = None     # a later part of a split loop: the value it enters with
 
 
 @dataclass
@@ -122,6 +123,10 @@ def enter(w, op: Op, name: str) -> None:
     st.loops.append(frame)
     carried = _carried(w, op.regions[0])
     step = w.value(op.arg("step"))
+    first = w.split_first(op)
+    if first is not None:
+        _continue(w, op, name, frame, carried, w.value(first.arg("start")), start)
+        return
     if not carried or not _reads_running_max(w, op.regions[0]) or start is None or \
             stop is None or step != 1:
         return
@@ -146,18 +151,34 @@ def enter(w, op: Op, name: str) -> None:
         frame.entries.append(Entry(value, frag, tag))
 
 
-def _hypothesis(w, frag: Fragment, span: Span) -> FragTag | None:
+def _kind(frag: Fragment) -> str | None:
+    """Which softmax state a fragment starts as: "max" (a row vector from -inf), "sum" (a
+    row vector from 0), "acc" (a tile from 0); None: none of them."""
     pre = frag.tag
     if pre.state != "empty" or not isinstance(pre.init, (int, float)):
+        return None
+    if len(frag.shape) == 1 and _running_max(frag):
+        return "max"
+    if len(frag.shape) == 1 and pre.init == 0:
+        return "sum"
+    if len(frag.shape) == 2 and pre.init == 0:
+        return "acc"
+    return None
+
+
+def _hypothesis(w, frag: Fragment, span: Span, kind: str | None = None) -> FragTag | None:
+    pre = frag.tag
+    kind = kind or _kind(frag)
+    if kind is None:
         return None
     series, row = Hole("series"), Hole("row")
     tag = FragTag("data", {}, pre.source, [], pre.reset_scope, init_loc=pre.init_loc)
     ref = Stat("max", series, span, row)
-    if len(frag.shape) == 1 and _running_max(frag):
+    if kind == "max":
         tag.meaning = ref
-    elif len(frag.shape) == 1 and pre.init == 0:
+    elif kind == "sum":
         tag.meaning = Stat("sum", series, span, row, ref)
-    elif len(frag.shape) == 2 and pre.init == 0:
+    elif kind == "acc":
         col = Hole("col")
         tag.meaning = SoftAcc(ref, span, series, row, col)
         col.sinks.append(lambda v: tag.fields.__setitem__("col", bv(v)))
@@ -179,7 +200,8 @@ def leave(w, op: Op, name: str) -> None:
     j = w.ctx.vars[name].term
     for entry in frame.entries:
         end = entry.frag.tag
-        ok = _step(w, op, entry, end, j)
+        ok = _step(w, op, entry, end, j) and (
+            entry.before is None or _entered(w, op, entry, j, frame.start))
         entry.frag.tag = _after(w, entry, end, j, frame.stop) if ok else FragTag(
             "unknown", why_unknown=f"{label(entry.value)} is not carried over the loop at "
             f"line {op.loc.line}")
@@ -278,3 +300,112 @@ def _after(w, entry: Entry, end: FragTag, j, stop) -> FragTag:
     tag.meaning = SoftAcc(hyp.ref.subst(last), hyp.span.subst(last), resolve(end.meaning.series),
                           end.meaning.row, end.meaning.col)
     return tag
+
+
+# -- a loop split in parts (walker.split_loops): the later parts continue the first -------
+def _continue(w, op: Op, name: str, frame: LoopFrame, carried, lo, start) -> None:
+    """A later part of a split loop (`for j in range(nf, nj)` after `for j in range(nf)`):
+    the softmax state enters with the statistics of blocks [lo, start) that the earlier
+    parts left. The part's hypothesis is the same as the whole loop's, over blocks [lo, j);
+    at the end of its body it must hold for j + 1 (as for any loop), and the value it
+    entered with must be the hypothesis at j = start (`_entered`): the same statistics of
+    the same score tiles, where a tile of the earlier part counts as the same as this
+    part's when it comes from the same product with the same arithmetic, and the masks of
+    the two agree on the earlier blocks (`equivalent`)."""
+    j = w.ctx.vars[name].term
+    for value, frag in carried:
+        pre = frag.tag
+        kind = _continued_kind(pre.meaning, name, lo, start)
+        if pre.state != "data" or kind is None:
+            continue                      # not state the earlier part carried: as walked
+        tag = _hypothesis(w, frag, Span(name, lo, j), kind)
+        tag.source, tag.contributions = pre.source, list(pre.contributions)
+        tag.fields = dict(pre.fields) if kind == "acc" else tag.fields
+        frag.tag = tag
+        frame.entries.append(Entry(value, frag, tag, pre))
+
+
+def _continued_kind(m, name: str, lo, start) -> str | None:
+    """The softmax state `m` stands for when it covers blocks [lo, start) of loop `name`."""
+    if isinstance(m, Stat):
+        kind = "max" if m.kind == "max" and m.ref is None else \
+            "sum" if m.kind == "sum" and m.ref is not None else None
+        span = m.span
+    elif isinstance(m, SoftAcc):
+        kind, span = "acc", m.span
+    else:
+        return None
+    if kind is None or span.loop != name:
+        return None
+    same = z3.simplify(z3.And(bv(span.lo) == bv(lo), bv(span.hi) == bv(start)))
+    return kind if z3.is_true(same) else None
+
+
+def _entered(w, op: Op, entry: Entry, j, start) -> bool:
+    """The value a later part entered with is its hypothesis at j = start."""
+    hyp = _subst_meaning(entry.hypothesis.meaning, [(j, bv(start))])
+    got = entry.before.meaning
+    name = label(entry.value)
+    loc = state(w).assigned.get(id(entry.frag), op.loc)
+    why = _not_equivalent(w, got, hyp, start)
+    if why is None:
+        return True
+    refute(w, op, "tag.loop-carried", True, loc=loc,
+           message=lambda m, inst: (f"{name} enters this part of the key loop (line "
+                                    f"{op.loc.line}) holding {_what(got)} of the earlier "
+                                    f"part's score tiles, which are not this part's: {why}"),
+           hint="compute the scores the same way in every part of a split loop (the same "
+                "product and scale; only the mask may differ, on blocks it keeps whole)")
+    return False
+
+
+def _not_equivalent(w, a, b, start) -> str | None:
+    """Why two softmax meanings differ, None when they are the same numbers (series
+    compared with `equivalent` over the blocks of a's span)."""
+    if type(a) is not type(b):
+        return "a different kind of statistic"
+    if isinstance(a, Stat):
+        if a.kind != b.kind or (a.ref is None) != (b.ref is None):
+            return "a different kind of statistic"
+        why = equivalent(w, resolve(a.series), resolve(b.series), a.span)
+        if why is None and a.ref is not None:
+            why = _not_equivalent(w, a.ref, b.ref, start)
+        return why
+    why = equivalent(w, resolve(a.series), resolve(b.series), a.span)
+    return why if why is not None else _not_equivalent(w, a.ref, b.ref, start)
+
+
+def equivalent(w, s1, s2, span: Span) -> str | None:
+    """Two score tiles of one loop are the same numbers on the blocks of `span`: the same
+    series, or series of the same loop counter whose tags are the same terms, computed by
+    the same arithmetic from the same product (`recipe`), with masks that keep the same
+    real elements on those blocks. None when they are; else why not."""
+    if s1 is s2:
+        return None
+    if not (isinstance(s1, Series) and isinstance(s2, Series)):
+        return "a statistic without its score tile"
+    if s1.loop != s2.loop or (s1.rows, s1.cols, s1.layout) != (s2.rows, s2.cols, s2.layout):
+        return f"{s1.name} and {s2.name} are tiles of different loops or shapes"
+    if s1.recipe is None or s1.recipe != s2.recipe:
+        return (f"{s1.name} (line {s1.loc.line}) and {s2.name} (line {s2.loc.line}) are "
+                f"not computed the same way from the product")
+    if set(s1.fields) != set(s2.fields) or any(
+            not z3.is_true(z3.simplify(bv(s1.fields[n]) == bv(s2.fields[n]))) and
+            not holds(w.ctx, bv(s1.fields[n]) == bv(s2.fields[n]))
+            for n in s1.fields):
+        return f"the tags of {s1.name} and {s2.name} differ"
+    if not z3.is_true(z3.simplify(bv(s1.block) == bv(s2.block))):
+        return f"{s1.name} and {s2.name} are blocks of different counters"
+    # on the blocks of the span, each mask keeps the same real elements
+    jv = w.ctx.vars[span.loop].term if span.loop in w.ctx.vars else None
+    keep1 = s1.mask.term if s1.mask is not None else z3.BoolVal(True)
+    keep2 = s2.mask.term if s2.mask is not None else z3.BoolVal(True)
+    pr, pc = w.pos["pr"], w.pos["pc"]
+    real = [r for r in (s1.real_row, s1.real_col) if r is not None]
+    within = [z3.UGE(bv(jv), bv(span.lo)), z3.ULT(bv(jv), bv(span.hi))] if jv is not None \
+        else []
+    claim = keep1 == keep2
+    if not holds(w.ctx, claim, [*within, z3.ULT(pr, s1.rows), z3.ULT(pc, s1.cols), *real]):
+        return (f"the masks of {s1.name} and {s2.name} may keep different elements of the "
+                f"earlier blocks")
+    return None

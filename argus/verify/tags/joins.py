@@ -45,7 +45,11 @@ def routed(w, tag: FragTag) -> bool:
     if tag.summed:
         return True
     names = routing_fields(w)
-    return any(n in names or n == "live" or n.startswith("entry:") for n in tag.fields)
+    if any(n in names or n.startswith("entry:") for n in tag.fields):
+        return True
+    # a padding flag alone (a segment's rows, e.g. an attention head's queries) is routed
+    # data only outside the wgmma atoms' values, whose rules (the softmax) keep it
+    return "live" in tag.fields and tag.meaning is None and not tag.contributions
 
 
 def routing_fields(w) -> set:

@@ -16,13 +16,14 @@ from .abstraction import refuted
 
 
 def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=None,
-               index_instantiated=False) -> None:
+               index_instantiated=False, k_range=None) -> None:
     """Every k in [0, K) is accumulated exactly once into every element, counting only the
     products that can be non-zero (TMA fills elements outside a tensor with zeros, so a
     k step past K adds nothing). dst: (tensor name, destination coordinate terms) of the
     stored element, over the fragment's positions (instantiated with `inst`) or, with
     `index_instantiated`, already over the variables of the query; `refine(model, cex)`
-    may add to a counterexample (e.g. the thread that wrote the element)."""
+    may add to a counterexample (e.g. the thread that wrote the element). `k_range`
+    (lo, hi): the k that must be met, when not all of [0, K)."""
     contribs = tag.contributions
     if not contribs:
         return
@@ -65,7 +66,7 @@ def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=No
                              "each k step must load a different k tile",
                              cex_of(model, inst(k_c), 2)))
             return
-    _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor)
+    _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor, k_range)
 
 
 def _chained(jv, c):
@@ -91,7 +92,8 @@ def steps(w, c):
     return [(bv(c.k[j]), c.valid[j], []) for j in range(len(c.k))]
 
 
-def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor) -> None:
+def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor,
+                  k_range=None) -> None:
     """Every k below K is met: a witness step (Euclidean division of the affine k term by
     its coefficients) must exist for every k; a model is confirmed before it is reported."""
     kappa = z3.BitVec("k_missed", 64)
@@ -114,6 +116,8 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor) -> N
                 return
             hit_witness.append(z3.substitute(here, *pairs))
     below = z3.ULT(kappa, extent)
+    if k_range is not None:
+        below = z3.And(below, z3.UGE(kappa, bv(k_range[0])), z3.ULT(kappa, bv(k_range[1])))
     goal = z3.And(below, z3.Not(z3.Or(*hit_witness)))
     asked = [*w.path, *bounds, goal]
     if refuted(w.ctx, asked):          # routing sums (MoE): abstracted or in integers

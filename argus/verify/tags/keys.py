@@ -26,7 +26,7 @@ from argus.ir.nodes import Op
 from argus.verify.finding import Finding
 from argus.verify.smt import TIMEOUT_MS, bv, holds, value
 
-from . import report
+from . import report, segments
 from .kcoverage import _affine_witness, _chained
 from .meaning import Series, state
 from .violations import atom_of, element, locate
@@ -117,6 +117,29 @@ def _injective(w, c) -> bool:
     return True
 
 
+def _disjoint_parts(w, contribs, inst, bounds) -> bool:
+    """The sites are the parts of one split loop: one key term over the same counters, each
+    injective, so one key is met twice only at one (counters, instruction, kk) that two
+    sites both add at, which their part ranges (in the validity) exclude; proved without
+    the copies of the counters the general query needs."""
+    gens = state(w).keygens
+    if len(contribs) < 2 or any(id(c) not in gens for c in contribs):
+        return False
+    first = gens[id(contribs[0])]
+    for c in contribs:
+        key, _, count = gens[id(c)]
+        if count != first[2] or c.accumulated != contribs[0].accumulated or \
+                not z3.is_true(z3.simplify(bv(key) == bv(first[0]))) or not _injective(w, c):
+            return False
+    ranges = [z3.ULT(w.pos["kk"], contribs[0].kinstr), z3.ULT(w.pos["j"], first[2])]
+    for i, c in enumerate(contribs):
+        for other in contribs[i + 1:]:
+            both = z3.And(inst(gens[id(c)][1]), inst(gens[id(other)][1]))
+            if not holds(w.ctx, z3.Not(both), [*w.path, *bounds, *ranges]):
+                return False
+    return True
+
+
 def _coefficients(w, term, names):
     """{name: coefficient} when term is affine in the variables `names`, else None."""
     vs = [w.ctx.vars[n].term for n in names]
@@ -135,6 +158,8 @@ def _coefficients(w, term, names):
 def _twice(w, op, contribs, inst, bounds, q, d, extent, layout) -> bool:
     kk, jv = w.pos["kk"], w.pos["j"]
     if len(contribs) == 1 and _injective(w, contribs[0]):
+        return False
+    if _disjoint_parts(w, contribs, inst, bounds):
         return False
     chains = [_chained(jv, c) for c in contribs]
     for i, (c, (k_c, ok_c)) in enumerate(zip(contribs, chains)):
@@ -162,8 +187,21 @@ def _twice(w, op, contribs, inst, bounds, q, d, extent, layout) -> bool:
     return False
 
 
+def _base(w, contribs) -> object:
+    """The first key of the keys' segment (its window's start) when the keys are a segment,
+    else None. The missed key is then written base + x: the key terms (base + j * BN + ...)
+    and the window test (x < rows) lose the segment's product atom (b * SK) and the query
+    stays linear."""
+    window = contribs[0].k_window
+    if window is None or any(c.k_window is not window for c in contribs):
+        return None
+    return bv(window.start)
+
+
 def _missed(w, op, contribs, inst, bounds, q, d, extent, need, layout) -> None:
-    kappa = z3.BitVec("key_missed", 64)
+    local = z3.BitVec("key_missed", 64)
+    base = _base(w, contribs)
+    kappa = local if base is None else base + local
     kk = w.pos["kk"]
     hit_exact, hit_witness, witnesses = [], [], []
     gens = state(w).keygens
@@ -190,13 +228,16 @@ def _missed(w, op, contribs, inst, bounds, q, d, extent, need, layout) -> None:
                 return
             hit_witness.append(z3.substitute(here, *pairs))
             witnesses.append(pairs)
-    goal = z3.And(z3.ULT(kappa, extent), need(kappa), z3.Not(z3.Or(*hit_witness)))
+    # a key of the row's own head: below the extent, inside the keys' segment if they are one
+    own = segments.in_window(contribs[0].k_window, kappa) if contribs[0].k_window is not None \
+        else z3.BoolVal(True)
+    goal = z3.And(z3.ULT(kappa, extent), own, need(kappa), z3.Not(z3.Or(*hit_witness)))
     s = z3.Solver()
     s.set("timeout", TIMEOUT_MS)
     s.add(*w.ctx.facts, *w.path, *bounds, goal)
     if s.check() == z3.unsat:
         return
-    model = report.find(w, goal, w.scope_vars(), bounds, minimise_first=(kappa,))
+    model = report.find(w, goal, w.scope_vars(), bounds, minimise_first=(local,))
     if model is None:
         return
     loops = contribs[0].accumulated
@@ -205,7 +246,7 @@ def _missed(w, op, contribs, inst, bounds, q, d, extent, need, layout) -> None:
     confirm = z3.Solver()
     confirm.set("timeout", TIMEOUT_MS)
     confirm.add(*w.ctx.facts, *w.ctx.product_facts(), *bounds, *keep,
-                kappa == value(model, kappa), z3.Or(*hit_exact))
+                local == value(model, local), z3.Or(*hit_exact))
     key, row = value(model, kappa), value(model, q)
     st = state(w)
     loop = next((n for n in loops if n in st.loop_ops), None)

@@ -66,14 +66,17 @@ def select(w, op: Op) -> bool:
         w.env[op.result] = Fragment(tuple(op.result.type.shape), op.result.type.layout,
                                     x.tag.copy(), op.loc)
         return True
+    from .softmax import real_of, recipe
     consume(w, x, op, label(op.arg(xi)))
     loop, block = innermost_loop(w)
+    real = (x.tag.meaning.real_row, x.tag.meaning.real_col) \
+        if isinstance(x.tag.meaning, Series) else real_of(x)
     pred = keep if xi == "a" else PredVal(term, keep.loc)
     if xi == "b" and keep.spec is not None:
         pred.spec = lambda q, k, f=keep.spec: z3.Not(f(q, k))
         pred.spec_tags = keep.spec_tags
     series = Series(label(op.result), op.loc, loop, block, dict(x.tag.fields), x.shape[0],
-                    x.shape[1], x.layout, pred)
+                    x.shape[1], x.layout, pred, *real, recipe(w, op.arg(xi)))
     tag = x.tag.copy()
     tag.meaning, tag.contributions = series, []
     w.env[op.result] = Fragment(tuple(op.result.type.shape), op.result.type.layout, tag, op.loc)
@@ -81,6 +84,28 @@ def select(w, op: Op) -> bool:
         state(w).masks.append(MaskRecord(loop, term, x.shape[0], x.shape[1], tuple(w.path),
                                          op.loc, w.role.warpgroup if w.role else None))
     return True
+
+
+def real_keys(w, op: Op, series: Series) -> bool:
+    """A reduction of a score tile (row max or sum) reads only keys of the row's own head:
+    in every real row, a column whose key is not real (past the head's keys: the next
+    head's rows, or TMA zeros past the tensor) is masked to -inf. False when reported."""
+    if series.real_col is None:
+        return True
+    row = series.real_row if series.real_row is not None else z3.BoolVal(True)
+    kept = series.mask.term if series.mask is not None else z3.BoolVal(True)
+    bad = z3.And(row, z3.Not(series.real_col), kept)
+    what = "is not masked" if series.mask is not None else "is read unmasked"
+    return refute(
+        w, op, "tag.mask-keys", bad, layout=series.layout, rows=series.rows,
+        cols=series.cols,
+        message=lambda m, inst: (
+            f"{series.name}[{value(m, w.pos['pr'])}, {value(m, w.pos['pc'])}] holds a "
+            f"column whose key is not a real key of its row (past the end of the keys' "
+            f"tensor, where TMA reads zeros, or past the head's segment of it, where it "
+            f"reads the next head's keys), and it {what}: the row's max and sum include it"),
+        hint="mask the keys past the last one (select(col_of(s) + j * BN < SK, s, -inf)), "
+             "or run the unmasked loop only over blocks of whole keys") is None
 
 
 def _neg_inf(x) -> bool:
@@ -185,6 +210,8 @@ def visited_blocks(w) -> None:
         by_loop.setdefault(rec.loop, []).append(rec)
     for loop, recs in by_loop.items():
         pr, pc = w.pos["pr"], w.pos["pc"]
+        if _alive_at_corners(w, recs):
+            continue
         dead = []
         for rec in recs:
             r, c = z3.BitVec(f"r#{len(dead)}", 64), z3.BitVec(f"c#{len(dead)}", 64)
@@ -224,6 +251,23 @@ def visited_blocks(w) -> None:
             "stop the loop at the last block with an unmasked key (causal: the block of the "
             "diagonal)",
             Counterexample(block=ids or None, iteration={name: j}, sizes=sizes)))
+
+
+def _alive_at_corners(w, recs) -> bool:
+    """A cheap sufficient condition (no quantifier): on every path some walk keeps the key
+    of a corner of its tile (first or last row, first or last column), so no visited block
+    is fully masked. False when that is not proved (the quantified query decides)."""
+    from argus.verify.smt import relevant, solve
+    pr, pc = w.pos["pr"], w.pos["pc"]
+    dead = []
+    for rec in recs:
+        for r in {0, rec.rows - 1}:
+            for c in {0, rec.cols - 1}:
+                dead.append(z3.Not(z3.substitute(rec.keep, (pr, z3.BitVecVal(r, 64)),
+                                                 (pc, z3.BitVecVal(c, 64)))))
+        dead += list(rec.path)
+    facts = relevant([*w.ctx.facts, *w.ctx.product_facts()], dead)
+    return solve([*facts, *dead])[0] == z3.unsat
 
 
 def report_least(s, order) -> None:

@@ -87,6 +87,14 @@ class Series:
     cols: int
     layout: str
     mask: Optional["PredVal"] = None
+    # the element's query row and key column are real (contribution.real_row/real_col of
+    # the product it came from; None: not known): mask.real_keys checks that a key that is
+    # not real is masked in every real row before the tile is reduced
+    real_row: Any = None
+    real_col: Any = None
+    # how the tile is computed from the fragment a wgmma accumulates into (softmax.recipe):
+    # two tiles of a split loop's parts are the same numbers only with the same recipe
+    recipe: Any = None
 
 
 @dataclass

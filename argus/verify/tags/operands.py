@@ -45,6 +45,8 @@ class OperandTags:
     k_extent: object
     kinstr: int
     fields: list = field(default_factory=list)   # per j: routing fields (meet.py) and live
+    mn_real: object = None  # the mn coordinate is a real row/column of the tensor (no kk)
+    k_window: object = None  # MN-major: the segment window of the k axis (rows), if any
 
 
 def read(w, op, view: SmemView, major: str, mn_extent: int, k_total: int, name: str,
@@ -209,10 +211,31 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
         t1 = bv(src.origin[1]) + bv(want_c)
         mn_terms.append(t0 if major == "K" else t1)
         k_terms.append(t1 if major == "K" else t0)
-        inb_terms.append(segments.inside(src, (t0, t1)))
+        inb_terms.append(segments.inside(src, (t0, t1), w))
         fields.append(meet.operand_fields(w, src, want_r, t0, t1))
     k_extent = src.extents[1] if major == "K" else src.extents[0]
-    return OperandTags(src.tensor, mn_terms, k_terms, inb_terms, k_extent, kinstr, fields)
+    return OperandTags(src.tensor, mn_terms, k_terms, inb_terms, k_extent, kinstr, fields,
+                       _mn_real(w, src, major, row0 + mn_var if major == "K" else None,
+                                mn_terms[0] if mn_terms else None),
+                       getattr(src, "window", None) if major == "MN" else None)
+
+
+def _mn_real(w, src, major, box_row, mn):
+    """The operand's mn coordinate names a real row (K-major: inside the tensor and its
+    segment, or a live gathered row) or a real column (MN-major: inside the tensor), with
+    kk at 0 (the mn coordinate does not move with kk)."""
+    if mn is None:
+        return None
+    kk0 = [(w.pos["kk"], z3.BitVecVal(0, 64))]
+    if major == "K" and segments.padded(src):
+        # a live gathered row, or a row of the segment's window: a segment lies inside its
+        # tensor (within.py proves start + rows <= the tensor's rows, else reports it)
+        real = segments.live(src, box_row, mn)
+    elif major == "K":
+        real = z3.ULT(bv(mn), bv(src.extents[0]))
+    else:
+        real = z3.ULT(bv(mn), bv(src.extents[1]))
+    return z3.substitute(real, *kk0)
 
 
 def _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var) -> tuple:

@@ -31,6 +31,7 @@ from argus.layout.hopper.tv import TVLayoutError
 from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
 
+from . import mask
 from .meaning import Exp, Series, Span, Stat
 from .values import FragTag, Fragment
 from .violations import refute
@@ -150,8 +151,8 @@ def reduce_row(w, op: Op) -> None:
         meaning = Stat("sum" if kind == "sum" else "max-exp", m.series, _block_span(m.series),
                        kept["row"], m.ref, op.loc)
     elif m is None or isinstance(m, Series):
-        series = series_of(w, x, op, _label(op))
-        if series is not None:
+        series = series_of(w, x, op, _label(op), op.arg("x"))
+        if series is not None and mask.real_keys(w, op, series):
             meaning = Stat(kind, series, _block_span(series), kept["row"], None, op.loc)
     if meaning is None:
         w.not_modelled(op, f"row_{kind} of this value (modelled: the row max of a score tile, "

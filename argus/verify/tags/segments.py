@@ -137,11 +137,27 @@ def _occurs(ids: set, t, seen=None) -> bool:
     return any(_occurs(ids, c, seen) for c in t.children())
 
 
-def inside(t, coords):
+def inside(t, coords, w=None):
     """The element at tensor coordinates `coords` is inside the tensor and the segment:
-    it reads as data (else a TMA/load zero) and a store writes it (else it is dropped)."""
-    return z3.And(*[z3.ULT(bv(c), bv(e)) for c, e in zip(coords, t.extents)],
-                  in_window(t, coords[0]))
+    it reads as data (else a TMA/load zero) and a store writes it (else it is dropped).
+    With the walker `w`, a segment proved inside its tensor (within.py) needs no test of
+    the row against the tensor's rows: the window test implies it."""
+    window = getattr(t, "window", None)
+    skip_rows = w is not None and window is not None and _key(t.tensor, window) in \
+        w.__dict__.get("_segments_inside", ())
+    tests = [z3.ULT(bv(c), bv(e)) for c, e in zip(coords, t.extents)]
+    if skip_rows:
+        tests = tests[1:]
+    return z3.And(*tests, in_window(t, coords[0]))
+
+
+def _key(tensor: str, window) -> tuple:
+    return (tensor, z3.simplify(bv(window.start)).sexpr(), z3.simplify(bv(window.rows)).sexpr())
+
+
+def mark_inside(w, seg: Segment) -> None:
+    """Segment `seg` is proved inside its tensor (start + rows <= its rows)."""
+    w.__dict__.setdefault("_segments_inside", set()).add(_key(seg.tensor, seg.window))
 
 
 def live(t: GlobalTile, r, row):

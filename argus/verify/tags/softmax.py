@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import z3
 
-from argus.ir.nodes import Op
+from argus.ir.nodes import Op, Value
 from argus.verify.smt import bv, holds, value
 
 from . import indices, kcoverage, mask
@@ -111,8 +111,32 @@ def innermost_loop(w):
     return None, 0
 
 
-def series_of(w, x: Fragment, op: Op, name: str) -> Series | None:
-    """The Series a score tile stands for, made on first use (identity matters)."""
+def recipe(w, value, depth: int = 0):
+    """How `value` is computed: its op (opcode, attributes) over the recipes of its
+    operands, down to the ops that are not elementwise math (the fragment a wgmma
+    accumulates into, a load): those by identity. Scalars by their term (a split loop's
+    parts share their counter, so `j` of either part is one term), constants by value."""
+    if not isinstance(value, Value):
+        return ("const", repr(value))
+    op = w.defs.get(value)
+    if op is None or depth > 32:
+        term = w.env.get(value)
+        return ("value", term.sexpr() if hasattr(term, "sexpr") else id(value))
+    if not hasattr(value.type, "layout"):          # a scalar: its term
+        term = w.env.get(value)
+        if hasattr(term, "sexpr"):
+            return ("term", z3.simplify(bv(term)).sexpr())
+        if isinstance(term, (int, float)):
+            return ("const", repr(term))
+    if not op.opcode.startswith(("math.", "tag.add", "frag.convert", "frag.cast")):
+        return ("root", id(op))
+    attrs = tuple(sorted((k, repr(v)) for k, v in op.attrs.items()))
+    return (op.opcode, attrs, tuple(recipe(w, o, depth + 1) for o in op.operands))
+
+
+def series_of(w, x: Fragment, op: Op, name: str, value=None) -> Series | None:
+    """The Series a score tile stands for, made on first use (identity matters); `value`
+    is the IR value of x (for its recipe)."""
     m = x.tag.meaning
     if isinstance(m, Series):
         return m
@@ -120,10 +144,20 @@ def series_of(w, x: Fragment, op: Op, name: str) -> Series | None:
         return None
     consume(w, x, op, name)
     loop, block = innermost_loop(w)
-    s = Series(name, op.loc, loop, block, dict(x.tag.fields), x.shape[0], x.shape[1], x.layout)
+    s = Series(name, op.loc, loop, block, dict(x.tag.fields), x.shape[0], x.shape[1], x.layout,
+               None, *real_of(x), recipe(w, value) if value is not None else None)
     x.tag.meaning = s
     x.tag.contributions = []
     return s
+
+
+def real_of(x: Fragment) -> tuple:
+    """(real row, real column) of a product's elements (Contribution.real_row/real_col of
+    its first site), (None, None) when it has none."""
+    contribs = x.tag.contributions
+    if not contribs:
+        return None, None
+    return contribs[0].real_row, contribs[0].real_col
 
 
 def consume(w, x: Fragment, op: Op, name: str = "") -> None:
@@ -143,11 +177,17 @@ def consume(w, x: Fragment, op: Op, name: str = "") -> None:
         # padding rows of a segment (past a head's last query) are computed but never
         # stored (padding.check at the store): the head dim must cover the real rows
         bounds.append(bv(live) == 1)
+    # an element that is not a product of real rows (a query past the head, a key past
+    # the head's keys: the next head's rows or TMA zeros) is not a score: a store drops
+    # its row (padding.py), and a key column must be masked before it is reduced
+    # (mask.real_keys); the head dim must cover the real ones
+    bounds += [r for r in real_of(x) if r is not None]
     wg = w.role.warpgroup if w.role else None
     base = wg * 128 if wg is not None else 0
     before = len(w.findings)
     kcoverage.k_coverage(w, op, x.tag, bv, bounds, w.scope_vars(), x, wg, base,
-                         (name or x.tag.source or "the accumulator", (pr, pc)))
+                         (name or x.tag.source or "the accumulator", (pr, pc)),
+                         k_range=_head_dim(w, contribs))
     atom = atom_of(x.layout)
     for i in range(before, len(w.findings)):
         f = w.findings[i]
@@ -159,6 +199,18 @@ def consume(w, x: Fragment, op: Op, name: str = "") -> None:
         w.findings[i] = replace(f, counterexample=replace(
             cex, thread=base + t, warp=(base + t) // 32, lane=(base + t) % 32, register=v,
             layout=atom, cell=cell))
+
+
+def _head_dim(w, contribs):
+    """The k a score tile must meet when it is one product (no counter accumulated since
+    its reset: S = Q K^T of one block): the columns its instructions read, from the
+    first's k at kk = 0 (a head's column block of a wider Q, layout bshd); None (every k
+    of the tensor) otherwise."""
+    if len(contribs) != 1 or contribs[0].accumulated:
+        return None
+    c = contribs[0]
+    lo = z3.substitute(bv(c.k[0]), (w.pos["kk"], z3.BitVecVal(0, 64)))
+    return lo, lo + c.kinstr * len(c.k)
 
 
 def stat_fields(w, stat: Stat) -> dict:
@@ -305,7 +357,7 @@ def _sub(w, op: Op, args) -> bool:
 
 
 def _diff(w, op, x: Fragment, m: Stat) -> bool:
-    series = series_of(w, x, op, label(op.arg("lhs")))
+    series = series_of(w, x, op, label(op.arg("lhs")), op.arg("lhs"))
     if series is None:
         return False
     if not same_series(m.series, series):

@@ -22,7 +22,10 @@ def check(w, op, dst, src, inst, bounds, inside, scope, wg, base) -> bool:
         return combine.check(w, op, dst, src, inst, bounds, inside, scope, wg, base,
                              terms=[combine.Term(dict(src.tag.fields), (), op.loc)])
     asserted = id(op.arg("src")) in w.asserted
-    missing = [f for f in COORDINATES[:len(dst.origin)] if f not in src.tag.fields]
+    # a coordinate the box does not span (one column: a row vector into a 1-D tensor) has
+    # one value, whatever the value's tags say
+    missing = [f for f, extent in zip(COORDINATES, dst.box)
+               if f not in src.tag.fields and extent != 1]
     if routed(w, src.tag) and missing and not asserted:
         w.report(Finding(
             "tag.not-modelled", "warning",

@@ -72,6 +72,16 @@ class Contribution:
     accumulated: tuple[str, ...]  # loop counters since the reset
     kinstr: int                   # kk ranges over [0, kinstr)
     loc: Loc
+    # the element's A row and B row (its row and column) are real rows of their tensors:
+    # inside the tensor and its segment, or a live gathered row (z3 Bools over the
+    # position and the loop counters; None: not known). An element that is not real is
+    # no product of the kernel's data (TMA zeros, or the next segment's rows): a store
+    # drops it (padding) and a softmax must mask it (mask.real_keys)
+    real_row: Any = None
+    real_col: Any = None
+    # the segment window the k coordinate must lie in (B's rows of an MN-major B that is a
+    # segment: attention's keys of one head), None: every k below axis_extent
+    k_window: Any = None
 
 
 @dataclass

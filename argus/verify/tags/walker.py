@@ -64,6 +64,32 @@ class ScheduleInfo:
     walker: str = "block"     # its walker variable: "block", or "cluster" (by="cluster")
 
 
+def split_loops(block: Block) -> dict[int, tuple[Op, Op]]:
+    """Consecutive `for` loops of one block that split one range with step 1
+    (`for j in range(nf)` then `for j in range(nf, nj)`: the second's start is the same IR
+    value as the first's stop): id of each part -> (first part, last part). The walker
+    gives the parts one counter over the whole range, each part's body walked with the
+    counter inside its own range, so a step of either part meets the producer's loop over
+    the whole range (the vacuity and protocol passes treat such loops as one as well)."""
+    out: dict[int, tuple[Op, Op]] = {}
+    run: list[Op] = []
+
+    def close():
+        if len(run) > 1:
+            for part in run:
+                out[id(part)] = (run[0], run[-1])
+
+    for op in block.ops:
+        if op.opcode == "for" and op.arg("step") == 1 and run and \
+                isinstance(op.arg("start"), Value) and op.arg("start") is run[-1].arg("stop"):
+            run.append(op)
+            continue
+        close()
+        run = [op] if op.opcode == "for" and op.arg("step") == 1 else []
+    close()
+    return out
+
+
 def display_name(value: Value) -> str:
     return re.sub(r"\.\d+$", "", value.name)
 
@@ -95,6 +121,8 @@ class Walker:
         self.pos = {"pr": self.ctx.var("pr", "position"), "pc": self.ctx.var("pc", "position"),
                     "kk": self.ctx.var("kk", "position"), "j": self.ctx.var("j", "position")}
         self.checked_schedules: set = set()
+        self.split_loops: dict[int, tuple[Op, Op]] = {}  # id(for op) -> (first, last) part
+        self.part_bounds: list = []     # the counter ranges of the split-loop parts entered
         self._setup()
 
     # -- setup ----------------------------------------------------------------------------
@@ -114,6 +142,7 @@ class Walker:
         quotients.setup(self)      # before the grid: R // S blocks are Q blocks
         self.grid = tuple(scalars.extent(self.ctx, g, names) for g in k.launch.grid)
         self.cluster = cluster.setup(self)
+        self.defs = {r: op for op in k.walk() for r in op.results}   # value -> defining op
         for op in k.walk():
             if op.opcode == "tag.assert":
                 self.asserted.update(id(v) for v in op.operands if isinstance(v, Value))
@@ -160,6 +189,7 @@ class Walker:
             self.walk_block(self.kernel.body)
 
     def walk_block(self, block: Block) -> None:
+        self.split_loops.update(split_loops(block))
         for op in block.ops:
             self.walk_op(op)
 
@@ -185,16 +215,13 @@ class Walker:
                         "tag.undecided", "warning", f"z3 could not decide a check of this "
                         f"{op.opcode} ({why}); it is not verified", op.loc, op.opcode,
                         "simplify the index arithmetic (no products of two sizes)"))
-                for r in op.results:
-                    self.env[r] = None
+                self._unknown_results(op, f"z3 could not decide a check of the {op.opcode}")
             except DEFECTS as err:
                 self.rule_crashed(op, err)
-                for r in op.results:
-                    self.env[r] = None
+                self._unknown_results(op, f"the rule for {op.opcode} failed")
             except (ValueError, ArithmeticError, LookupError) as err:
                 self.not_modelled(op, f"{type(err).__name__}: {err}")
-                for r in op.results:
-                    self.env[r] = None
+                self._unknown_results(op, f"{op.opcode} is not modelled")
             else:
                 origin.follow(self, op)      # the tensor of origin (origin.py)
                 offtensor.check(self, op)    # a read that never meets its tensor
@@ -208,6 +235,19 @@ class Walker:
             self.env[r] = Fragment(getattr(r.type, "shape", ()), getattr(r.type, "layout", ""),
                                    FragTag("unknown", why_unknown=f"{op.opcode} is not modelled"),
                                    op.loc) if hasattr(r.type, "layout") else None
+
+    def _unknown_results(self, op: Op, why: str) -> None:
+        """The results of an op whose rule could not finish: fragments with an unknown tag
+        and an unknown tensor of origin (data of unknown provenance, never "no data"),
+        anything else None."""
+        for r in op.results:
+            if hasattr(r.type, "layout"):
+                frag = Fragment(getattr(r.type, "shape", ()), r.type.layout,
+                                FragTag("unknown", why_unknown=why), op.loc)
+                frag.origin = origin.UNKNOWN
+                self.env[r] = frag
+            else:
+                self.env[r] = None
 
     # -- structure ----------------------------------------------------------------------------
     def op_arith(self, op: Op) -> None:
@@ -262,6 +302,12 @@ class Walker:
             self.walk_block(region)
             self.path.pop()
 
+    def split_first(self, op: Op) -> Op | None:
+        """The first part of the split loop that `op` continues (None: op is not a later
+        part of a split loop)."""
+        first = self.split_loops.get(id(op), (op,))[0]
+        return None if first is op else first
+
     def _key(self, x):
         if isinstance(x, int):
             return x
@@ -271,6 +317,11 @@ class Walker:
 
     def op_for(self, op: Op) -> None:
         start, stop, step = (self.value(op.arg(n)) for n in ("start", "stop", "step"))
+        part = None                      # this part's own range, when the loop is split
+        if id(op) in self.split_loops:
+            first, last = self.split_loops[id(op)]
+            part = (start, stop)
+            start, stop = self.value(first.arg("start")), self.value(last.arg("stop"))
         depth = len(self.frames)
         key = ("for", depth, self._key(start), self._key(stop), self._key(step))
         (arg,) = op.regions[0].args
@@ -299,7 +350,14 @@ class Walker:
         (name,) = self.loop_vars[key]
         from . import carried                     # loop-carried softmax state (induction)
         carried.enter(self, op, name)
+        bounds = [] if part is None or None in part else \
+            [z3.UGE(bv(self.ctx.vars[name].term), bv(part[0])),
+             z3.ULT(bv(self.ctx.vars[name].term), bv(part[1]))]
+        self.path.extend(bounds)          # a part of a split loop: its counter in its range
+        self.part_bounds.extend(bounds)
         self._enter(op.regions[0], [(arg, self.ctx.vars[name].term)], [name])
+        del self.path[len(self.path) - len(bounds):]
+        del self.part_bounds[len(self.part_bounds) - len(bounds):]
         carried.leave(self, op, name)
 
     def _enter(self, block: Block, bindings, names) -> None:

@@ -122,17 +122,21 @@ def mma(w, op: Op) -> None:
             if model is not None:
                 acc.tag = FragTag("unknown", why_unknown=f"{check} failed at line {op.loc.line}")
                 return
-    contrib = Contribution(tuple(a_k), tuple(z3.And(x, y) for x, y in zip(a_live, B.inside)),
-                           B.k_extent, accumulated, kinstr, op.loc)
+    # in a part of a split loop, the products are added for the part's counters only
+    contrib = Contribution(tuple(a_k), tuple(z3.And(x, y, *w.part_bounds)
+                                             for x, y in zip(a_live, B.inside)),
+                           B.k_extent, accumulated, kinstr, op.loc, k_window=B.k_window)
     # the same keys as one term over the instruction index jv (keys.py: affine in it)
     jv = w.pos["j"]
     at = [(pc, bv(kinstr) * jv + kk)]
-    inside = B.inside[-1]
-    for j in range(len(B.inside) - 2, -1, -1):
-        inside = z3.If(jv == j, B.inside[j], inside)
+    inside = _uniform(B.inside, kk, kinstr, jv)
+    if inside is None:
+        inside = B.inside[-1]
+        for j in range(len(B.inside) - 2, -1, -1):
+            inside = z3.If(jv == j, B.inside[j], inside)
     live = z3.substitute(mask.term, *at) if mask is not None else z3.BoolVal(True)
     state(w).keygens[id(contrib)] = (z3.substitute(bv(a.tag.fields["col"]), *at),
-                                     z3.And(live, inside), k // kinstr)
+                                     z3.And(live, inside, *w.part_bounds), k // kinstr)
     new = FragTag("data", {"row": drow, "col": dcol}, f"{a.tag.source or 'P'} x {B.tensor}",
                   acc.tag.contributions + [contrib], acc.tag.reset_scope,
                   meaning=acc.tag.meaning)
@@ -200,3 +204,16 @@ def _softmax(w, op, acc: Fragment, a: Fragment) -> bool:
     acc.tag.meaning = SoftAcc(p.ref, Span(block.loop, soft.span.lo, block.hi), series,
                               soft.row, soft.col)
     return True
+
+
+def _uniform(terms, kk, kinstr, jv):
+    """One term over the instruction index jv for per-instruction terms that are one
+    function of the k offset (term j is term 0 with kk := kinstr * j + kk), else None: an
+    If-chain over the instructions makes the key-coverage queries much harder."""
+    step = [(kk, bv(kinstr) * jv + kk)]
+    first = z3.substitute(terms[0], *step)
+    for j, t in enumerate(terms[1:], 1):
+        at_j = z3.substitute(first, (jv, z3.BitVecVal(j, 64)))
+        if not z3.is_true(z3.simplify(at_j == t)):
+            return None
+    return first

@@ -19,6 +19,7 @@ from argus.ir.types import FragmentType, IndexVectorType
 from argus.verify.finding import Counterexample, Finding
 from argus.verify.smt import bv, holds, relevant, solve, value
 
+from . import segments
 from .segments import Segment
 
 CONFIRM_MS = 1500      # confirming a violation with real products: short (else unverified)
@@ -62,20 +63,28 @@ def _segment(w, op: Op) -> None:
     if not isinstance(seg, Segment) or not seg.extents:
         return
     rows = seg.extents[0]
-    _prove(w, op, z3.ULE(bv(seg.end), bv(rows)) if not isinstance(seg.end, int) or
-           not isinstance(rows, int) else z3.BoolVal(seg.end <= rows),
+    claim = z3.ULE(bv(seg.end), bv(rows)) if not isinstance(seg.end, int) or \
+        not isinstance(rows, int) else z3.BoolVal(seg.end <= rows)
+    if _prove(w, op, claim,
            f"this segment of {seg.tensor} can run past the tensor's last row (its start "
            f"plus its rows can exceed {seg.tensor}'s rows)", "keep every segment inside its "
            "tensor: the loop around it one step shorter, or its start and rows bounded by "
-           "assume(...)")
+           "assume(...)"):
+        # proved: a lemma for the rest of the walk (a row of the segment's window is a row
+        # of the tensor, which the window test alone does not say linearly)
+        # proved: a row of the segment's window is a row of the tensor (segments.inside
+        # then needs no row-extent test, which the window test alone does not imply
+        # linearly: b * SQ + x < RQ from x < SQ)
+        segments.mark_inside(w, seg)
 
 
-def _prove(w, op: Op, claim, message: str, hint: str) -> None:
+def _prove(w, op: Op, claim, message: str, hint: str) -> bool:
+    """True when the claim is proved; else a finding is reported (False)."""
     path = list(w.path)
     try:
         # a segment start b * SQ against the rows R == Q * SQ: the products' order facts
         if holds(w.ctx, claim, [*path, *w.ctx.order_facts([claim, *path])]):
-            return
+            return True
         asked = [*path, z3.Not(claim)]
         facts = relevant([*w.ctx.facts, *w.ctx.product_facts()], asked)
         # small sizes first: a violation is usually there, and z3 finds it much sooner
@@ -87,12 +96,13 @@ def _prove(w, op: Op, claim, message: str, hint: str) -> None:
             found, solver = solve([*facts, *asked], timeout_ms=CONFIRM_MS)
     except (z3.Z3Exception, TypeError, ValueError) as err:
         _report(w, op, "warning", message + f" is not decided ({type(err).__name__})", hint)
-        return
+        return False
     if found == z3.sat:
         _report(w, op, "error", message, hint, _instance(w, solver.model()))
     elif found == z3.unknown:
         _report(w, op, "warning", message.replace(" can ", " may ") +
                 "; z3 could not decide it, so this is not verified", hint)
+    return found == z3.unsat
 
 
 def _instance(w, model) -> Counterexample:
