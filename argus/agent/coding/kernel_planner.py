@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from argus.agent import coder
-from argus.agent.coding.budget import reply_tokens
+from argus.agent.coding.budget import kernel_chars, reply_tokens
 from argus.agent.coding.coder_reply import parse_coder_reply
 from argus.agent.coding.kernel_prompt import build_request
 from argus.agent.evaluators.base import Outcome
@@ -87,6 +87,9 @@ class KernelPlanner:
         self.work_dir = work_dir or tempfile.mkdtemp(prefix="argus-kernels-")
         self.on_step, self.keep_prompts, self.knowledge_k = on_step, keep_prompts, knowledge_k
         self.checker, self.compiler = checker, compiler
+        # the longest kernel a reply may yield: sized to the task's start kernel, so it and
+        # a whole rewrite of it are never cut (coding/budget.py)
+        self.kernel_chars = kernel_chars(task.start_source)
 
     def knowledge(self, signals: list[str]) -> list:
         op = self.task.op if self.task.op in ("attention", "moe", "gemm") else None
@@ -100,9 +103,9 @@ class KernelPlanner:
         KernelBench ModelNew's glue), argus check, then the task's run."""
         rejected = self.task.precheck(source)
         if rejected is not None:
-            return str(coder.write_candidate(source, Path(self.work_dir), index)), rejected
+            return str(coder.write_candidate(source, Path(self.work_dir), index, None)), rejected
         checked = coder.check_candidate(source, Path(self.work_dir), index, self.checker,
-                                        self.compiler, dtype=self.task.dtype)
+                                        self.compiler, dtype=self.task.dtype, limit=None)
         if not checked.clean:
             return checked.path, checked.outcome
         outcome = self.task.evaluate(checked.path)
@@ -146,7 +149,8 @@ class KernelPlanner:
             state = CoderState(self.task, steps, best, best_source, last_round,
                                self.knowledge(signals), signals,
                                self.budget.evaluations - evals, self.samples)
-            request = build_request(state, reply_tokens(best_source, self.max_tokens),
+            request = build_request(state, reply_tokens(best_source, self.max_tokens,
+                                                        self.kernel_chars),
                                     self.temperature)
             if self.keep_prompts:
                 prompts.append(request.messages[-1].content)
@@ -169,7 +173,8 @@ class KernelPlanner:
                 tokens["input"] += used["input"]
                 tokens["output"] += used["output"]
                 try:
-                    proposal = parse_coder_reply(completion.text, best_source)
+                    proposal = parse_coder_reply(completion.text, best_source,
+                                                 self.kernel_chars)
                 except ReplyError as err:
                     step = Step(index, "unparsable-reply", None, Outcome(
                         "error", source="planner", feedback=""), 0.0, reply_error=str(err),
