@@ -18,6 +18,7 @@ from pathlib import Path
 from argus.cli.errors import UsageError
 
 KERNEL_OPS = ("attention", "moe")
+DEFAULT_DTYPE = "bfloat16"      # optimize's --dtype default (optimize_cmd.py)
 
 
 def add_arguments(parser) -> None:
@@ -101,6 +102,10 @@ def run_kernel_optimize(args) -> int:
         raise UsageError("--temperature: 0 to 2")
     if args.max_tokens is not None and not 256 <= args.max_tokens <= 200_000:
         raise UsageError("--max-tokens: 256 to 200000")
+    if args.dtype != DEFAULT_DTYPE:
+        raise UsageError(f"--dtype {args.dtype}: a kernel task's dtypes are its kernel file's "
+                         f"(what the candidates declare), not a flag; --dtype applies to "
+                         f"gemm and the attention planner. Leave it out")
     if args.evaluator == "gpu":
         raise UsageError("kernel tasks run on the interpreter with the cost model so far; "
                          "leave --evaluator at auto or cpu")
