@@ -74,11 +74,14 @@ def build_candidate(path: Path, source: str, compiler=None) -> tuple[str, Outcom
     return "; ".join(lines), None
 
 
-def write_candidate(source: str, work_dir: Path, index: int) -> Path:
+def write_candidate(source: str, work_dir: Path, index: int,
+                    limit: int | None = MAX_KERNEL_CHARS) -> Path:
+    """Write `source` to <work_dir>/step-NNN/kernel.py, cut at `limit` characters (None: a
+    caller that bounded the source itself, e.g. the kernel coder sized to its task)."""
     folder = Path(work_dir) / f"step-{index:03d}"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "kernel.py"
-    path.write_text(source[:MAX_KERNEL_CHARS], encoding="utf-8")
+    path.write_text(source if limit is None else source[:limit], encoding="utf-8")
     return path
 
 
@@ -117,10 +120,11 @@ def format_findings(result: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 
 
 def check_candidate(source: str, work_dir: Path, index: int, checker=None,
-                    compiler=None, dtype: str = "bfloat16") -> CandidateCheck:
+                    compiler=None, dtype: str = "bfloat16",
+                    limit: int | None = MAX_KERNEL_CHARS) -> CandidateCheck:
     """Write the kernel, `argus check` it in a child process, build it in another when a
     CUDA compiler is here (compile errors and ptxas resources), classify the result."""
-    path = write_candidate(source, work_dir, index)
+    path = write_candidate(source, work_dir, index, limit)
     out = (checker or commands.check)(str(path))
     result = out.get("result")
     if out.get("exit_code") == 2 or result is None:        # DSL error: one line on stderr

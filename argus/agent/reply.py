@@ -71,26 +71,32 @@ def extract_object(text: str) -> dict:
                      "\"rationale\": ...}")
 
 
-def _truncated(text: str) -> str:
-    if isinstance(text, str) and len(text) > MAX_REPLY_CHARS:
-        return (f" (the reply was {len(text)} characters and was cut at {MAX_REPLY_CHARS}; "
-                f"keep kernels under {MAX_KERNEL_CHARS})")
+def _truncated(text: str, reply_chars: int = MAX_REPLY_CHARS,
+               kernel_chars: int = MAX_KERNEL_CHARS) -> str:
+    if isinstance(text, str) and len(text) > reply_chars:
+        return (f" (the reply was {len(text)} characters and was cut at {reply_chars}; "
+                f"keep kernels under {kernel_chars})")
     return ""
 
 
-def extract_kernel(text: str) -> tuple[str | None, str]:
+def extract_kernel(text: str, kernel_chars: int = MAX_KERNEL_CHARS,
+                   reply_chars: int | None = None) -> tuple[str | None, str]:
     """(kernel source or None, the reply without it). Raises ReplyError for a kernel block
-    that is not closed (often: cut by the size limit) or too long."""
-    cut = text[:MAX_REPLY_CHARS]
+    that is not closed (often: cut by the size limit) or too long. The limits default to
+    the GEMM coder step's; the kernel coder sizes them to its task (coding/budget.py)."""
+    if reply_chars is None:
+        reply_chars = MAX_REPLY_CHARS + max(0, kernel_chars - MAX_KERNEL_CHARS)
+    cut = text[:reply_chars]
     match = _CODE_FENCE.search(cut)
     if match is None:
         if _CODE_OPEN.search(cut):
-            raise ReplyError("the ```python block is not closed" + _truncated(text))
+            raise ReplyError("the ```python block is not closed"
+                             + _truncated(text, reply_chars, kernel_chars))
         return None, cut
     source = match.group(1)
-    if len(source) > MAX_KERNEL_CHARS:
+    if len(source) > kernel_chars:
         raise ReplyError(f"the kernel is {len(source)} characters; the limit is "
-                         f"{MAX_KERNEL_CHARS}")
+                         f"{kernel_chars}")
     return source, cut[:match.start()] + cut[match.end():]
 
 

@@ -35,7 +35,7 @@ from argus.cli.errors import UsageError
 from argus.cli.optimize_attention_cmd import add_arguments as add_attention_arguments
 from argus.cli.optimize_attention_cmd import run_attention_optimize, wants_planner
 from argus.cli.optimize_kernel_cmd import add_arguments as add_kernel_arguments
-from argus.cli.optimize_kernel_cmd import is_kernel_task, run_kernel_optimize
+from argus.cli.optimize_kernel_cmd import DEFAULT_DTYPE, is_kernel_task, run_kernel_optimize
 
 OPS = ("gemm",)
 
@@ -49,7 +49,9 @@ def register(subparsers) -> None:
     parser.add_argument("--shape", default=None, metavar="SHAPE",
                         help="gemm: MxNxK, e.g. 4096x4096x4096; attention: B,HQ,HK,SQ,SK,D, "
                              "e.g. 4,16,16,4096,4096,128; kernel tasks: SYM=N,... e.g. T=256")
-    parser.add_argument("--dtype", default="bfloat16", help="input dtype (default bfloat16)")
+    parser.add_argument("--dtype", default=DEFAULT_DTYPE,
+                        help="gemm and the attention planner: input dtype (default bfloat16); "
+                             "a kernel task's dtypes are its file's")
     parser.add_argument("--provider", choices=("embedded", "openai", "anthropic"),
                         help="planner model (default: $ARGUS_PROVIDER, else embedded)")
     parser.add_argument("--model", help="model name (default: $ARGUS_MODEL)")

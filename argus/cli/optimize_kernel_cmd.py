@@ -4,8 +4,10 @@ The candidate of such a task is a whole DSL kernel file written by a model (the 
 argus/agent/coding/): checked by `argus check`, run on the CPU interpreter against the
 reference on several input sets, its time ESTIMATED by the cost model of an H200 (labelled
 as an estimate in every line and file). Writes best_kernel.py, trajectory.json and
-report.md to --out. Exit 0 when a correct kernel was found, 1 when none was, 2 on a usage
-error (a bad file, shape or flag: one line naming it).
+report.md to --out. A provider outage pauses the episode (exit 1, "paused: ..."); the same
+command with --resume continues it from --out's trajectory.json. Exit 0 when a correct
+kernel was found, 1 when none was or the episode paused, 2 on a usage error (a bad file,
+shape or flag: one line naming it).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 from argus.cli.errors import UsageError
 
 KERNEL_OPS = ("attention", "moe")
+DEFAULT_DTYPE = "bfloat16"      # optimize's --dtype default (optimize_cmd.py)
 
 
 def add_arguments(parser) -> None:
@@ -88,7 +91,8 @@ def _progress(quiet: bool):
 
 
 def run_kernel_optimize(args) -> int:
-    from argus.agent.coding.run_kernel_task import NeedsModel, run_kernel_episode
+    from argus.agent.coding.run_kernel_task import (NeedsModel, NothingToResume,
+                                                    run_kernel_episode)
     from argus.agent.planner import Budget
     from argus.agent.providers import ProviderError, load_config
 
@@ -98,6 +102,10 @@ def run_kernel_optimize(args) -> int:
         raise UsageError("--temperature: 0 to 2")
     if args.max_tokens is not None and not 256 <= args.max_tokens <= 200_000:
         raise UsageError("--max-tokens: 256 to 200000")
+    if args.dtype != DEFAULT_DTYPE:
+        raise UsageError(f"--dtype {args.dtype}: a kernel task's dtypes are its kernel file's "
+                         f"(what the candidates declare), not a flag; --dtype applies to "
+                         f"gemm and the attention planner. Leave it out")
     if args.evaluator == "gpu":
         raise UsageError("kernel tasks run on the interpreter with the cost model so far; "
                          "leave --evaluator at auto or cpu")
@@ -116,8 +124,9 @@ def run_kernel_optimize(args) -> int:
         run = run_kernel_episode(task, config, budget=budget, out_dir=out,
                                  samples=args.samples, temperature=args.temperature,
                                  max_tokens=args.max_tokens,
-                                 on_step=_progress(args.quiet or args.json))
-    except (NeedsModel, ProviderError) as err:
+                                 on_step=_progress(args.quiet or args.json),
+                                 resume=args.resume)
+    except (NeedsModel, NothingToResume, ProviderError) as err:
         raise UsageError(str(err)) from None
     s = run["summary"]
     if args.json:
@@ -141,4 +150,7 @@ def run_kernel_optimize(args) -> int:
             print("best: none (no candidate was correct)")
         for key, path in run["paths"].items():
             print(f"wrote {path}")
+    if s["meta"].get("paused"):
+        print(f"paused: {s['stop_reason']}; {s['meta']['resume_hint']}", file=sys.stderr)
+        return 1
     return 0 if s["best_time_ms"] else 1

@@ -56,3 +56,15 @@ def test_candidate_code_is_never_executed(tmp_path, monkeypatch, capsys):
     assert step["outcome"]["status"] == "invalid"
     assert "is a torch compute op (a fallback)" in step["outcome"]["feedback"]
     assert "open(" in step["outcome"]["feedback"]
+
+
+def test_a_dtype_flag_is_refused_for_a_kernel_task(tmp_path, capsys):
+    """A kernel task's dtypes are its file's: `--dtype fp8` was ignored and the bf16 kernel
+    'optimised' (exit 0); it is a usage error before anything runs."""
+    for target in ("moe", f"{COPY}::copy"):
+        out = tmp_path / target.replace("/", "_")
+        assert main(["optimize", target, "--dtype", "fp8", "--provider", "openai", "--model",
+                     "m", "--base-url", "http://127.0.0.1:9/v1", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "--dtype fp8: a kernel task's dtypes are its kernel file's" in err
+        assert err.count("\n") == 1 and not out.exists()

@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from argus.agent.coder import MAX_KERNEL_CHARS
 from argus.agent.coding import invariants as inv
 from argus.agent.coding.edits import EditError, apply_edits, parse_edits
 from argus.agent.reply import ReplyError, extract_kernel
@@ -37,7 +38,10 @@ def _meta(text: str) -> dict:
     return {}
 
 
-def parse_coder_reply(text: str, base_source: str) -> CoderProposal:
+def parse_coder_reply(text: str, base_source: str,
+                      kernel_chars: int = MAX_KERNEL_CHARS) -> CoderProposal:
+    """The proposal of one reply; `kernel_chars` bounds the kernel it yields (a whole file,
+    or the current best after its edits), coding/budget.kernel_chars of the task."""
     if not isinstance(text, str) or not text.strip():
         raise ReplyError("the reply was empty; answer with a JSON object and a kernel")
     try:
@@ -54,8 +58,11 @@ def parse_coder_reply(text: str, base_source: str) -> CoderProposal:
         except EditError as err:
             raise ReplyError(str(err)) from None
         how = f"edits ({len(edits)} block{'s' * (len(edits) > 1)})"
+        if len(source) > kernel_chars:
+            raise ReplyError(f"after the edits the kernel is {len(source)} characters; the "
+                             f"limit is {kernel_chars}")
     else:
-        source, rest = extract_kernel(text)
+        source, rest = extract_kernel(text, kernel_chars)
         how = "file"
     meta = _meta(rest)
     if source is None:

@@ -13,7 +13,8 @@ retrieved again every step, with the profile signals of the latest evaluated can
 (the cost model's on a CPU) in the query.
 
 Stops on the first exhausted budget (evaluations, steps, seconds, tokens), when the model
-replies {"stop": true}, or when the provider fails (recorded, not raised).
+replies {"stop": true}, or when the provider fails (recorded, not raised: the episode is
+paused, and `run(resume=steps)` continues it from the steps made before the failure).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from argus.agent import coder
-from argus.agent.coding.budget import reply_tokens
+from argus.agent.coding.budget import kernel_chars, reply_tokens
 from argus.agent.coding.coder_reply import parse_coder_reply
 from argus.agent.coding.kernel_prompt import build_request
 from argus.agent.evaluators.base import Outcome
@@ -34,6 +35,8 @@ from argus.agent.providers.base import ProviderError
 from argus.agent.reply import ReplyError
 from argus.agent.trajectory import Step
 
+PROVIDER_FAILED = "provider failed"
+NOT_EVALUATED = ("unparsable-reply", "provider-error")
 EVALUATOR_NOTE = ("the CPU interpreter for correctness, the cost model for time (an "
                   "ESTIMATE for an H200, not a measurement)")
 
@@ -49,13 +52,19 @@ class KernelRun:
     tokens: dict
     seconds: float
     prompts: list[str] = field(default_factory=list)
+    rounds: list[list[int]] = field(default_factory=list)   # step indices of each request
+
+    @property
+    def paused(self) -> bool:
+        """A provider failure ended it: the episode can be resumed, it is not done."""
+        return self.stop_reason.startswith(PROVIDER_FAILED)
 
     def to_json(self) -> dict:
         return {"task": self.task.describe(), "stop_reason": self.stop_reason,
-                "evaluations": self.evaluations, "tokens": self.tokens,
-                "seconds": self.seconds,
+                "paused": self.paused, "evaluations": self.evaluations,
+                "tokens": self.tokens, "seconds": self.seconds,
                 "best": self.best.to_json() if self.best else None,
-                "steps": [s.to_json() for s in self.steps]}
+                "rounds": self.rounds, "steps": [s.to_json() for s in self.steps]}
 
 
 @dataclass
@@ -87,6 +96,9 @@ class KernelPlanner:
         self.work_dir = work_dir or tempfile.mkdtemp(prefix="argus-kernels-")
         self.on_step, self.keep_prompts, self.knowledge_k = on_step, keep_prompts, knowledge_k
         self.checker, self.compiler = checker, compiler
+        # the longest kernel a reply may yield: sized to the task's start kernel, so it and
+        # a whole rewrite of it are never cut (coding/budget.py)
+        self.kernel_chars = kernel_chars(task.start_source)
 
     def knowledge(self, signals: list[str]) -> list:
         op = self.task.op if self.task.op in ("attention", "moe", "gemm") else None
@@ -100,9 +112,9 @@ class KernelPlanner:
         KernelBench ModelNew's glue), argus check, then the task's run."""
         rejected = self.task.precheck(source)
         if rejected is not None:
-            return str(coder.write_candidate(source, Path(self.work_dir), index)), rejected
+            return str(coder.write_candidate(source, Path(self.work_dir), index, None)), rejected
         checked = coder.check_candidate(source, Path(self.work_dir), index, self.checker,
-                                        self.compiler, dtype=self.task.dtype)
+                                        self.compiler, dtype=self.task.dtype, limit=None)
         if not checked.clean:
             return checked.path, checked.outcome
         outcome = self.task.evaluate(checked.path)
@@ -115,13 +127,46 @@ class KernelPlanner:
         if self.on_step:
             self.on_step(step, steps)
 
-    def run(self) -> KernelRun:
+    def _resumed(self, steps: list[Step], rounds: list[list[int]]) -> tuple:
+        """(best, best source, evaluations, last round, signals, tokens) of the steps made
+        before a pause, as the loop had them when the provider failed."""
+        best = None
+        for step in steps:            # the loop's rule: the fastest, the earliest on a tie
+            if not step.outcome.ok:
+                continue
+            if step.index == 0 and step.technique == "start":
+                best = step
+            elif step.outcome.time_ms and (best is None or not best.outcome.time_ms or
+                                           step.outcome.time_ms < best.outcome.time_ms):
+                best = step
+        source = (Path(best.kernel).read_text(encoding="utf-8") if best is not None
+                  else self.task.start_source)
+        evals = sum(1 for s in steps if s.technique not in NOT_EVALUATED)
+        last = set(rounds[-1]) if rounds else {steps[-1].index}
+        last_round = [s for s in steps if s.index in last]
+        ok = [s for s in steps if s.outcome.ok]
+        signals = list((ok[-1].outcome.details.get("estimate") or {}).get("signals", [])
+                       ) if ok else []
+        tokens = {k: sum(s.tokens.get(k, 0) for s in steps) for k in ("input", "output")}
+        return best, source, evals, last_round, signals, tokens
+
+    def run(self, resume: list[Step] | None = None,
+            rounds: list[list[int]] | None = None) -> KernelRun:
+        """The episode; `resume` (with the `rounds` of its requests) continues a paused one
+        from its steps, the failed request's provider-error step dropped."""
         began = time.monotonic()
         steps: list[Step] = []
         tokens = {"input": 0, "output": 0}
         prompts: list[str] = []
+        rounds = [list(r) for r in rounds or []]
         best, best_source, evals, last_round, signals = None, self.task.start_source, 0, [], []
-        if self.task.start_source.strip():         # a KernelBench problem has no start kernel
+        resume = [s for s in resume or [] if s.technique != "provider-error"]
+        if resume:
+            steps = list(resume)
+            kept = {s.index for s in steps}
+            rounds = [r for r in ([i for i in r if i in kept] for r in rounds) if r]
+            best, best_source, evals, last_round, signals, tokens = self._resumed(steps, rounds)
+        elif self.task.start_source.strip():       # a KernelBench problem has no start kernel
             path, outcome = self.judge(self.task.start_source, 0)
             start = Step(0, "start", None, outcome, 1.0 if outcome.ok else 0.0, kernel=path,
                          seconds=time.monotonic() - began)
@@ -146,7 +191,8 @@ class KernelPlanner:
             state = CoderState(self.task, steps, best, best_source, last_round,
                                self.knowledge(signals), signals,
                                self.budget.evaluations - evals, self.samples)
-            request = build_request(state, reply_tokens(best_source, self.max_tokens),
+            request = build_request(state, reply_tokens(best_source, self.max_tokens,
+                                                        self.kernel_chars),
                                     self.temperature)
             if self.keep_prompts:
                 prompts.append(request.messages[-1].content)
@@ -163,13 +209,14 @@ class KernelPlanner:
                     self._record(steps, Step(index, "provider-error", None, Outcome(
                         "error", source="provider", feedback=str(err)), 0.0,
                         reply_error=str(err)))
-                    stopped = f"provider failed: {err}"
+                    stopped = f"{PROVIDER_FAILED}: {err}"
                     break
                 used = {"input": completion.input_tokens, "output": completion.output_tokens}
                 tokens["input"] += used["input"]
                 tokens["output"] += used["output"]
                 try:
-                    proposal = parse_coder_reply(completion.text, best_source)
+                    proposal = parse_coder_reply(completion.text, best_source,
+                                                 self.kernel_chars)
                 except ReplyError as err:
                     step = Step(index, "unparsable-reply", None, Outcome(
                         "error", source="planner", feedback=""), 0.0, reply_error=str(err),
@@ -196,6 +243,8 @@ class KernelPlanner:
                 round_steps.append(step)
                 if outcome.ok:
                     signals = list(outcome.details.get("estimate", {}).get("signals", []))
+            if round_steps:
+                rounds.append([s.index for s in round_steps])
             winners = [s for s in round_steps if s.outcome.ok and s.outcome.time_ms]
             if winners:
                 fastest = min(winners, key=lambda s: (s.outcome.time_ms, s.index))
@@ -207,4 +256,4 @@ class KernelPlanner:
                 stop = stopped
                 break
         return KernelRun(self.task, steps, best, best_source, stop, evals, tokens,
-                         time.monotonic() - began, prompts)
+                         time.monotonic() - began, prompts, rounds)

@@ -91,10 +91,10 @@ def user_prompt(state) -> str:
     if failed:
         lines.append("## The last step's failed candidates, with their full feedback")
         room = FEEDBACK_CHARS
-        for step in failed:
+        for n, step in enumerate(failed):
             text = step.reply_error and f"your reply was rejected: {step.reply_error}" or \
                 step.outcome.feedback
-            share = max(400, room // max(1, len(failed)))
+            share = max(400, room // (len(failed) - n))     # what is left, shared by the rest
             lines.append(quote(text, f"step={step.index} source={step.outcome.source} "
                                      f"status={step.outcome.status}", share))
             room -= min(len(text), share)

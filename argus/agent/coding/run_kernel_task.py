@@ -3,6 +3,12 @@
 Writes to `out_dir`: best_kernel.py (the current best at the end), trajectory.json (every
 step, with its feedback and estimate) and report.md. Shared by `argus optimize` for
 attention, moe, FILE.py::KERNEL and --kernelbench.
+
+A provider failure (an outage, a timeout, an HTTP error after the SDK's retries) pauses the
+episode: trajectory.json says `"paused": true` and `resume=True` (the command's --resume,
+with the same --out) continues it from its steps: the same current best, history and
+last-step feedback, the candidates' files in <out>/kernels kept, the failed request asked
+again.
 """
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from typing import Any
 
 from argus.agent.coding.kernel_planner import EVALUATOR_NOTE, KernelPlanner, KernelRun
 from argus.agent.planner import Budget
+from argus.agent.trajectory import Step
 from argus.agent.providers import ProviderConfig, make_provider
 
 
@@ -19,24 +26,57 @@ class NeedsModel(ValueError):
     """A kernel task with the embedded planner, which only tunes GEMM knobs."""
 
 
+class NothingToResume(ValueError):
+    """--resume where no paused episode of this task is in the output folder."""
+
+
+RESUME_HINT = ("the provider failed; the episode is paused: run the same command with "
+               "--resume to continue it")
+
+
+def paused_steps(task, out_dir) -> tuple[list[Step], list[list[int]]]:
+    """The steps and request rounds of the paused episode of `task` in `out_dir`."""
+    path = Path(out_dir) / "trajectory.json" if out_dir else None
+    if path is None or not path.is_file():
+        raise NothingToResume(f"--resume: no episode in {out_dir or '(no --out)'} to continue "
+                              f"(trajectory.json is not there); run without --resume")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        steps = [Step.from_json(s) for s in data["steps"]]
+    except (ValueError, KeyError, TypeError) as err:
+        raise NothingToResume(f"--resume: {path} is not an episode's trajectory ({err})") \
+            from None
+    if data.get("task", {}).get("label") != task.describe().get("label"):
+        raise NothingToResume(f"--resume: {path} is the episode of "
+                              f"{data.get('task', {}).get('label')!r}, not of {task.label!r}")
+    if not data.get("paused"):
+        raise NothingToResume(f"--resume: the episode in {out_dir} is not paused (it stopped: "
+                              f"{data.get('stop_reason')}); run without --resume for a new one")
+    return steps, list(data.get("rounds") or [])
+
+
 def run_kernel_episode(task, provider_config: ProviderConfig, *, budget: Budget | None = None,
                        out_dir: str | Path | None = None, samples: int = 1,
                        temperature: float = 0.0, max_tokens: int | None = None,
-                       on_step=None, provider=None, keep_prompts: bool = False
-                       ) -> dict[str, Any]:
+                       on_step=None, provider=None, keep_prompts: bool = False,
+                       resume: bool = False) -> dict[str, Any]:
     if provider is None and provider_config.provider == "embedded":
         raise NeedsModel(f"optimize {task.op}: the embedded planner tunes GEMM knobs only; a "
                          f"kernel task needs a model that writes kernels: pass --provider "
                          f"openai|anthropic with --model and --base-url (see docs/agent.md)")
+    prior, rounds = paused_steps(task, out_dir) if resume else ([], [])
     provider = provider or make_provider(provider_config)
     work = str(Path(out_dir) / "kernels") if out_dir else None
     planner = KernelPlanner(provider, task, budget=budget, samples=samples,
                             temperature=temperature, max_tokens=max_tokens, work_dir=work,
                             on_step=on_step, keep_prompts=keep_prompts)
-    run = planner.run()
+    run = planner.run(resume=prior, rounds=rounds)
     meta = {"provider": provider_config.provider, "model": getattr(provider, "model", ""),
             "evaluator": "interpreter+cost-model", "evaluator_note": EVALUATOR_NOTE,
-            "samples": samples, "temperature": temperature}
+            "samples": samples, "temperature": temperature, "paused": run.paused,
+            "resumed_steps": len([s for s in prior if s.technique != "provider-error"])}
+    if run.paused:
+        meta["resume_hint"] = RESUME_HINT
     paths = write_kernel_outputs(run, out_dir, meta) if out_dir else {}
     return {"result": run, "summary": kernel_summary(run, meta), "paths": paths}
 
