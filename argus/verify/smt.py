@@ -202,13 +202,18 @@ class Context:
         """Is there a remembered model in which every formula is true? Then their
         conjunction is satisfiable: a model is a witness, whatever query found it (the
         formulas are evaluated exactly, every unnamed constant completed to a value)."""
+        return self.witness(formulas) is not None
+
+    def witness(self, formulas, also=None):
+        """A remembered model in which every formula is true (and `also(model)`), or None."""
         formulas = _formulas(formulas)
         for i, m in enumerate(self.models):
-            if all(z3.is_true(m.eval(f, model_completion=True)) for f in formulas):
+            if all(z3.is_true(m.eval(f, model_completion=True)) for f in formulas) and \
+                    (also is None or also(m)):
                 if i:
                     self.models.insert(0, self.models.pop(i))
-                return True
-        return False
+                return m
+        return None
 
     def remember(self, model) -> None:
         self.models.insert(0, model)
@@ -411,12 +416,27 @@ def without_divisions(formulas):
     return out + facts
 
 
-def solve(formulas, timeout_ms: int = TIMEOUT_MS):
+class _Found:
+    """A model standing for a solver that found it (solve(..., solver=False))."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def model(self):
+        return self._model
+
+
+def solve(formulas, timeout_ms: int = TIMEOUT_MS, solver: bool = True):
     """(z3's answer, the solver) for the conjunction of `formulas`; the solver is None when
     the answer is a remembered unsat. Many questions repeat: the warpgroups of a role are
     walked one by one, and the nt/nn (or other) variants of a kernel in one file share
     most of their obligations. z3 terms are hash-consed, so structurally equal formulas
-    have one id while alive; the memo keeps the formulas it keys on alive."""
+    have one id while alive; the memo keeps the formulas it keys on alive.
+
+    `solver=False` (only the answer and a model are wanted, not a solver to go on with):
+    a model of the division-free version that satisfies the formulas themselves (its
+    fresh quotients happen to be the real ones) is the answer, with no second solve; the
+    second value then only has .model()."""
     formulas = _formulas(formulas)
     key = _key(formulas)
     if key in _UNSAT:
@@ -432,6 +452,10 @@ def solve(formulas, timeout_ms: int = TIMEOUT_MS):
             return z3.unsat, None
         if got == z3.unknown and symbolic_divisor(formulas):
             return z3.unknown, s      # a bit-blasted symbolic divider does no better
+        if got == z3.sat and not solver:
+            m = s.model()             # a model of the formulas themselves: no second solve
+            if all(z3.is_true(m.eval(f, model_completion=True)) for f in formulas):
+                return z3.sat, _Found(m)
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*formulas, *mod_lemmas(formulas))
@@ -451,7 +475,7 @@ def verdict(formulas, timeout_ms: int = TIMEOUT_MS):
     key = _key(formulas)
     if key in _SAT:
         return z3.sat
-    result, _ = solve(formulas, timeout_ms)
+    result, _ = solve(formulas, timeout_ms, solver=False)
     if result == z3.sat:
         if len(_SAT) >= UNSAT_MEMO_LIMIT:
             _SAT.clear()
@@ -494,6 +518,41 @@ def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (
     return model
 
 
+def exact_solve(ctx: Context, formulas, timeout_ms: int = TIMEOUT_MS):
+    """(z3's answer, the solver) for the conjunction of `formulas` with the real product
+    of every product atom they mention (through other atoms' factors too), the products
+    asserted lazily (_lazy_check): a sat answer comes with a model that gives each such
+    atom its product, an unsat one is of true facts. An atom none of them mentions is
+    free, so its product changes nothing of the answer."""
+    formulas = _formulas(formulas)
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*formulas, *mod_lemmas(formulas))
+    ids = set()
+    for f in formulas:
+        ids |= _vars_of(f)
+    lazy, grew = {}, True
+    while grew:
+        grew = False
+        for atom, a, b in ctx.atoms.values():
+            k = atom.get_id()
+            if k in ids and k not in lazy:
+                x, y = bv(a), bv(b)
+                lazy[k] = [atom, x, y, 0]
+                ids |= _vars_of(x) | _vars_of(y)
+                grew = True
+    found = ctx.witness(formulas, lambda m: all(_exact(m, *e[:3]) for e in lazy.values()))
+    if found is not None:             # a model found before is one (holds() keeps them)
+        return z3.sat, _Found(found)
+    return _lazy_check(s, lazy)[0], s
+
+
+def _exact(m, atom, x, y) -> bool:
+    """Does model m give the product atom its product?"""
+    vx, vy, va = (m.eval(t, model_completion=True).as_long() for t in (x, y, atom))
+    return (vx * vy) % (1 << WIDTH) == va
+
+
 LEMMA_ROUNDS = 4      # instances of one product asserted before the product itself
 
 
@@ -515,9 +574,9 @@ def _lazy_check(s, lazy: dict):
         new = []
         for k, entry in list(lazy.items()):
             atom, x, y, rounds = entry
-            vx, vy, va = (m.eval(t, model_completion=True).as_long() for t in (x, y, atom))
-            if (vx * vy) % (1 << WIDTH) == va:
+            if _exact(m, atom, x, y):
                 continue
+            vx, vy = (m.eval(t, model_completion=True).as_long() for t in (x, y))
             if rounds >= LEMMA_ROUNDS:
                 new.append(atom == x * y)
                 del lazy[k]
@@ -533,7 +592,7 @@ def _lazy_check(s, lazy: dict):
 
 def exact_check(ctx: Context, goal, extra: Iterable = ()):
     """sat / unsat / unknown of facts & goal with the product atoms given their meaning."""
-    return solve([*ctx.facts, *extra, *ctx.product_facts(), goal])[0]
+    return solve([*ctx.facts, *extra, *ctx.product_facts(), goal], solver=False)[0]
 
 
 def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:
@@ -548,7 +607,7 @@ def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:
         return False
     if ctx.abstraction is not None and ctx.abstraction.proves(claim, list(extra)):
         return True
-    result, s = solve([*facts, *asked])
+    result, s = solve([*facts, *asked], solver=False)
     if result == z3.sat:
         ctx.remember(s.model())
     return result == z3.unsat
