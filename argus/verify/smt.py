@@ -71,6 +71,7 @@ class Context:
     _small_products: dict = field(default_factory=dict)  # (x id, y id) -> (x, y, x * y)
     _copied: dict = field(default_factory=dict)
     quotients: dict = field(default_factory=dict)   # (R id, S id) -> (R, S, Q): R == Q * S
+    models: list = field(default_factory=list)      # recent models (refute(), remember())
 
     # -- variables -----------------------------------------------------------------------
     def var(self, name: str, kind: str, upper=None, lower: int = 0) -> z3.BitVecRef:
@@ -193,6 +194,30 @@ class Context:
             return None
         hit = self.quotients.get((r.get_id(), s.get_id()))
         return hit[2] if hit is not None else None
+
+    # -- models found so far: a claim they already refute needs no solver ----------------
+    MODELS = 8
+
+    def refute(self, formulas) -> bool:
+        """Is there a remembered model in which every formula is true? Then their
+        conjunction is satisfiable: a model is a witness, whatever query found it (the
+        formulas are evaluated exactly, every unnamed constant completed to a value)."""
+        return self.witness(formulas) is not None
+
+    def witness(self, formulas, also=None):
+        """A remembered model in which every formula is true (and `also(model)`), or None."""
+        formulas = _formulas(formulas)
+        for i, m in enumerate(self.models):
+            if all(z3.is_true(m.eval(f, model_completion=True)) for f in formulas) and \
+                    (also is None or also(m)):
+                if i:
+                    self.models.insert(0, self.models.pop(i))
+                return m
+        return None
+
+    def remember(self, model) -> None:
+        self.models.insert(0, model)
+        del self.models[self.MODELS:]
 
     def product_facts(self):
         """The real meaning of every product atom (used only to confirm a model)."""
@@ -391,12 +416,27 @@ def without_divisions(formulas):
     return out + facts
 
 
-def solve(formulas, timeout_ms: int = TIMEOUT_MS):
+class _Found:
+    """A model standing for a solver that found it (solve(..., solver=False))."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def model(self):
+        return self._model
+
+
+def solve(formulas, timeout_ms: int = TIMEOUT_MS, solver: bool = True):
     """(z3's answer, the solver) for the conjunction of `formulas`; the solver is None when
     the answer is a remembered unsat. Many questions repeat: the warpgroups of a role are
     walked one by one, and the nt/nn (or other) variants of a kernel in one file share
     most of their obligations. z3 terms are hash-consed, so structurally equal formulas
-    have one id while alive; the memo keeps the formulas it keys on alive."""
+    have one id while alive; the memo keeps the formulas it keys on alive.
+
+    `solver=False` (only the answer and a model are wanted, not a solver to go on with):
+    a model of the division-free version that satisfies the formulas themselves (its
+    fresh quotients happen to be the real ones) is the answer, with no second solve; the
+    second value then only has .model()."""
     formulas = _formulas(formulas)
     key = _key(formulas)
     if key in _UNSAT:
@@ -412,6 +452,10 @@ def solve(formulas, timeout_ms: int = TIMEOUT_MS):
             return z3.unsat, None
         if got == z3.unknown and symbolic_divisor(formulas):
             return z3.unknown, s      # a bit-blasted symbolic divider does no better
+        if got == z3.sat and not solver:
+            m = s.model()             # a model of the formulas themselves: no second solve
+            if all(z3.is_true(m.eval(f, model_completion=True)) for f in formulas):
+                return z3.sat, _Found(m)
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*formulas, *mod_lemmas(formulas))
@@ -431,7 +475,7 @@ def verdict(formulas, timeout_ms: int = TIMEOUT_MS):
     key = _key(formulas)
     if key in _SAT:
         return z3.sat
-    result, _ = solve(formulas, timeout_ms)
+    result, _ = solve(formulas, timeout_ms, solver=False)
     if result == z3.sat:
         if len(_SAT) >= UNSAT_MEMO_LIMIT:
             _SAT.clear()
@@ -444,20 +488,111 @@ def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (
     """A model of facts & goal, confirmed with real products, minimised lexicographically
     over `minimise` (terms, most important first); None when goal cannot hold. When no
     model survives the real products, the over-approximate one is returned (the check
-    cannot be proved; its counterexample may not be reachable) unless `exact_only`."""
+    cannot be proved; its counterexample may not be reachable) unless `exact_only`.
+
+    The real products (64-bit multipliers, costly to bit-blast) are given to the solver
+    lazily (_lazy_check): a model that gives a product atom another value than its
+    product brings true facts about that product, and the search goes on until a model
+    gives every atom its product (an exact model) or the solver finds none (unsat of true
+    facts). Every answer of the minimisation is thus the one the solver would give with
+    the products asserted, and so is the lexicographic minimum."""
     base = [*ctx.facts, *extra, goal]
-    if solve(base)[0] != z3.sat:
-        return None
-    exact = base + ctx.product_facts()
-    model = _minimised(exact, list(minimise))
+    products = ctx.product_facts()
+    exact = base + products                 # unsatisfiable when base is
+    model = None
+    if not known_unsat(exact):
+        s = z3.Solver()
+        s.set("timeout", TIMEOUT_MS)
+        s.add(*base, *mod_lemmas(base))
+        lazy = {atom.get_id(): [atom, bv(a), bv(b), 0] for atom, a, b in ctx.atoms.values()}
+        result, _ = _lazy_check(s, lazy)
+        if result == z3.sat:
+            least(s, list(minimise), lazy)
+            model = s.model()
+        elif result == z3.unsat:
+            remember_unsat(exact)
+        else:                               # undecided: dividers first, all products
+            model = _minimised(exact, list(minimise))
     if model is None and not exact_only:   # it needs a product value that cannot occur
         model = _minimised(base, list(minimise))
     return model
 
 
+def exact_solve(ctx: Context, formulas, timeout_ms: int = TIMEOUT_MS):
+    """(z3's answer, the solver) for the conjunction of `formulas` with the real product
+    of every product atom they mention (through other atoms' factors too), the products
+    asserted lazily (_lazy_check): a sat answer comes with a model that gives each such
+    atom its product, an unsat one is of true facts. An atom none of them mentions is
+    free, so its product changes nothing of the answer."""
+    formulas = _formulas(formulas)
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*formulas, *mod_lemmas(formulas))
+    ids = set()
+    for f in formulas:
+        ids |= _vars_of(f)
+    lazy, grew = {}, True
+    while grew:
+        grew = False
+        for atom, a, b in ctx.atoms.values():
+            k = atom.get_id()
+            if k in ids and k not in lazy:
+                x, y = bv(a), bv(b)
+                lazy[k] = [atom, x, y, 0]
+                ids |= _vars_of(x) | _vars_of(y)
+                grew = True
+    found = ctx.witness(formulas, lambda m: all(_exact(m, *e[:3]) for e in lazy.values()))
+    if found is not None:             # a model found before is one (holds() keeps them)
+        return z3.sat, _Found(found)
+    return _lazy_check(s, lazy)[0], s
+
+
+def _exact(m, atom, x, y) -> bool:
+    """Does model m give the product atom its product?"""
+    vx, vy, va = (m.eval(t, model_completion=True).as_long() for t in (x, y, atom))
+    return (vx * vy) % (1 << WIDTH) == va
+
+
+LEMMA_ROUNDS = 4      # instances of one product asserted before the product itself
+
+
+def _lazy_check(s, lazy: dict):
+    """s.check() with the real products of `lazy` (atom id -> [atom, x, y, rounds])
+    asserted only as far as the models found need them: when a model gives an atom a
+    value other than x * y, the instances of the product at the model's factors,
+    x == vx => atom == vx * y and y == vy => atom == x * vy (true, and linear), are
+    asserted and the solver asked again; after LEMMA_ROUNDS such rounds the product
+    itself. Ends with a model that gives every atom its product (an exact model), or
+    with unsat (of true facts) or unknown. Returns the answer and the facts asserted
+    (gone with the scope they were added in: least() asserts them again after its pop)."""
+    added = []
+    while True:
+        result = s.check()
+        if result != z3.sat or not lazy:
+            return result, added
+        m = s.model()
+        new = []
+        for k, entry in list(lazy.items()):
+            atom, x, y, rounds = entry
+            if _exact(m, atom, x, y):
+                continue
+            vx, vy = (m.eval(t, model_completion=True).as_long() for t in (x, y))
+            if rounds >= LEMMA_ROUNDS:
+                new.append(atom == x * y)
+                del lazy[k]
+            else:
+                new.append(z3.And(z3.Implies(x == vx, atom == y * vx),
+                                  z3.Implies(y == vy, atom == x * vy)))
+                entry[3] += 1
+        if not new:
+            return result, added
+        s.add(*new)
+        added += new
+
+
 def exact_check(ctx: Context, goal, extra: Iterable = ()):
     """sat / unsat / unknown of facts & goal with the product atoms given their meaning."""
-    return solve([*ctx.facts, *extra, *ctx.product_facts(), goal])[0]
+    return solve([*ctx.facts, *extra, *ctx.product_facts(), goal], solver=False)[0]
 
 
 def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:
@@ -466,10 +601,16 @@ def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:
     Only the facts connected to the claim (sharing a variable with it, transitively) are
     given to the solver: fewer assumptions can only make a proof harder, never wrong, and
     a claim about layouts (positions, kk) then does not drag in every size's bounds."""
+    asked = [*extra, z3.Not(claim)]
+    facts = relevant(ctx.facts, asked)
+    if ctx.refute([*asked, *facts]):          # a model found before: the claim fails
+        return False
     if ctx.abstraction is not None and ctx.abstraction.proves(claim, list(extra)):
         return True
-    asked = [*extra, z3.Not(claim)]
-    return solve([*relevant(ctx.facts, asked), *asked])[0] == z3.unsat
+    result, s = solve([*facts, *asked], solver=False)
+    if result == z3.sat:
+        ctx.remember(s.model())
+    return result == z3.unsat
 
 
 _VARS: dict[int, tuple] = {}       # AST id -> (the AST, ids of the variables in it)
@@ -537,31 +678,39 @@ def _minimised(constraints, order):
     return s.model()
 
 
-def least(s, order) -> None:
-    """Pin each term of `order` in turn to its least value (s is sat and stays sat)."""
+def least(s, order, lazy: dict | None = None) -> None:
+    """Pin each term of `order` in turn to its least value (s is sat and stays sat).
+    With `lazy` (first_model), facts asserted only when a model violates them."""
+    lazy = {} if lazy is None else lazy
+
+    def probe(bound):
+        s.push()
+        s.add(bound)
+        result, added = _lazy_check(s, lazy)
+        found = s.model().eval(term, model_completion=True).as_long() \
+            if result == z3.sat else None
+        s.pop()
+        s.add(*added)                # true facts: kept outside the probe's scope
+        return found
+
     for term in order:
         best = s.model().eval(term, model_completion=True).as_long()
         lo = 0
         if best > 1:                 # most variables of a minimal model are 0 or 1
-            s.push()
-            s.add(z3.ULE(term, 1))
-            if s.check() == z3.sat:
-                best = s.model().eval(term, model_completion=True).as_long()
+            found = probe(z3.ULE(term, 1))
+            if found is not None:
+                best = found
             else:
                 lo = 2
-            s.pop()
         while lo < best:             # binary search for the least value of `term`
             mid = (lo + best) // 2
-            s.push()
-            s.add(z3.ULE(term, mid))
-            if s.check() == z3.sat:
-                best = s.model().eval(term, model_completion=True).as_long()
-                s.pop()
+            found = probe(z3.ULE(term, mid))
+            if found is not None:
+                best = found
             else:
-                s.pop()
                 lo = mid + 1
         s.add(term == best)
-        s.check()
+        _lazy_check(s, lazy)
 
 
 def value(model, term) -> int:

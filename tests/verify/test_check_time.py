@@ -1,10 +1,17 @@
 """How long `argus check`'s verifier takes on every kernel in the repository (the library,
 the examples) and on the hand-written persistent grid-stride GEMM of tests/fixtures: each
 file's kernels verified in this process with the solver's memo cleared first, timed by
-wall clock. The target on the 2-core development machine is under 2 s per file (median
-under 1 s; docs/soundness-report.md records the measured times); the bound here is loose
-(6 s; 12 s for the persistent fixture and 60 s for the library attention's two kernels,
-not yet at the target) because CI shares its machine. The times are printed (pytest -s shows them)."""
+wall clock. The target on the 2-core development machine is under 2 s per kernel (median
+under 1 s); measured there (one process, memo cleared per kernel, light load): every
+library and example kernel and the persistent fixture under 2 s but the library
+attention's two kernels (verified since their split key loop is followed: 3-10 s each,
+bounded apart), median about 0.6 s over the 91 kernels of the repo. The bound here is 5 s
+per file because CI shares its machine (two other jobs on the two cores
+double these times). The slowest kernels of the bug corpora (whose counterexamples are
+searched and minimised) are timed too, against a looser bound: the MoE ones take 4-8 s
+on the lightly loaded machine (15-48 s before the products were solved lazily) and up to
+about 20 s under load, not yet at the target. The times are printed (pytest -s shows
+them)."""
 
 from __future__ import annotations
 
@@ -16,17 +23,21 @@ from argus.frontend import parse_file
 from argus.verify import driver, smt
 
 ROOT = Path(__file__).resolve().parents[2]
-BOUND_S = 6.0
-# the hand-written persistent loop is not at the target yet: about 4 s on the idle machine
-# (12 s before its loop was modelled); bounded apart so a regression still shows
+BOUND_S = 5.0
 PERSISTENT = ROOT / "tests" / "fixtures" / "persistent_gemm.py"
-PERSISTENT_BOUND_S = 12.0
 # the library attention's two kernels, verified since their split key loop is followed:
-# 13 s for the two on the idle machine, not at the target yet
+# 13 s for the two on the idle machine (3.3 + 9.7 s of CPU), not at the target yet
 ATTENTION = ROOT / "argus" / "kernels" / "attention.py"
 ATTENTION_BOUND_S = 60.0
 FILES = sorted((ROOT / "argus" / "kernels").glob("*.py")) + \
     sorted((ROOT / "examples").glob("*.py")) + [PERSISTENT]
+# the bug corpora's slowest kernels (each one kernel with errors to minimise)
+BUGS = [ROOT / "examples" / "bugs" / p for p in (
+    "moe/padding_rows_stored.py", "moe/tail_rows_unmasked.py",
+    "moe/padded_offsets_as_rows.py", "moe/gather_by_slot.py",
+    "moe/weight_of_next_expert.py", "gemm_cluster/schedule_by_block.py",
+    "gemm_splitk/plain_store.py", "vacuity/kt_swapped_division.py")]
+BUG_BOUND_S = 30.0
 
 
 def _fresh_memo() -> None:
@@ -34,10 +45,9 @@ def _fresh_memo() -> None:
     smt._SAT.clear()
 
 
-def test_every_kernel_in_the_repo_checks_within_the_bound():
-    driver.run(parse_file(ROOT / "examples" / "copy.py")["copy"])     # imports, warm-up
+def _times(files):
     times, verdicts = {}, {}
-    for path in FILES:
+    for path in files:
         kernels = parse_file(path)
         if not kernels:
             continue
@@ -48,12 +58,25 @@ def test_every_kernel_in_the_repo_checks_within_the_bound():
         times[str(path.relative_to(ROOT))] = time.perf_counter() - start
     for name, t in times.items():
         print(f"check {name}: {t:.2f} s")
+    return times, verdicts
+
+
+def test_every_kernel_in_the_repo_checks_within_the_bound():
+    driver.run(parse_file(ROOT / "examples" / "copy.py")["copy"])     # imports, warm-up
+    times, verdicts = _times(FILES)
     print(f"median {statistics.median(times.values()):.2f} s over {len(times)} files")
-    bounds = {str(PERSISTENT.relative_to(ROOT)): PERSISTENT_BOUND_S,
-              str(ATTENTION.relative_to(ROOT)): ATTENTION_BOUND_S}
+    bounds = {str(ATTENTION.relative_to(ROOT)): ATTENTION_BOUND_S}
     slow = {n: round(t, 2) for n, t in times.items() if t > bounds.get(n, BOUND_S)}
     assert not slow, slow
     assert "failed" not in verdicts.values(), verdicts
+
+
+def test_the_slowest_bug_corpus_kernels_check_within_their_bound():
+    driver.run(parse_file(ROOT / "examples" / "copy.py")["copy"])     # imports, warm-up
+    times, verdicts = _times(BUGS)
+    slow = {n: round(t, 2) for n, t in times.items() if t > BUG_BOUND_S}
+    assert not slow, slow
+    assert set(verdicts.values()) == {"failed"}, verdicts
 
 
 def test_the_persistent_grid_stride_fixture_has_no_false_finding():

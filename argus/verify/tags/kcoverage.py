@@ -124,7 +124,7 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor,
         return
     if split_proof(w.ctx.facts, [*w.path, *bounds], hit_witness, kappa, below):
         return
-    if solve([*relevant(w.ctx.facts, asked), *asked])[0] == z3.unsat:
+    if solve([*relevant(w.ctx.facts, asked), *asked], solver=False)[0] == z3.unsat:
         return
     model = report.find(w, goal, scope, bounds, minimise_first=(kappa,))
     if model is None:

@@ -17,7 +17,7 @@ import z3
 from argus.ir.nodes import Op
 from argus.ir.types import FragmentType, IndexVectorType
 from argus.verify.finding import Counterexample, Finding
-from argus.verify.smt import bv, holds, relevant, solve, value
+from argus.verify.smt import bv, exact_solve, holds, relevant, value
 
 from . import segments
 from .segments import Segment
@@ -86,14 +86,18 @@ def _prove(w, op: Op, claim, message: str, hint: str) -> bool:
         if holds(w.ctx, claim, [*path, *w.ctx.order_facts([claim, *path])]):
             return True
         asked = [*path, z3.Not(claim)]
-        facts = relevant([*w.ctx.facts, *w.ctx.product_facts()], asked)
+        products = w.ctx.product_facts()     # for what they connect; solved lazily
+        real = {p.get_id() for p in products}
+        facts = [f for f in relevant([*w.ctx.facts, *products], asked)
+                 if f.get_id() not in real]
         # small sizes first: a violation is usually there, and z3 finds it much sooner
-        # than over every size (a model found is a model either way)
+        # than over every size (a model found is a model either way); the product atoms
+        # with their real products (exact_solve)
         small = [z3.ULE(v.term, SMALL) for v in w.ctx.vars.values()
                  if v.kind in ("size", "block")]
-        found, solver = solve([*facts, *asked, *small], timeout_ms=CONFIRM_MS)
+        found, solver = exact_solve(w.ctx, [*facts, *asked, *small], timeout_ms=CONFIRM_MS)
         if found != z3.sat:
-            found, solver = solve([*facts, *asked], timeout_ms=CONFIRM_MS)
+            found, solver = exact_solve(w.ctx, [*facts, *asked], timeout_ms=CONFIRM_MS)
     except (z3.Z3Exception, TypeError, ValueError) as err:
         _report(w, op, "warning", message + f" is not decided ({type(err).__name__})", hint)
         return False

@@ -179,10 +179,10 @@ def split_proof(facts, hyp, hits, kappa, below) -> bool:
         k_parts.append(z3.And(*about_k))
     for k_part in {x.get_id(): x for x in k_parts}.values():
         asked = [below, z3.Not(k_part)]
-        if _solve([*_relevant(facts, asked), *asked])[0] != z3.unsat:
+        if _solve([*_relevant(facts, asked), *asked], solver=False)[0] != z3.unsat:
             return False
     asked = [*hyp, z3.Not(z3.Or(*rests))]
-    return _solve([*_relevant(facts, asked), *asked])[0] == z3.unsat
+    return _solve([*_relevant(facts, asked), *asked], solver=False)[0] == z3.unsat
 
 
 def solve_exactly(ctx, target, term, variables):
