@@ -3,7 +3,8 @@
 Parameters, in order: one pointer per global tensor, one int per shape symbol, then one
 `const __grid_constant__ argus::TensorMap` per (tensor, box, swizzle) that a TMA op uses.
 `GeneratedKernel.params` lists them for the launcher; `assumptions` are the kernel's
-`assume` conditions as Python expressions over the shape symbols, checked at launch.
+`assume` conditions as Python expressions over the shape symbols, checked at launch (and
+what its ops need of the sizes: a cp.async gather's rows of whole 16-byte chunks).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from argus.ir import gather_chunks
 from argus.ir.nodes import Kernel
 from argus.ir.types import GlobalTensorType, ScalarType
 from argus.limits import (MAX_REGISTERS_PER_THREAD, REGISTER_GRANULE, REGISTERS_PER_SM,
@@ -24,7 +26,7 @@ from .errors import CodegenError
 from .lower.structure import lower_block
 from .values import C_ELEMENT, TensorParam
 
-HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_descriptor.cuh", "argus_exchange.cuh", "argus_fence.cuh", "argus_ldmatrix.cuh", "argus_math.cuh",
+HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_cp_async.cuh", "argus_descriptor.cuh", "argus_exchange.cuh", "argus_fence.cuh", "argus_ldmatrix.cuh", "argus_math.cuh",
            "argus_mbarrier.cuh", "argus_reduce.cuh", "argus_regs.cuh", "argus_tma.cuh", "argus_vector.cuh",
            "argus_wgmma.cuh")
 
@@ -194,3 +196,17 @@ def _assumptions(kernel: Kernel):
                 text = exprs[id(cond)]
                 ast.parse(text, mode="eval")
                 yield text, f"{op.loc.file}:{op.loc.line}"
+    yield from _gather_pitches(kernel)
+
+
+def _gather_pitches(kernel: Kernel):
+    """What a gather_cp_async needs of its tensor: rows of a whole number of 16-byte chunks
+    (each cp.async reads 16 aligned bytes), stated at the gather's line."""
+    for op in kernel.walk():
+        if op.opcode != "gather.cp_async":
+            continue
+        t = op.arg("src").type
+        per_chunk = gather_chunks.CHUNK_BYTES * 8 // t.dtype.bits
+        width = t.shape[-1]
+        if isinstance(width, str) and width.isidentifier():
+            yield f"({width} % {per_chunk} == 0)", f"{op.loc.file}:{op.loc.line}"

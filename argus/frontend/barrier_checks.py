@@ -7,8 +7,11 @@ from argus.ir.nodes import Kernel, Value
 
 from .errors import DSLError
 
-# the ops that arm the mbarrier they name `bar` (arrive on it, or complete on it)
-ARMS = ("mbarrier.arrive", "mbarrier.expect_tx", "tma.load", "gather.tma")
+from argus.ir.ops import OPS
+
+# the ops that arm the mbarrier they name `bar` (arrive on it, or complete on it), from the
+# op table: arrive, expect_tx, tma.load, gather.tma, gather.cp_async
+ARMS = tuple(s.opcode for s in OPS.values() if s.arrives == "bar" or s.completes == "mbarrier:bar")
 
 
 def check_barriers(kernel: Kernel, lines: list[str]) -> None:

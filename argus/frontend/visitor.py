@@ -357,7 +357,11 @@ class KernelVisitor:
         elif name == "elect_one":
             a = Args(self, call, "elect_one", self.bind_call(call, "elect_one"))
             scope = a.static_str("scope", ("block", "warpgroup", "warp"))
-            block = self._body(Block(), node.body)
+            outer, self.in_elect = self.in_elect, True
+            try:
+                block = self._body(Block(), node.body)
+            finally:
+                self.in_elect = outer
             self.emit("elect_one", (), node, attrs={"scope": scope}, regions=(block,))
         else:
             raise self.error(call, f"unsupported context {ast.unparse(call)!r}",

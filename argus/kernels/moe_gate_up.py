@@ -14,31 +14,93 @@ computed on the device) and its m-tiles are numbered from prefix_sum(round_up(co
 // BM; an expert with no slots has no tiles, so its weights are never read.
 
 The structure is argus/kernels/gemm.py's: a producer warpgroup gathers the BM token rows of
-an m-tile into an S-stage ring with one TMA box per row (`gather_tma`) and loads the expert's
-BN x BK gate and up tiles with TMA; two consumer warpgroups each own 64 slots, keep a gate
-and an up accumulator, and keep one k-step's wgmma in flight while the next is issued.
+an m-tile into an S-stage ring and loads the expert's BN x BK gate and up tiles with TMA;
+two consumer warpgroups each own 64 slots, keep a gate and an up accumulator, and keep one
+k-step's wgmma in flight while the next is issued. The gather (GATHER) is either
+  "tma":       one TMA box per row (`gather_tma`), all issued by the one producer thread that
+               walks the items (128 boxes a stage from one thread: the layer's bottleneck on
+               the H200, docs/perf-log.md);
+  "warpgroup": `gather_cp_async`, issued by all 128 producer threads: each copies 8 chunks
+               of 16 bytes with cp.async (four whole rows per warp instruction) and arrives
+               on full[s] when they land, so full[s] counts 1 + 128 arrivals (the elected
+               thread's expect_tx for the weight tiles, then one per producer thread), and the
+               consumers fence the generic-proxy writes (fence_proxy_async) before the wgmma.
+               Every producer thread then waits on empty[s]; each issues part of the gather
+               it guards, so no warp can be lapped (barriers.lapped-wait).
 Blocks are persistent: work item w runs on block w % BLOCKS as its local tile w // BLOCKS.
 Within an expert the items are numbered n-tile major (ORDER = "n_major": the m-tiles of an
 expert that share a weight tile run at the same time, so each weight tile crosses HBM once)
 or m-tile major ("m_major"). Tail slots past an expert's count gather token 0 and their rows
 of H are not stored.
 
-Module constants (specialised by argus.ops.moe): E, DT, BLOCKS, ORDER; kernel constants BM
-(128: two consumer warpgroups), BN (<= 128: two accumulators), BK, S.
+Module constants (specialised by argus.ops.moe): E, DT, BLOCKS, ORDER, GATHER; kernel
+constants BM (128: two consumer warpgroups), BN (<= 128: two accumulators), BK, S.
 """
 
 from argus.lang import (Tensor, arrive, assign, assume, block_id, cast, cdiv, coord, const,
-                        elect_one, element, exp2, expect_tx, fence_mbarrier_init, fp32,
-                        fragment, gather_tma, int32, kernel, load_indices, mbarrier,
-                        mbarrier_init, nbytes, prefix_sum, role, round_up, segment, smem, store,
-                        sync_block, tag, tag_assert, tile, tma_load, wait, warpgroup_index,
-                        wgmma, wgmma_commit, wgmma_fence, wgmma_wait)
+                        elect_one, element, exp2, expect_tx, fence_mbarrier_init,
+                        fence_proxy_async, fp32, fragment, gather_cp_async, gather_tma, helper,
+                        int32, kernel, load_indices, mbarrier, mbarrier_init, nbytes,
+                        prefix_sum, role, round_up, segment, smem, store, sync_block, tag,
+                        tag_assert, tile, tma_load, wait, warpgroup_index, wgmma, wgmma_commit,
+                        wgmma_fence, wgmma_wait)
 
 E = 8                             # experts
 DT = "bf16"                       # activations and weights: bf16 or fp16
 BLOCKS = 132                      # one persistent block per SM of an H200
 ORDER = "n_major"                 # the items of an expert: "n_major" or "m_major"
+GATHER = "tma"                    # the token rows: "tma" (one thread) or "warpgroup" (all 128)
 LOG2E = 1.4426950408889634
+
+
+@helper
+def produce(X, W1, W3, ids, cnt, offs, tile_offs, x_s, g_s, u_s, full, empty, bid, F, KT, NT,
+            BM, BN, BK, S):
+    """The producer's walk: every item of this block, every k-step: wait until the consumers
+    have released the stage, then gather the item's token rows into it and load the expert's
+    gate and up tiles. Run by the one elected thread (GATHER "tma") or by every producer
+    thread (GATHER "warpgroup": each copies its part of the gather)."""
+    for e in range(E):
+        slots = element(cnt, e)
+        ids_e = segment(ids, element(offs, e), slots)
+        wg_e = segment(W1, e * F, F)
+        wu_e = segment(W3, e * F, F)
+        t0 = element(tile_offs, e) // BM
+        MT = cdiv(slots, BM)
+        if ORDER == "n_major":
+            OUTER = NT
+            INNER = MT
+        else:
+            OUTER = MT
+            INNER = NT
+        for a in range(OUTER):
+            for b in range(INNER):
+                w = t0 * NT + a * INNER + b
+                if w % BLOCKS == bid:
+                    i = w // BLOCKS
+                    if ORDER == "n_major":
+                        mt = b
+                        tn = a
+                    else:
+                        mt = a
+                        tn = b
+                    tokens = load_indices(tile(ids_e, (BM,), (mt,)))
+                    for k in range(KT):
+                        g = i * KT + k
+                        s = g % S
+                        wait(empty[s], ((g // S) & 1) ^ 1)
+                        if GATHER == "tma":
+                            expect_tx(full[s], nbytes(x_s[s]) + nbytes(g_s[s])
+                                      + nbytes(u_s[s]))
+                            gather_tma(x_s[s], X, tokens, k, full[s])
+                            tma_load(g_s[s], tile(wg_e, (BN, BK), (tn, k)), full[s])
+                            tma_load(u_s[s], tile(wu_e, (BN, BK), (tn, k)), full[s])
+                        else:
+                            with elect_one():
+                                expect_tx(full[s], nbytes(g_s[s]) + nbytes(u_s[s]))
+                                tma_load(g_s[s], tile(wg_e, (BN, BK), (tn, k)), full[s])
+                                tma_load(u_s[s], tile(wu_e, (BN, BK), (tn, k)), full[s])
+                            gather_cp_async(x_s[s], X, tokens, k, full[s])
 
 
 @kernel(grid=(BLOCKS,), block=384)
@@ -73,47 +135,23 @@ def moe_gate_up(X: Tensor["T", "K", DT], W1: Tensor["EF", "K", DT], W3: Tensor["
     empty = mbarrier(S)
     with elect_one("block"):
         for s in range(S):
-            mbarrier_init(full[s], 1)
+            if GATHER == "tma":
+                mbarrier_init(full[s], 1)          # the producer's expect_tx
+            else:
+                mbarrier_init(full[s], 1 + 128)    # the expect_tx, and each producer thread's
+                                                   # arrival when its cp.async copies land
             mbarrier_init(empty[s], 2)
     fence_mbarrier_init()
     sync_block()
 
     with role("producer", warpgroups=(0,), regs=40):
-        with elect_one():
-            for e in range(E):
-                slots = element(cnt, e)
-                ids_e = segment(ids, element(offs, e), slots)
-                wg_e = segment(W1, e * F, F)
-                wu_e = segment(W3, e * F, F)
-                t0 = element(tile_offs, e) // BM
-                MT = cdiv(slots, BM)
-                if ORDER == "n_major":
-                    OUTER = NT
-                    INNER = MT
-                else:
-                    OUTER = MT
-                    INNER = NT
-                for a in range(OUTER):
-                    for b in range(INNER):
-                        w = t0 * NT + a * INNER + b
-                        if w % BLOCKS == bid:
-                            i = w // BLOCKS
-                            if ORDER == "n_major":
-                                mt = b
-                                tn = a
-                            else:
-                                mt = a
-                                tn = b
-                            tokens = load_indices(tile(ids_e, (BM,), (mt,)))
-                            for k in range(KT):
-                                g = i * KT + k
-                                s = g % S
-                                wait(empty[s], ((g // S) & 1) ^ 1)
-                                expect_tx(full[s], nbytes(x_s[s]) + nbytes(g_s[s])
-                                          + nbytes(u_s[s]))
-                                gather_tma(x_s[s], X, tokens, k, full[s])
-                                tma_load(g_s[s], tile(wg_e, (BN, BK), (tn, k)), full[s])
-                                tma_load(u_s[s], tile(wu_e, (BN, BK), (tn, k)), full[s])
+        if GATHER == "tma":
+            with elect_one():        # one thread walks the items, waits and issues
+                produce(X, W1, W3, ids, cnt, offs, tile_offs, x_s, g_s, u_s, full, empty, bid,
+                        F, KT, NT, BM, BN, BK, S)
+        else:
+            produce(X, W1, W3, ids, cnt, offs, tile_offs, x_s, g_s, u_s, full, empty, bid, F,
+                    KT, NT, BM, BN, BK, S)
 
     with role("consumer", warpgroups=(1, 2), regs=232):
         wg = warpgroup_index()
@@ -147,6 +185,8 @@ def moe_gate_up(X: Tensor["T", "K", DT], W1: Tensor["EF", "K", DT], W3: Tensor["
                             g = i * KT + k
                             s = g % S
                             wait(full[s], (g // S) & 1)
+                            if GATHER == "warpgroup":
+                                fence_proxy_async()    # the rows came by cp.async (generic proxy)
                             x_rows = tile(x_s[s], (64, BK), (wg, 0))
                             wgmma_fence()
                             wgmma(gate, x_rows, g_s[s])

@@ -7,8 +7,8 @@ from .mbarrier import arrive, expect_tx, mbarrier, mbarrier_init, wait
 from .math import (abs, cast, col_of, convert_layout, erf, exp, exp2, gelu, log, log2, maximum,
                    minimum, prefix_sum, row_max, row_min, row_of, row_sum, rsqrt, select,
                    sigmoid, silu, sqrt, tanh)
-from .memory import (assign, atomic_add, fragment, gather, gather_tma, load, load_indices,
-                     scatter, smem, store, tile)
+from .memory import (assign, atomic_add, fragment, gather, gather_cp_async, gather_tma, load,
+                     load_indices, scatter, smem, store, tile)
 from .scan import element, round_up, segment, to_indices
 from .structure import (assume, block_id, cdiv, cluster_rank, elect_one, nbytes, pipeline,
                         role, schedule, warpgroup_index)

@@ -55,6 +55,18 @@ def gather_tma(dst, src, rows, col, bar):
 
 
 @surface
+def gather_cp_async(dst, src, rows, col, bar):
+    """Warpgroup-collective row gather into a swizzled shared-memory tile: row i of `dst` is
+    row rows[i] of global tensor `src` (columns col * C .. of it; rows outside the tensor
+    read zeros). Every thread of the warpgroup executes it (never inside elect_one): each
+    copies its 16-byte chunks with cp.async (argus.ir.gather_chunks) and arrives once on
+    `bar` when they have landed, so `bar` counts 128 arrivals per warpgroup and no
+    transaction bytes (mbarrier_init(bar, 128 + the other arrivals)). The copies are
+    ordinary (generic-proxy) writes: a wgmma that reads the tile calls fence_proxy_async()
+    after waiting on `bar`."""
+
+
+@surface
 def scatter(dst, rows, col, src):
     """Store fragment rows to rows `rows` of `dst`."""
 

@@ -35,17 +35,22 @@ from .library import library_kernel
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
 DECODE_T = 64       # up to this many tokens: the decode configuration
+# How the gate-up GEMM gathers its token rows (moe_gate_up.py GATHER): "tma", one TMA box a
+# row from one thread (measured: 101 TFLOP/s at Mixtral T=4096), or "warpgroup",
+# gather_cp_async by all 128 producer threads (not yet timed on the H200:
+# scripts/device_moe_gather_ab.sh). The default changes when the H200 says so.
+GATE_UP_GATHER = "tma"
 
 
 def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
     """The knobs of each GEMM for a layer shape: {"gate_up": {...}, "down": {...}} (kernel
-    constants BN, S and the module constant ORDER). Prefill: 128 x 256 gate-up tiles (two
-    128-wide accumulators) and 128 x 128 down tiles; decode: 64-wide n-tiles and deeper rings
-    (memory bound, and more items for the few experts hit)."""
+    constants BN, S and the module constants ORDER and, for the gate-up, GATHER). Prefill:
+    128 x 256 gate-up tiles (two 128-wide accumulators) and 128 x 128 down tiles; decode:
+    64-wide n-tiles and deeper rings (memory bound, and more items for the few experts hit)."""
     if t <= DECODE_T:
-        return {"gate_up": {"BN": 64, "S": 6, "ORDER": "n_major"},
+        return {"gate_up": {"BN": 64, "S": 6, "ORDER": "n_major", "GATHER": GATE_UP_GATHER},
                 "down": {"BN": 64, "S": 8, "ORDER": "n_major"}}
-    return {"gate_up": {"BN": 128, "S": 4, "ORDER": "n_major"},
+    return {"gate_up": {"BN": 128, "S": 4, "ORDER": "n_major", "GATHER": GATE_UP_GATHER},
             "down": {"BN": 128, "S": 6, "ORDER": "n_major"}}
 
 

@@ -72,3 +72,19 @@ def test_unknown_shapes_are_a_usage_error():
     with pytest.raises(SystemExit) as err:
         mb.main(["--shapes", "mixtral-4096,nope"])
     assert err.value.code == 2
+
+
+def test_the_sweep_times_each_configuration_it_names(monkeypatch):
+    """The sweep sets argus.ops.moe's config_for for each row (it once set an attribute of the
+    function argus.ops.moe instead, and timed the default configuration every time)."""
+    import importlib
+
+    op = importlib.import_module("argus.ops.moe")
+    seen = []
+    monkeypatch.setattr(mb, "SWEEP_SHAPES", ("mixtral-512",))
+    monkeypatch.setattr(mb, "make_inputs", lambda *a, **k: (None, None, None, None))
+    monkeypatch.setattr(mb, "time_ms", lambda torch, fns, rounds=5: fns["argus"]() or {"argus": 1.0})
+    monkeypatch.setattr(op, "moe", lambda *a: seen.append(op.config_for(512, 8, 4096, 14336, 2)))
+    monkeypatch.setattr("argus.ops.moe", op.moe, raising=False)
+    rows = mb.sweep(None, 1.0, None)
+    assert seen == mb.SWEEP and [r["config"] for r in rows] == mb.SWEEP

@@ -46,7 +46,8 @@ def test_the_test_kernel_includes_every_header():
 def test_every_feature_reaches_the_sass(every_wrapper):
     h = every_wrapper.sass().histogram("every_wrapper")
     for base in ["HGMMA", "UTMALDG", "UTMASTG", "SYNCS", "LDSM", "STSM", "USETMAXREG", "ELECT",
-                 "UTMACCTL", "UCGABAR_ARV", "UCGABAR_WAIT", "BAR", "MUFU", "SHFL", "LDS", "STS"]:
+                 "UTMACCTL", "UCGABAR_ARV", "UCGABAR_WAIT", "BAR", "MUFU", "SHFL", "LDS", "STS",
+                 "LDGSTS", "ARRIVES"]:
         assert h[base] > 0, f"{base} missing from the SASS of every_wrapper"
 
 

@@ -135,7 +135,10 @@ def test_tables_from_the_op_table_keep_the_passes_reading_what_they_did():
                 out[code] = keep
         return out
 
-    assert smem(proxy.GENERIC_WRITES) == {"store": ("dst",), "stmatrix": ("dst",)}
+    # gather.cp_async's copies are ordinary (generic-proxy) writes too, landing later
+    assert smem(proxy.GENERIC_WRITES) == {"store": ("dst",), "stmatrix": ("dst",),
+                                          "gather.cp_async": ("dst",)}
+    assert proxy.SELF_SIGNALLED == {"gather.cp_async"}
     assert smem(proxy.ASYNC_READS) == {"tma.store": ("src",), "wgmma.mma": ("a", "b")}
     assert smem(proxy.READS) == {"load": ("src",), "ldmatrix": ("src",),
                                  "tma.store": ("src",), "wgmma.mma": ("a", "b")}
@@ -146,5 +149,8 @@ def test_tma_completions_from_the_op_table():
     from argus.verify.protocol import ring
 
     assert sorted(ring.TMA_BAR) == ["gather.tma", "tma.load"]
+    # the ops whose executing threads each arrive once: what mbarrier_init must count
+    assert sorted(ring.ARRIVE_BAR) == ["gather.cp_async", "mbarrier.arrive", "mbarrier.expect_tx"]
+    assert ring.COPY_ARRIVE == ("gather.cp_async",)
     assert ring.BAR_OPS == {"mbarrier.init", "mbarrier.arrive", "mbarrier.expect_tx",
-                            "mbarrier.wait", "tma.load", "gather.tma"}
+                            "mbarrier.wait", "tma.load", "gather.tma", "gather.cp_async"}

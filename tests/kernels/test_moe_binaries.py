@@ -2,7 +2,8 @@
 shapes: 8 and 128 experts, prefill and decode tiles, top-8) compile without register spills
 and within shared memory. Slow: each GEMM build takes ~15 s of CPU, the 128-expert top-k
 one ~10 minutes on a loaded 2-core machine; CI builds one sample (the decode gate-up), the
-whole list runs with `python -m pytest -m "slow or not slow"` (scripts/test_all.sh)."""
+whole list runs with `python -m pytest -m "slow or not slow"` (scripts/test_all.sh). CI also
+builds the gate-up with the warpgroup gather (GATHER="warpgroup", no spill)."""
 
 import pytest
 
@@ -23,7 +24,14 @@ SAMPLE = ("moe_down", "moe_down", {"E": 8, "BN": 64, "S": 8})      # built in CI
 GATHER_SPILLS = pytest.mark.xfail(strict=True, reason="gate-up producer spills with the "
                                   "16-index gather batch (measured fastest; docs/perf-log.md)")
 
-SPECS = [("moe_gate_up", "moe_gate_up", {"E": 128, "BN": 128, "S": 4}),
+# The warpgroup gather (GATHER="warpgroup", gather_cp_async): every producer thread keeps only
+# its row index and its chunks' addresses, so the 40-register producer does not spill; its
+# SASS is LDGSTS.128 and one ARRIVES.LDGSTSBAR a k-step, no local memory.
+WARPGROUP = ("moe_gate_up", "moe_gate_up", {"E": 8, "BN": 128, "S": 4, "GATHER": "warpgroup"})
+SPECS = [WARPGROUP,
+         ("moe_gate_up", "moe_gate_up", {"E": 64, "BN": 128, "S": 4, "GATHER": "warpgroup"}),
+         ("moe_gate_up", "moe_gate_up", {"E": 8, "BN": 64, "S": 6, "GATHER": "warpgroup"}),
+         ("moe_gate_up", "moe_gate_up", {"E": 128, "BN": 128, "S": 4}),
          ("moe_gate_up", "moe_gate_up", {"E": 8, "BN": 64, "S": 6}),
          ("moe_down", "moe_down", {"E": 128, "BN": 128, "S": 6}),
          ("moe_down", "moe_down", {"E": 8, "BN": 64, "S": 8}),
@@ -35,8 +43,9 @@ SPECS = [("moe_gate_up", "moe_gate_up", {"E": 128, "BN": 128, "S": 4}),
 
 
 @pytest.mark.parametrize("module, name, overrides", [
-    pytest.param(*spec, marks=(() if spec == SAMPLE else (pytest.mark.slow,))
-                 + ((GATHER_SPILLS,) if spec[1] == "moe_gate_up" and spec[2]["E"] <= 8 else ()),
+    pytest.param(*spec, marks=(() if spec in (SAMPLE, WARPGROUP) else (pytest.mark.slow,))
+                 + ((GATHER_SPILLS,) if spec[1] == "moe_gate_up" and spec[2]["E"] <= 8
+                    and spec[2].get("GATHER", "tma") == "tma" else ()),
                  id=f"{spec[1]}-{'-'.join(f'{k}{v}' for k, v in spec[2].items())}")
     for spec in SPECS])
 def test_binary_has_no_spills(module, name, overrides, tmp_path):
@@ -47,3 +56,7 @@ def test_binary_has_no_spills(module, name, overrides, tmp_path):
     entry = build_kernel(gen.source, BuildOptions(), KernelCache(tmp_path))
     k = entry.resources.kernels[name]
     assert k.spill_store_bytes == 0 and k.spill_load_bytes == 0, k
+    if overrides.get("GATHER") == "warpgroup" and overrides["E"] <= 8:
+        ops = {i.opcode for i in entry.sass().instructions(name)}
+        assert {"LDGSTS.E.BYPASS.128", "ARRIVES.LDGSTSBAR.64.ARVCNT"} <= ops, sorted(ops)
+        assert not any(o.startswith(("LDL", "STL")) for o in ops), sorted(ops)

@@ -1,9 +1,14 @@
 """argus/kernels/moe_gate_up.py and moe_down.py: both grouped GEMMs verify with no finding
-(in under 2 s of checking, both item orders), and on the interpreter they match their fp64
-references (outputs poisoned with NaN first) on routings with empty experts, one expert
-taking every slot, counts that are not multiples of the m-tile, a persistent block walking
-several items with the ring carried over, both item orders and both n-tile widths; rows of a
-wrong routing fail the comparison."""
+(in under 2 s of checking, both item orders, both gate-up gathers), and on the interpreter
+they match their fp64 references (outputs poisoned with NaN first) on routings with empty
+experts, one expert taking every slot, counts that are not multiples of the m-tile, a
+persistent block walking several items with the ring carried over, both item orders, both
+n-tile widths and both gathers of the gate-up's token rows (GATHER "tma": one TMA box a row;
+"warpgroup": gather_cp_async by every producer thread); rows of a wrong routing fail the
+comparison. The warpgroup gather's misuses are found by the verifier and the interpreter
+alike: a consumer that does not fence the cp.async writes before its wgmma, full[s] without
+the gather's 128 arrivals (examples/bugs/moe_gather), the gather filling the wrong stage or
+column tile."""
 
 from __future__ import annotations
 
@@ -33,6 +38,8 @@ GATE_UP, DOWN = _load("moe_gate_up"), _load("moe_down")
 
 @pytest.mark.parametrize("module, name, overrides", [
     ("moe_gate_up", "moe_gate_up", {}), ("moe_gate_up", "moe_gate_up", {"ORDER": "m_major"}),
+    ("moe_gate_up", "moe_gate_up", {"GATHER": "warpgroup"}),
+    ("moe_gate_up", "moe_gate_up", {"GATHER": "warpgroup", "ORDER": "m_major"}),
     ("moe_down", "moe_down", {}), ("moe_down", "moe_down", {"ORDER": "m_major", "BN": 256})])
 def test_verifies_with_no_finding_quickly(module, name, overrides):
     ir = kernel_ir(module, name, **overrides)
@@ -63,20 +70,24 @@ GATE_UP_CASES = [  # E, T tokens, P slots, K, F, routing, overrides
 ]
 
 
+@pytest.mark.parametrize("gather", ["tma", "warpgroup"])
 @pytest.mark.parametrize("e, t, p, k, f, kind, overrides", GATE_UP_CASES)
-def test_gate_up_matches_fp64(e, t, p, k, f, kind, overrides):
+def test_gate_up_matches_fp64(e, t, p, k, f, kind, overrides, gather):
     rng = np.random.default_rng(p + f)
     args = gate_up_case(rng, e, t, p, k, f, kind)
-    res = interpret(kernel_ir("moe_gate_up", "moe_gate_up", E=e, **overrides), args, seed=3)
+    res = interpret(kernel_ir("moe_gate_up", "moe_gate_up", E=e, GATHER=gather, **overrides),
+                    args, seed=3)
     assert res.ok, res.failures()
     ref = GATE_UP.reference(args["X"], args["W1"], args["W3"], args["ids"], args["counts"])
     assert close(res.outputs["H"], ref)
 
 
-def test_gate_up_exact_mode_and_a_wrong_routing_fails():
+@pytest.mark.parametrize("gather", ["tma", "warpgroup"])
+def test_gate_up_exact_mode_and_a_wrong_routing_fails(gather):
     rng = np.random.default_rng(9)
     args = gate_up_case(rng, 8, 40, 150, 64, 128, "random")
-    res = interpret(kernel_ir("moe_gate_up", "moe_gate_up"), args, seed=4, mode="exact")
+    res = interpret(kernel_ir("moe_gate_up", "moe_gate_up", GATHER=gather), args, seed=4,
+                    mode="exact")
     assert res.ok, res.failures()
     ref = GATE_UP.reference(args["X"], args["W1"], args["W3"], args["ids"], args["counts"])
     assert close(res.outputs["H"], ref)
@@ -112,3 +123,35 @@ def test_down_matches_fp64(e, p, k, n, kind, overrides):
     assert close(res.outputs["Y"], ref)
     unweighted = DOWN.reference(args["X"], args["W"], np.ones(p), args["counts"])
     assert not close(res.outputs["Y"], unweighted)     # the weight is applied
+
+
+def _warpgroup_variant(old: str, new: str):
+    """moe_gate_up with GATHER = "warpgroup" and one source edit."""
+    from argus.frontend.parse import parse_source
+    src = (KERNEL_DIR / "moe_gate_up.py").read_text().replace('GATHER = "tma"',
+                                                               'GATHER = "warpgroup"')
+    assert old in src
+    return parse_source(src.replace(old, new), "moe_gate_up_variant.py")["moe_gate_up"]
+
+
+def _line_of(kernel, opcode):
+    return next(op.loc.line for op in kernel.walk() if op.opcode == opcode)
+
+
+def test_a_consumer_without_the_proxy_fence_is_found_by_the_verifier_and_the_interpreter():
+    kernel = _warpgroup_variant("fence_proxy_async()    #", "pass    #")
+    found = [f for f in verify(kernel) if f.check == "protocol.proxy-fence"]
+    assert found and found[0].loc.line == _line_of(kernel, "wgmma.mma")
+    assert "fence_proxy_async()" in found[0].hint
+    rng = np.random.default_rng(1)
+    res = interpret(kernel, gate_up_case(rng, 8, 50, 300, 128, 128, "random"), seed=0)
+    assert "missing fence.proxy.async on x_s" in " ".join(res.failures())
+
+
+def test_the_gather_into_the_wrong_stage_or_column_tile_is_found():
+    stage = _warpgroup_variant("gather_cp_async(x_s[s],", "gather_cp_async(x_s[(g + 1) % S],")
+    checks = {f.check for f in verify(stage)}
+    assert {"protocol.stage-reuse", "tag.stage"} <= checks, checks
+    column = _warpgroup_variant("gather_cp_async(x_s[s], X, tokens, k,",
+                                "gather_cp_async(x_s[s], X, tokens, 0,")
+    assert "tag.wgmma-k" in {f.check for f in verify(column)}

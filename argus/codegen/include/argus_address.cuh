@@ -16,6 +16,15 @@ __device__ __forceinline__ u32 shared_address(const void* ptr) {
   return static_cast<u32>(__cvta_generic_to_shared(ptr));
 }
 
+/// The Hopper swizzle of an absolute .shared address: bits [4, 4 + Bits) ^= bits [7, 7 + Bits)
+/// (Bits 3, 2, 1 for the 128B, 64B, 32B swizzles): where TMA writes, and wgmma reads, the
+/// 16-byte unit at unswizzled address `a` of a swizzled tile.
+template <int Bits>
+__device__ __forceinline__ u32 swizzle_address(u32 a) {
+  static_assert(Bits >= 1 && Bits <= 3, "the Hopper swizzles move 1 to 3 address bits");
+  return a ^ ((a >> 3) & (((1u << Bits) - 1u) << 4));
+}
+
 /// Store 32 bits at a .shared-window address (st.shared.b32).
 __device__ __forceinline__ void st_shared_u32(u32 addr, u32 value) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from argus.ir.types import (DType, FragmentType, GlobalTensorType, GlobalTileType,
+from argus.ir import gather_chunks
+from argus.ir.types import (BarrierType, DType, FragmentType, GlobalTensorType, GlobalTileType,
                             IndexVectorType, SmemBufferType, SmemTileType)
 from argus.layout.hopper.wgmma import accumulator_name, accumulator_width
 from argus.limits import SMEM_PER_BLOCK
@@ -206,6 +207,34 @@ def gather_tma(fx, a: Args):
     if dst.type.shape[0] != rows.type.length:
         a.fail("rows", f"{rows.type.length} rows gathered into a tile of {dst.type.shape[0]} rows")
     return fx.emit("gather.tma", (dst, src, rows, col, bar), a.call)
+
+
+@rule("gather_cp_async")
+def gather_cp_async(fx, a: Args):
+    if fx.in_elect:
+        raise fx.error(a.call, "gather_cp_async is executed by every thread of the warpgroup "
+                       "(each copies its chunks and arrives once); it cannot run inside "
+                       "elect_one()", "call it after the `with elect_one():` block, in the "
+                       "role's own body, and count 128 arrivals per warpgroup in "
+                       "mbarrier_init")
+    if not fx.in_role:
+        raise fx.error(a.call, "gather_cp_async runs in a role: the warpgroups that execute it "
+                       "each gather the whole tile", "call it inside `with role(...):`")
+    dst = a.value("dst", SmemTileType, what="a shared-memory tile")
+    src = a.value("src", GlobalTensorType, what="a global tensor")
+    rows = a.value("rows", IndexVectorType, what="an index vector")
+    col = a.scalar("col")
+    bar = a.value("bar", BarrierType, what="one mbarrier (bars[s])")
+    if dst.type.shape[0] != rows.type.length:
+        a.fail("rows", f"{rows.type.length} rows gathered into a tile of {dst.type.shape[0]} rows")
+    if dst.type.dtype != src.type.dtype:
+        a.fail("src", f"{src.name} is {src.type.dtype}, the tile is {dst.type.dtype}")
+    if len(dst.type.shape) != 2 or len(src.type.shape) != 2:
+        a.fail("dst", "gather_cp_async copies rows of a 2-D tensor into a 2-D tile")
+    why = gather_chunks.problem(dst.type.shape[0], dst.type.shape[1] * dst.type.dtype.bits // 8)
+    if why:
+        a.fail("dst", why, "gather 64 or 128 rows of a multiple of 16 bytes")
+    return fx.emit("gather.cp_async", (dst, src, rows, col, bar), a.call)
 
 
 @rule("scatter")

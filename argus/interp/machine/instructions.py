@@ -251,7 +251,7 @@ class LdShared(Instruction):
 @dataclass
 class FenceProxyAsync(Instruction):
     def execute(self, machine, agent):
-        machine.smem.fence_proxy_async(agent.owner.owner_id)
+        machine.smem.fence_proxy_async(agent.owner.owner_id, agent.owner.event())
 
 
 # -- named and cluster barriers -----------------------------------------------------------

@@ -49,6 +49,9 @@ class Machine:
         self.barriers: dict[str, Mbarrier] = {}
         self.named: dict[tuple[str, int], NamedBarrier] = {}   # (CTA prefix, id)
         self.current_agent: Agent | None = None
+        # per (agent, thread): its newest cp.async copies, which a later
+        # cp.async.mbarrier.arrive of that thread also waits for
+        self.cp_async_last: dict = {}
         self._ids = itertools.count()
         self._ran = False
 
@@ -105,6 +108,13 @@ class Machine:
         event = owner.event()
         self.hazards.extend(self.smem.access(region, write, proxy, event, label,
                                              detect_races=self.detect_races))
+
+    def record_spans(self, spans, where: str, write: bool, proxy: str, owner: ClockOwner,
+                     label: str) -> None:
+        """One access of several byte ranges of shared memory (a thread's cp.async chunks)."""
+        event = owner.event()
+        self.hazards.extend(self.smem.access_spans(spans, where, write, proxy, event, label,
+                                                   detect_races=self.detect_races))
 
     # -- the instruction set (each returns an instruction to yield) ---------------------------
     def mbarrier_init(self, bar, count):

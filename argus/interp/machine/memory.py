@@ -7,8 +7,13 @@ wgmma, bulk store) and its vector-clock event. Two kinds of hazard are reported:
 
 - race: a write and another agent's (or async op's) access to the same bytes with no
   happens-before order between them (no barrier, wait or group retirement in between);
-- missing proxy fence: an async-proxy read of bytes last written by generic stores whose
-  writer has not executed fence.proxy.async since.
+- missing proxy fence: an async-proxy read of bytes last written by generic stores with
+  no fence.proxy.async between: neither the writer fenced after the write, nor a thread
+  that had acquired the write (its event happens before the fence) fenced before issuing
+  the read (the consumer of a cp.async gather fences after its barrier wait).
+
+An access is one instruction's bytes: one range, or several (`spans`: the 16-byte chunks a
+thread's cp.async copies of a gather land in, rows apart).
 """
 
 from __future__ import annotations
@@ -193,7 +198,8 @@ class Hazard:
                     f"by any barrier, wait or group retirement")
         return (f"missing fence.proxy.async on {self.region}: {self.second} reads bytes "
                 f"{self.first} wrote with generic stores; the writer must execute "
-                f"fence.proxy.async before the async operation is issued")
+                f"fence.proxy.async after the write, or the issuing thread after it has "
+                f"acquired the write (its barrier wait) and before the async operation")
 
 
 @dataclass
@@ -204,7 +210,28 @@ class _Access:
     proxy: str
     event: Event
     label: str
-    fenced: bool = False
+    fenced: bool = False          # its writer executed fence.proxy.async after it
+    spans: tuple | None = None    # the byte ranges, when not the one range lo..hi
+    # fence.proxy.async events of threads that had acquired this write: an async read
+    # those fences happen before sees it
+    fences: list = field(default_factory=list)
+
+    def ranges(self):
+        return self.spans if self.spans is not None else ((self.lo, self.hi),)
+
+    def overlaps(self, other: "_Access") -> bool:
+        if not (self.lo < other.hi and other.lo < self.hi):
+            return False
+        if self.spans is None and other.spans is None:
+            return True
+        return any(a < d and c < b for a, b in self.ranges() for c, d in other.ranges())
+
+    def covers(self, other: "_Access") -> bool:
+        """Every byte of `other` is one of this access's."""
+        return all(any(a <= c and d <= b for a, b in self.ranges()) for c, d in other.ranges())
+
+    def fenced_for(self, read: Event) -> bool:
+        return self.fenced or any(f.happens_before(read) for f in self.fences)
 
     def describe(self) -> str:
         verb = "write" if self.write else "read"
@@ -252,32 +279,49 @@ class SharedMemory:
                     hazards.append(h)
         return hazards
 
+    def access_spans(self, spans, where: str, write: bool, proxy: str, event: Event,
+                     label: str, detect_races: bool = True) -> list[Hazard]:
+        """Log one access of several byte ranges (a thread's cp.async chunks); `where`
+        names the region in hazards."""
+        spans = tuple(sorted(spans))
+        new = _Access(spans[0][0], max(hi for _, hi in spans), write, proxy, event, label,
+                      spans=spans)
+        return self._log_access(new, where, detect_races)
+
     def _access(self, region, lo, hi, write, proxy, event, label, detect_races):
-        new = _Access(lo, hi, write, proxy, event, label)
+        return self._log_access(_Access(lo, hi, write, proxy, event, label),
+                                region.describe(), detect_races)
+
+    def _log_access(self, new: _Access, where: str, detect_races: bool) -> list[Hazard]:
+        write, proxy, event = new.write, new.proxy, new.event
         hazards: list[Hazard] = []
         keep: list[_Access] = []
         for old in self._log:
-            overlaps = old.lo < new.hi and new.lo < old.hi
-            if not overlaps:
+            if not old.overlaps(new):
                 keep.append(old)
                 continue
             ordered = old.event.happens_before(event)
             if detect_races and (old.write or write) and not ordered:
-                hazards.append(Hazard("race", region.describe(), old.describe(), new.describe()))
+                hazards.append(Hazard("race", where, old.describe(), new.describe()))
             if (proxy == "async" and not write and old.write and old.proxy == "generic"
-                    and not old.fenced):
-                hazards.append(Hazard("missing-proxy-fence", region.describe(),
+                    and not old.fenced_for(event)):
+                hazards.append(Hazard("missing-proxy-fence", where,
                                       old.describe(), new.describe()))
-            covered = new.lo <= old.lo and old.hi <= new.hi
-            superseded = ordered and covered and (write or not old.write)
+            superseded = ordered and new.covers(old) and (write or not old.write)
             if not superseded:
                 keep.append(old)
         keep.append(new)
         self._log = keep
         return hazards
 
-    def fence_proxy_async(self, owner_id: int) -> None:
-        """fence.proxy.async by one agent: its generic writes so far become async-visible."""
+    def fence_proxy_async(self, owner_id: int, fence: Event | None = None) -> None:
+        """fence.proxy.async by one agent: its generic writes so far become async-visible,
+        and so do the generic writes it has acquired (that happen before `fence`), to the
+        async operations it issues after the fence."""
         for acc in self._log:
-            if acc.write and acc.proxy == "generic" and acc.event.owner == owner_id:
+            if not (acc.write and acc.proxy == "generic"):
+                continue
+            if acc.event.owner == owner_id:
                 acc.fenced = True
+            elif fence is not None and acc.event.happens_before(fence):
+                acc.fences.append(fence)

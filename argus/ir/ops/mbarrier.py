@@ -8,9 +8,9 @@ SPECS = [
        results=1),
     op("mbarrier.init", "mbarrier", arg("bar", *BAR), doc="attrs: arrivals"),
     op("mbarrier.arrive", "mbarrier", arg("bar", *BAR), arg("cta", *SCALAR, optional=True),
-       doc="with cta: arrive on the barrier of that block in the cluster"),
+       arrives="bar", doc="with cta: arrive on the barrier of that block in the cluster"),
     op("mbarrier.expect_tx", "mbarrier", arg("bar", *BAR), arg("bytes", *SCALAR),
-       doc="arrive and expect that many transaction bytes"),
+       arrives="bar", doc="arrive and expect that many transaction bytes"),
     op("mbarrier.wait", "mbarrier", arg("bar", *BAR), arg("phase", *SCALAR),
        doc="wait until the phase with this parity has completed"),
 ]

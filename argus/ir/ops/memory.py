@@ -1,7 +1,7 @@
 """Memory objects and plain data movement: global tiles, smem buffers, fragments,
 vector loads/stores, gathers, index vectors, atomics."""
 
-from .spec import FRAG, GTILE, SCALAR, STILE, arg, op
+from .spec import BAR, FRAG, GTILE, SCALAR, STILE, arg, op
 
 SPECS = [
     op("tile", "memory", arg("tensor", "GlobalTensorType"), arg("coords", *SCALAR, variadic=True),
@@ -24,6 +24,15 @@ SPECS = [
     op("gather.tma", "memory", arg("dst", *STILE), arg("src", "GlobalTensorType"),
        arg("rows", "IndexVectorType"), arg("col", *SCALAR), arg("bar", "BarrierType"),
        reads=("src",), writes=("dst",), asynchronous=True, proxy="async", completes="mbarrier:bar"),
+    op("gather.cp_async", "memory", arg("dst", *STILE), arg("src", "GlobalTensorType"),
+       arg("rows", "IndexVectorType"), arg("col", *SCALAR), arg("bar", *BAR),
+       reads=("src",), writes=("dst",), asynchronous=True, proxy="generic",
+       completes="mbarrier:bar", arrives="bar", collective="warpgroup",
+       doc="every thread of the warpgroup copies its 16-byte chunks of the gathered rows "
+       "(argus.ir.gather_chunks) with cp.async into the swizzled tile, then arrives once on "
+       "bar when they have landed (cp.async.mbarrier.arrive.noinc): 128 arrivals, no "
+       "transaction bytes; the writes are generic-proxy (a wgmma reading the tile needs a "
+       "fence_proxy_async() after the wait)"),
     op("scatter.store", "memory", arg("dst", "GlobalTensorType"), arg("rows", "IndexVectorType"),
        arg("col", *SCALAR), arg("src", *FRAG), writes=("dst",)),
     op("atomic.add", "memory", arg("dst", *GTILE), arg("src", *FRAG), writes=("dst",)),

@@ -43,6 +43,15 @@ class OpSpec:
     proxy: str = "generic"
     completes: str = ""
     view: bool = False
+    # the mbarrier operand every executing thread arrives on once per execution (arrive,
+    # expect_tx, and the cp.async gather, whose arrival comes when the thread's copies have
+    # landed): what the protocol pass counts against mbarrier_init's arrival count. An op
+    # that completes on a barrier (completes="mbarrier:bar") without arriving on it
+    # completes transaction bytes instead (TMA).
+    arrives: str = ""
+    # "warpgroup": every thread of the warpgroup executes the op together (refused inside
+    # elect_one); "" for ops one thread may issue alone
+    collective: str = ""
     contracts: tuple[Contract, ...] = ()
     doc: str = ""
     # Executable parts, for the elementwise families (one definition every stage reads):

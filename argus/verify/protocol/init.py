@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from argus.verify.finding import Counterexample
 
+from argus.ir.ops import OPS
+
 from .model import Model
 from .report import finding
 
-USES = ("mbarrier.wait", "mbarrier.arrive", "mbarrier.expect_tx", "tma.load", "gather.tma")
+# every op that waits on, arrives on or completes a barrier (the op table's effects)
+USES = ("mbarrier.wait",) + tuple(s.opcode for s in OPS.values()
+                                  if s.arrives == "bar" or s.completes == "mbarrier:bar")
 
 
 def check(m: Model) -> list:

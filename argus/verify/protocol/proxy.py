@@ -14,7 +14,11 @@ epilogue buffers against their bulk stores, per role in program order:
     exits with a store still reading its shared memory);
   - a buffer written with ordinary stores by one role and read by another needs a
     barrier (sync_block, named barrier, or an arrive the reader waits on) between them
-    (protocol.smem-race).
+    (protocol.smem-race);
+  - a buffer a warpgroup gathers with cp.async (generic-proxy writes that land after the
+    writer has moved on, so only the reader can fence them) and another role reads through
+    the async proxy (wgmma) needs a fence_proxy_async() in the reader between its barrier
+    wait and the read (protocol.proxy-fence).
 """
 
 from __future__ import annotations
@@ -194,11 +198,15 @@ def check(m) -> list:
                 "after the last store, call tma_store_wait(0) under the same condition and "
                 "elect_one() as the tma_store", counterexample(m, None, where_of.get(id(st)))))
     out += _cross_role(m)
+    out += _reader_fences(m)
     return out
 
 
 SYNCS = ("barrier.block", "barrier.named", "barrier.cluster", "mbarrier.arrive",
          "mbarrier.expect_tx")
+# writes that arrive on a barrier once they have landed (gather.cp_async): they order
+# themselves before the barrier's waiters, no later arrive needed
+SELF_SIGNALLED = {s.opcode for s in OPS.values() if s.arrives and s.writes}
 
 
 def _cross_role(m) -> list:
@@ -224,8 +232,9 @@ def _cross_role(m) -> list:
                 if r.where.role is w.where.role:
                     continue
                 # a block/cluster barrier at the top level, between the roles, orders both
-                synced_after = any(e.where.role in (w.where.role, None) and e.order > w.order
-                                   and e.op.opcode in SYNCS for e in m.events)
+                synced_after = w.op.opcode in SELF_SIGNALLED or any(
+                    e.where.role in (w.where.role, None) and e.order > w.order
+                    and e.op.opcode in SYNCS for e in m.events)
                 synced_before = any(e.where.role in (r.where.role, None) and e.order < r.order
                                     and e.op.opcode in SYNCS + ("mbarrier.wait",)
                                     for e in m.events)
@@ -238,4 +247,32 @@ def _cross_role(m) -> list:
                         "(or calls named_barrier) after the write, the reader waits before "
                         "the access", first_run(m, r.op)))
                     return out
+    return out
+
+
+def _reader_fences(m) -> list:
+    """An async-proxy read, in another role, of a buffer a self-signalled copy (cp.async)
+    writes: the reader fences after its last wait before the read."""
+    out = []
+    for w in m.events:
+        if w.op.opcode not in SELF_SIGNALLED:
+            continue
+        buf = _buffer(w.op.arg(GENERIC_WRITES[w.op.opcode][0]))
+        for r in m.events:
+            if r.op.opcode not in ASYNC_READS or r.where.role is w.where.role:
+                continue
+            if buf not in {_buffer(r.op.arg(n)) for n in ASYNC_READS[r.op.opcode]}:
+                continue
+            mine = [e for e in m.events if e.where.role is r.where.role and e.order < r.order]
+            waited = max((e.order for e in mine if e.op.opcode == "mbarrier.wait"), default=-1)
+            if any(e.op.opcode == "fence.proxy_async" and e.order > waited for e in mine):
+                continue
+            out.append(finding(
+                "protocol.proxy-fence", r.op,
+                f"{surface(r.op)} reads {buf} through the async proxy, but {buf} is written by "
+                f"the cp.async copies of the gather at line {w.op.loc.line} (generic proxy) and "
+                "no fence_proxy_async() comes between the barrier wait and this read",
+                f"call fence_proxy_async() after the wait that the gather's arrivals complete, "
+                f"before the {surface(r.op)}", first_run(m, r.op)))
+            return out
     return out

@@ -28,9 +28,18 @@ from .model import Event, Model, array_count
 from .report import counterexample, finding
 from .terms import UnknownTerm
 
-# the asynchronous copies that complete on their mbarrier operand `bar` (transaction
-# bytes), from the op table's effects (completes="mbarrier:bar"): tma.load and gather.tma
-TMA_BAR = tuple(s.opcode for s in OPS.values() if s.completes == "mbarrier:bar")
+# the asynchronous copies that complete transaction bytes on their mbarrier operand `bar`,
+# from the op table's effects (completes="mbarrier:bar", no arrival): tma.load, gather.tma
+TMA_BAR = tuple(s.opcode for s in OPS.values()
+                if s.completes == "mbarrier:bar" and not s.arrives)
+# the ops each executing thread arrives with on `bar` (arrives="bar"): arrive, expect_tx,
+# and gather.cp_async (one arrival per thread when its copies land)
+ARRIVE_BAR = tuple(s.opcode for s in OPS.values() if s.arrives == "bar")
+# the asynchronous copies that land data on a barrier by arriving: gather.cp_async
+COPY_ARRIVE = tuple(s.opcode for s in OPS.values()
+                    if s.arrives == "bar" and s.completes == "mbarrier:bar")
+# what fills a stage with data that a barrier guards: TMA copies and arriving copies
+DATA_FILLS = TMA_BAR + COPY_ARRIVE
 # every op with an mbarrier operand `bar`: those, mbarrier.init/arrive/expect_tx/wait
 BAR_OPS = frozenset(s.opcode for s in OPS.values() if any(o.name == "bar" for o in s.operands))
 
@@ -49,12 +58,11 @@ def on_array(m: Model, array: Value, *codes: str) -> list[Event]:
 
 
 def is_data(m: Model, array: Value) -> bool:
-    return bool(on_array(m, array, "mbarrier.expect_tx", *TMA_BAR))
+    return bool(on_array(m, array, "mbarrier.expect_tx", *TMA_BAR, *COPY_ARRIVE))
 
 
 def fillers(m: Model, array: Value) -> set:
-    return {e.where.role for e in on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx",
-                                           *TMA_BAR)}
+    return {e.where.role for e in on_array(m, array, *ARRIVE_BAR, *TMA_BAR)}
 
 
 def waiters(m: Model, array: Value) -> set:
@@ -88,8 +96,7 @@ def data_partner(m: Model, release: Value):
 
 def main_place(m: Model, array: Value):
     """Where the waits on `array` run (or its first fill, when nobody waits on it)."""
-    events = on_array(m, array, "mbarrier.wait") or on_array(
-        m, array, "mbarrier.arrive", "mbarrier.expect_tx", *TMA_BAR)
+    events = on_array(m, array, "mbarrier.wait") or on_array(m, array, *ARRIVE_BAR, *TMA_BAR)
     return events[0].where if events else None
 
 
@@ -173,8 +180,7 @@ def ring_size(m: Model, array: Value) -> int:
     wait indexes it with when that is smaller (a spare barrier past the ring is harmless)."""
     count = array_count(array)
     moduli = set()
-    for e in on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait",
-                      *TMA_BAR):
+    for e in on_array(m, array, *ARRIVE_BAR, "mbarrier.wait", *TMA_BAR):
         t = m.bars[bar_operand(e)].index
         if not z3.is_expr(t):
             return count
@@ -194,7 +200,7 @@ def _stages_and_parity(m: Model, array: Value) -> list:
     out = []
     S = ring_size(m, array)
     backward = is_backward(m, array)
-    fill_events = on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx", *TMA_BAR)
+    fill_events = on_array(m, array, *ARRIVE_BAR, *TMA_BAR)
     fill_sigs = {e.where.signature for e in fill_events}
     main = main_place(m, array)
     for e in fill_events + on_array(m, array, "mbarrier.wait"):
@@ -306,7 +312,7 @@ def _at_rank(m: Model, term, b: int):
 
 def _arrivals(m: Model, array: Value) -> list:
     inits = _inits(m, array)
-    fills = on_array(m, array, "mbarrier.arrive", "mbarrier.expect_tx")
+    fills = on_array(m, array, *ARRIVE_BAR)
     if not inits or not fills:
         return []
     count = inits[0].op.attrs.get("arrivals", 1)
@@ -342,17 +348,24 @@ def _arrivals(m: Model, array: Value) -> list:
             continue
         model = found if found is not True else None
         got = smt.value(model, total) if model is not None else total
-        fix = ("arrive inside `with elect_one():` (one arrival per warpgroup)" if got > count
+        copies = [e for e in fills if e.op.opcode in COPY_ARRIVE]
+        fix = (f"mbarrier_init({array.name}[s], {got}): each thread that runs the gather at "
+               f"line {copies[0].op.loc.line} arrives once, besides the other arrivals"
+               if copies and got > count else
+               "arrive inside `with elect_one():` (one arrival per warpgroup)" if got > count
                else f"mbarrier_init({array.name}[s], {got}) or add the missing arrivals" if got
                else "add the missing arrivals (arrive(bar, cta=r) reaches block r)")
         ref = m.bars[bar_operand(fills[0])]
         where = f" of block {r} in the cluster" if C > 1 else ""
+        # a copy that arrives per thread (a warpgroup's cp.async gather) brings most of the
+        # arrivals a count must include: the finding stands at it
+        anchor = next((e for e in fills if e.op.opcode in COPY_ARRIVE), fills[0])
         return [finding(
-            "protocol.arrival-count", fills[0].op,
+            "protocol.arrival-count", anchor.op,
             f"each phase of {array.name}[s]{where} gets {got} arrivals ({', '.join(parts)}) "
             f"but mbarrier_init at line {inits[0].op.loc.line} counts {count}: "
             + ("the phase completes early" if got > count else "the phase never completes"),
-            fix, counterexample(m, model, fills[0].where,
+            fix, counterexample(m, model, anchor.where,
                                 (array, ref.index if model is not None else 0),
                                 block=(r,) if C > 1 else None))]
     return []

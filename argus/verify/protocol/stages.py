@@ -2,7 +2,7 @@
 no stage released before the reads of it retired, no stage read before its data landed.
 
 For a release barrier E paired with a data barrier D (empty with full; see ring.py) the
-guarded buffers are those whose TMA loads complete on D. Then, within one step of each
+guarded buffers are those whose TMA loads (or a warpgroup's cp.async gather) complete on D. Then, within one step of each
 role (symbolic over the step with z3):
   producer: a TMA load into a guarded buffer follows a wait on E[same stage];
   readers:  a read (wgmma operand, ldmatrix, load) of a guarded stage follows a wait on
@@ -22,7 +22,7 @@ from argus.ir.ops import OPS
 from . import smt
 from .model import Event, Model, stages
 from .report import counterexample, finding
-from .ring import (TMA_BAR, _minimise, data_partner, fillers, is_backward, is_data, m_find,
+from .ring import (DATA_FILLS, _minimise, data_partner, fillers, is_backward, is_data, m_find,
                    on_array, waiters)
 
 # the operands each op reads, from the op table; only shared-memory tiles (m.smem) matter
@@ -54,7 +54,7 @@ def check(m: Model) -> list:
             out += _reads_before_data(m, data, _guarded(m, data))
     for data in m.arrays:
         if is_data(m, data):
-            out += _refills(m, data, on_array(m, data, *TMA_BAR))
+            out += _refills(m, data, on_array(m, data, *DATA_FILLS))
     for release in m.arrays:
         if not is_backward(m, release):
             continue
@@ -65,7 +65,7 @@ def check(m: Model) -> list:
 
 
 def _guarded(m: Model, data) -> set:
-    return {m.smem[e.op.arg("dst")].buffer for e in on_array(m, data, *TMA_BAR)
+    return {m.smem[e.op.arg("dst")].buffer for e in on_array(m, data, *DATA_FILLS)
             if e.op.arg("dst") in m.smem}
 
 
@@ -99,7 +99,7 @@ def _refills(m: Model, data, loads) -> list:
             step = smt.value(found, n)
             out.append(finding(
                 "protocol.stage-reuse", e.op,
-                f"this TMA load refills {ref.buffer.name}[{step % S}] at step {step} without "
+                f"this {_fill(e)} refills {ref.buffer.name}[{step % S}] at step {step} without "
                 f"waiting on {name}: the readers of step {step - S} may still be "
                 "reading that stage", f"wait({name}[s], ((g // {S}) & 1) ^ 1) before "
                 "the loads of step g", counterexample(
@@ -111,12 +111,16 @@ def _refills(m: Model, data, loads) -> list:
         if found is not None:
             out.append(finding(
                 "protocol.stage-reuse", e.op,
-                f"this TMA load writes {ref.buffer.name}[{smt.value(found, ref.stage)}] but "
+                f"this {_fill(e)} writes {ref.buffer.name}[{smt.value(found, ref.stage)}] but "
                 f"the wait before it (line {prior[-1].op.loc.line}) is on "
                 f"{release.name}[{smt.value(found, bar.index)}]",
                 "wait on the release barrier of the stage you refill",
                 counterexample(m, found, e.where, (release, bar.index))))
     return out
+
+
+def _fill(e: Event) -> str:
+    return "TMA load" if e.op.opcode in ("tma.load", "gather.tma") else "gather"
 
 
 def _reads_before_data(m: Model, data, guarded) -> list:

@@ -1,5 +1,7 @@
-"""Row gathers: `gather_tma(dst, X, rows, col, bar)` (the token rows of an expert's slots
-into a shared-memory stage) and `gather(X, rows, col, cols, layout)` (rows into registers).
+"""Row gathers: `gather_tma(dst, X, rows, col, bar)` and `gather_cp_async(dst, X, rows, col,
+bar)` (the token rows of an expert's slots into a shared-memory stage, by TMA boxes or by the
+cp.async of every thread of a warpgroup: the same rows land in the same stage, completing
+the same barrier) and `gather(X, rows, col, cols, layout)` (rows into registers).
 
 Row r of the gathered box is X's row `rows.entry(r)`, the value of the index vector's
 entry r (an uninterpreted function of the routing array it was loaded from); entries past
@@ -9,8 +11,9 @@ fields of the entry it was gathered by (its expert, token, choice, from the tag
 assumptions about the routing array), and the entry itself (field `entry:<array>`: its coordinate
 in the routing array, which the combine sums over: combine.py).
 
-A gather_tma is recorded as the writer of its stage like a TMA load (tma.py), its source
-being a gathered tile; the wgmma operand rules then read it as any other tile."""
+A stage gather is recorded as the writer of its stage like a TMA load (tma.py), its source
+being a gathered tile; the wgmma operand rules then read it as any other tile. (Who arrives
+on the barrier, and how many times, is the protocol pass's to check, not this one's.)"""
 
 from __future__ import annotations
 
@@ -29,7 +32,8 @@ def entry_field(source: str) -> str:
     return ENTRY + source
 
 
-def gather_tma(w, op: Op) -> None:
+def gather_into_stage(w, op: Op) -> None:
+    """gather_tma and gather_cp_async: the stage's writer is the gathered tile."""
     dst, src, rows, col, bar = (w.value(op.arg(n)) for n in ("dst", "src", "rows", "col", "bar"))
     if not (isinstance(dst, SmemView) and isinstance(src, tuple) and src[0] == "tensor"
             and isinstance(rows, IndexVector) and col is not None and isinstance(bar, Barrier)):

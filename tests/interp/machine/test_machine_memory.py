@@ -128,3 +128,63 @@ def test_wgmma_reading_generic_stores_needs_the_fence_too():
         fences = [h for h in result.hazards if h.kind == "missing-proxy-fence"]
         assert len(fences) == (0 if fence else 2)
         np.testing.assert_array_equal(acc.read(), np.full((64, 8), 16.0))
+
+
+def reader_fences(who: str, seed=0):
+    """A writer stores a tile with st.shared and arrives; a reader waits, and a TMA store of
+    its reads the tile (async proxy). `who` fences between: "writer" (after its store),
+    "reader" (after its wait: it has acquired the write), "bystander" (a third agent that
+    never synchronised with the writer) or "none"."""
+    m = Machine(seed=seed)
+    tile = m.smem.alloc("epi", "bf16", (8, 16))
+    out = GlobalTensor.zeros("C", (8, 16), "bf16")
+    bar = m.mbarrier("ready", count=1)
+
+    def writer():
+        yield m.st_shared(tile.whole(), np.ones((8, 16)))
+        if who == "writer":
+            yield m.fence_proxy_async()
+        yield m.arrive(bar)
+
+    def reader():
+        yield m.wait(bar, 0)
+        if who == "reader":
+            yield m.fence_proxy_async()
+        yield m.tma_store(tile.whole(), out, (0, 0))
+        yield m.bulk_commit()
+        yield m.bulk_wait(0)
+
+    def bystander():
+        yield m.fence_proxy_async()
+
+    m.spawn("writer", writer())
+    m.spawn("reader", reader())
+    if who == "bystander":
+        m.spawn("bystander", bystander())
+    return m.run()
+
+
+@pytest.mark.parametrize("who, fenced", [("writer", True), ("reader", True),
+                                         ("bystander", False), ("none", False)])
+def test_a_fence_counts_where_it_is_on_the_path_from_the_write_to_the_read(who, fenced):
+    """The reader's fence after its acquire orders the write before its async read (what a
+    cp.async gather's consumer does: the writer cannot fence copies that land later); a fence
+    by a thread that never saw the write does not."""
+    for seed in range(4):
+        result = reader_fences(who, seed)
+        kinds = [h.kind for h in result.hazards]
+        assert kinds == ([] if fenced else ["missing-proxy-fence"]), (who, seed, kinds)
+
+
+def test_an_access_of_several_ranges_races_and_supersedes_by_its_bytes():
+    """access_spans: one access of a thread's chunks; overlap and cover are by bytes, not by
+    the bounding range."""
+    from argus.interp.machine.clocks import ClockOwner
+    from argus.interp.machine.memory import SharedMemory
+    mem = SharedMemory(4096)
+    a, b = ClockOwner(1, "a"), ClockOwner(2, "b")
+    assert mem.access_spans([(0, 16), (128, 144)], "x", True, "generic", a.event(), "A") == []
+    # inside the bounding range but between the spans: no overlap, no race
+    assert mem.access_spans([(16, 128)], "x", True, "generic", b.event(), "B") == []
+    hazards = mem.access_spans([(130, 132)], "x", False, "generic", b.event(), "read")
+    assert [h.kind for h in hazards] == ["race"] and "A" in str(hazards[0])

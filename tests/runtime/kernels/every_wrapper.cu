@@ -2,6 +2,7 @@
 // each intended instruction shows up in the SASS. Not meant to run: the values are nonsense.
 #include "argus_address.cuh"
 #include "argus_convert.cuh"
+#include "argus_cp_async.cuh"
 #include "argus_descriptor.cuh"
 #include "argus_exchange.cuh"
 #include "argus_fence.cuh"
@@ -37,6 +38,9 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
 
   if (warpgroup == 0) {
     setmaxnreg_dec<40>();
+    // argus_cp_async.cuh: LDGSTS of 16 bytes at a swizzled address, its noinc arrival
+    cp_async_16(swizzle_address<3>(tile_addr + 16 * threadIdx.x), out + 4 * threadIdx.x, flag ? 16u : 0u);
+    cp_async_arrive_noinc(bar + 8);
     if (elect_one_sync()) {
       tma_prefetch_descriptor(&map);
       mbarrier_arrive_expect_tx(bar, 8192);
