@@ -96,7 +96,7 @@ def test_a_vacuous_kernel_fails_at_its_line(capsys):
     bug = EXAMPLES / "bugs" / "vacuity" / "kt_remainder.py"
     assert main(["check", str(bug)]) == 1
     out = capsys.readouterr().out
-    assert f"{bug}:43:" in out and "[vacuity.loop]" in out and "FAILED" in out
+    assert f"{bug}:44:" in out and "[vacuity.loop]" in out and "FAILED" in out
 
 
 def test_a_bug_exits_1_with_line_counterexample_and_hint(capsys):

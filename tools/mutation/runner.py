@@ -54,7 +54,11 @@ def problem(target: Target, seed: int, shapes: dict | None = None) -> Problem:
     shapes = dict(target.shapes if shapes is None else shapes)
     key = (target.name, seed, tuple(sorted(shapes.items())))
     if key not in _problems:
-        _problems[key] = _make_problem(target, seed, shapes)
+        if target.problem:
+            from tools.mutation import problems
+            _problems[key] = getattr(problems, target.problem)(target, seed, shapes)
+        else:
+            _problems[key] = _make_problem(target, seed, shapes)
     return _problems[key]
 
 
@@ -117,7 +121,7 @@ def run_once(target: Target, kernel, mode: str, seed: int, shapes: dict | None =
     from argus.interp.machine.scheduler import Deadlock, Faulted, StepBudgetExceeded
 
     prob = problem(target, seed, shapes)
-    arrays = {k: v.copy() for k, v in prob.arrays.items()}
+    arrays = {k: v.copy() if hasattr(v, "copy") else v for k, v in prob.arrays.items()}
     try:
         with time_limit(seconds):
             result = interpret(kernel, arrays, seed=seed, mode=mode,

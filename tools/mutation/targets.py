@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+LOG2E = 1.4426950408889634
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,8 @@ class Target:
     step_budget: int = 20_000        # ~70x what the correct kernels take here
     more_shapes: tuple = ()          # further shapes the differential fuzzer runs (tails)
     zeroed: tuple = ()               # outputs the kernel adds into: they start at zero
+    problem: str = ""                # a function of tools/mutation/problems.py that makes
+                                     # the inputs and outputs (default: the file's reference)
 
     @property
     def all_shapes(self) -> tuple:
@@ -44,6 +47,9 @@ _LIB = {"BLOCKS": 2, "BN": 128, "ACC": "wgmma_acc_m64n128", "S": 3}
 _LIB_SHAPES = {"M": 200, "N": 200, "K": 264}
 _LIB_TAIL = {"M": 136, "N": 72, "K": 136}        # one tile row + 8, KT = 3 = S
 _SPLITK = {"BLOCKS": 2, "BN": 128, "ACC": "wgmma_acc_m64n128", "S": 3, "SPLIT": 2}
+
+_ATTN = {"DT": "bf16", "HD": 64, "G": 2, "CAUSAL": 0, "BN": 64, "S": 2,
+         "SCALE_LOG2": LOG2E / 8.0}
 
 TARGETS = {
     "gemm_nt": Target("gemm_nt", "argus/kernels/gemm.py", "gemm_nt", _LIB_SHAPES, _LIB,
@@ -95,4 +101,18 @@ TARGETS = {
                           more_shapes=({"T": 64, "N": 192, "P": 128},)),
     "moe_route": Target("moe_route", "examples/moe_route.py", "moe_route", {"T": 128, "P": 256},
                         more_shapes=({"T": 64, "P": 128},)),
+    # the library attention (one head block of 128 queries; BN = 64 and two stages so the
+    # ring wraps): the split key loop (MASK="edge") with a masked tail block, GQA 2, two
+    # heads (segments), SQ off the block (padding query rows); a second shape with one
+    # whole key block only (the masked part empty)
+    "attention_bhsd": Target("attention_bhsd", "argus/kernels/attention.py", "attention_bhsd",
+                             {"B": 1, "HQ": 2, "HK": 1, "SQ": 70, "SK": 150}, _ATTN,
+                             problem="attention",
+                             more_shapes=({"B": 2, "HQ": 2, "HK": 1, "SQ": 33, "SK": 64},)),
+    # bshd at G = 1 (with G > 1 its column-blocked heads are not verified: the GQA
+    # contraction compares absolute columns, docs/design/verifier-attention.md)
+    "attention_bshd": Target("attention_bshd", "argus/kernels/attention.py", "attention_bshd",
+                             {"B": 2, "HQ": 2, "HK": 2, "SQ": 40, "SK": 100},
+                             {**_ATTN, "G": 1}, problem="attention",
+                             more_shapes=({"B": 1, "HQ": 3, "HK": 3, "SQ": 65, "SK": 64},)),
 }
