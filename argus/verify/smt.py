@@ -346,9 +346,30 @@ def mod_lemmas(formulas) -> list:
 _DIVS = (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I)
 
 
+_DIVISIONS_OF: dict[int, tuple] = {}     # formula id -> (the formula, its divisions)
+
+
 def _divisions(formulas) -> dict:
     """(x, d) -> (the x // d term or None, the x % d term or None) for every division by a
-    divisor that is not a constant (a grid-stride loop's `w // TN`, `w % TN`)."""
+    divisor that is not a constant (a grid-stride loop's `w // TN`, `w % TN`); each
+    formula's divisions are found once (facts recur in every query)."""
+    out = {}
+    for f in formulas:
+        if not z3.is_expr(f):
+            continue
+        hit = _DIVISIONS_OF.get(f.get_id())
+        if hit is None:
+            if len(_DIVISIONS_OF) >= 20 * UNSAT_MEMO_LIMIT:
+                _DIVISIONS_OF.clear()
+            hit = (f, _divisions_in([f]))
+            _DIVISIONS_OF[f.get_id()] = hit
+        for key, (q, r) in hit[1].items():
+            q0, r0 = out.get(key, (None, None))
+            out[key] = (q0 if q0 is not None else q, r0 if r0 is not None else r)
+    return out
+
+
+def _divisions_in(formulas) -> dict:
     out, todo, seen = {}, list(formulas), set()
     while todo:
         t = todo.pop()
@@ -607,10 +628,16 @@ def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:
         return False
     if ctx.abstraction is not None and ctx.abstraction.proves(claim, list(extra)):
         return True
+    small = confined(facts, asked)
+    if len(small) < len(facts) and solve([*small, *asked], timeout_ms=SMALL_MS)[0] == z3.unsat:
+        return True                           # proved with the facts of its own variables
     result, s = solve([*facts, *asked], solver=False)
     if result == z3.sat:
         ctx.remember(s.model())
     return result == z3.unsat
+
+
+SMALL_MS = 500           # the first try of holds(), with the facts of the claim's variables
 
 
 _VARS: dict[int, tuple] = {}       # AST id -> (the AST, ids of the variables in it)
@@ -648,6 +675,16 @@ def _vars_of(f) -> frozenset:
 def mentions(term, ids) -> bool:
     """Does `term` contain one of the variables (or product atoms) with these ids?"""
     return not _vars_of(term).isdisjoint(ids)
+
+
+def confined(facts, about) -> list:
+    """The facts about no variable but those of `about` (their bounds, relations among
+    them): a first, small set to try a proof with. Fewer facts can only make a proof
+    harder, never wrong; `relevant` gives the rest."""
+    wanted = set()
+    for f in about:
+        wanted |= _vars_of(f)
+    return [f for f in facts if _vars_of(f) <= wanted]
 
 
 def relevant(facts, about) -> list:

@@ -257,7 +257,7 @@ def _alive_at_corners(w, recs) -> bool:
     """A cheap sufficient condition (no quantifier): on every path some walk keeps the key
     of a corner of its tile (first or last row, first or last column), so no visited block
     is fully masked. False when that is not proved (the quantified query decides)."""
-    from argus.verify.smt import relevant, solve
+    from argus.verify.smt import confined, relevant, solve
     pr, pc = w.pos["pr"], w.pos["pc"]
     dead = []
     for rec in recs:
@@ -266,8 +266,10 @@ def _alive_at_corners(w, recs) -> bool:
                 dead.append(z3.Not(z3.substitute(rec.keep, (pr, z3.BitVecVal(r, 64)),
                                                  (pc, z3.BitVecVal(c, 64)))))
         dead += list(rec.path)
-    facts = relevant([*w.ctx.facts, *w.ctx.product_facts()], dead)
-    return solve([*facts, *dead])[0] == z3.unsat
+    every = [*w.ctx.facts, *w.ctx.product_facts()]
+    if solve([*confined(every, dead), *dead])[0] == z3.unsat:
+        return True
+    return solve([*relevant(every, dead), *dead])[0] == z3.unsat
 
 
 def report_least(s, order) -> None:
