@@ -4,8 +4,8 @@ file's kernels verified in this process with the solver's memo cleared first, ti
 wall clock. The target on the 2-core development machine is under 2 s per kernel (median
 under 1 s); measured there (one process, memo cleared per kernel, light load): every
 library and example kernel and the persistent fixture under 2 s but the library
-attention's two kernels (verified since their split key loop is followed: 3-10 s each,
-bounded apart), median about 0.6 s over the 91 kernels of the repo. The bound here is 5 s
+attention's bshd kernel (verified since the split key loop is followed: 2.9 s; the file's
+two kernels bounded apart), median about 0.6 s over the 91 kernels of the repo. The bound here is 5 s
 per file because CI shares its machine (two other jobs on the two cores
 double these times). The slowest kernels of the bug corpora (whose counterexamples are
 searched and minimised) are timed too, against a looser bound: the MoE ones take 4-8 s
@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BOUND_S = 5.0
 PERSISTENT = ROOT / "tests" / "fixtures" / "persistent_gemm.py"
 # the library attention's two kernels, verified since their split key loop is followed:
-# 13 s for the two on the idle machine (3.3 + 9.7 s of CPU), not at the target yet
+# 2.0 + 2.9 s of CPU on the idle machine, bshd not at the target yet
 ATTENTION = ROOT / "argus" / "kernels" / "attention.py"
-ATTENTION_BOUND_S = 60.0
+ATTENTION_BOUND_S = 20.0
 FILES = sorted((ROOT / "argus" / "kernels").glob("*.py")) + \
     sorted((ROOT / "examples").glob("*.py")) + [PERSISTENT]
 # the bug corpora's slowest kernels (each one kernel with errors to minimise)
