@@ -526,6 +526,9 @@ def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (
         s.set("timeout", TIMEOUT_MS)
         s.add(*base, *mod_lemmas(base))
         lazy = {atom.get_id(): [atom, bv(a), bv(b), 0] for atom, a, b in ctx.atoms.values()}
+        small = _small_model(ctx, s, lazy, list(minimise))
+        if small is not None:
+            return small
         result, _ = _lazy_check(s, lazy)
         if result == z3.sat:
             least(s, list(minimise), lazy)
@@ -536,6 +539,30 @@ def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (
             model = _minimised(exact, list(minimise))
     if model is None and not exact_only:   # it needs a product value that cannot occur
         model = _minimised(base, list(minimise))
+    return model
+
+
+SMALL_SIZES = 4096      # sizes and block ids of the first search for a counterexample
+
+
+def _small_model(ctx: Context, s, lazy: dict, minimise: list):
+    """A minimised exact model with every size and block id at most SMALL_SIZES, when one
+    exists (a bug usually shows at small sizes, where the lazy products settle in a round
+    or two); None otherwise (the search over every size goes on, `s` as it was). The
+    counterexample is then the least one among small sizes."""
+    bounds = [z3.ULE(v.term, SMALL_SIZES) for v in ctx.vars.values()
+              if v.kind in ("size", "block")]
+    if not bounds:
+        return None
+    s.push()
+    s.add(*bounds)
+    result, _ = _lazy_check(s, lazy)
+    if result != z3.sat:
+        s.pop()
+        return None
+    least(s, minimise, lazy)
+    model = s.model()
+    s.pop()
     return model
 
 
