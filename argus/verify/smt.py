@@ -87,7 +87,8 @@ class Context:
         if lower:
             self.fact(z3.UGE(term, lower), unique)
         if upper is not None:
-            self.fact(z3.ULT(term, bv(upper)), unique)
+            for f in below(term, upper):      # a minimum as one bound per arm
+                self.fact(f, unique)
         return term
 
     def fact(self, f, *about: str) -> None:
@@ -702,6 +703,19 @@ def _vars_of(f) -> frozenset:
 def mentions(term, ids) -> bool:
     """Does `term` contain one of the variables (or product atoms) with these ids?"""
     return not _vars_of(term).isdisjoint(ids)
+
+
+def below(x, bound) -> list:
+    """x < bound (unsigned) as a list of constraints, a minimum split into its arms:
+    x < If(a < b, a, b) is x < a and x < b (the DSL's `minimum` is that If), which the
+    solver then uses directly instead of case-splitting the If."""
+    b = bv(bound) if not isinstance(bound, int) else z3.BitVecVal(bound, WIDTH)
+    if z3.is_app(b) and b.decl().kind() == z3.Z3_OP_ITE:
+        c, t, e = b.children()
+        if z3.is_app(c) and c.decl().kind() in (z3.Z3_OP_ULT, z3.Z3_OP_ULEQ) and \
+                c.arg(0).eq(t) and c.arg(1).eq(e):
+            return below(x, t) + below(x, e)
+    return [z3.ULT(bv(x), b)]
 
 
 def confined(facts, about) -> list:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import z3
 
 from argus.ir.nodes import Op, Value
-from argus.verify.smt import bv, holds
+from argus.verify.smt import below, bv, holds
 
 from .meaning import (Hole, Series, SoftAcc, Span, Stat, differs, resolve, row_differs,
                       span_same, span_text, state, subst)
@@ -376,6 +376,18 @@ def _not_equivalent(w, a, b, start) -> str | None:
 
 
 def equivalent(w, s1, s2, span: Span) -> str | None:
+    """`_equivalent`, once per pair of tiles and span (the state's statistics and their
+    references name the same two tiles several times)."""
+    if s1 is s2:
+        return None
+    memo = w.__dict__.setdefault("_equivalent_memo", {})
+    key = (id(s1), id(s2), span.loop, bv(span.lo).sexpr(), bv(span.hi).sexpr())
+    if key not in memo:
+        memo[key] = (s1, s2, _equivalent(w, s1, s2, span))     # keeps the ids alive
+    return memo[key][2]
+
+
+def _equivalent(w, s1, s2, span: Span) -> str | None:
     """Two score tiles of one loop are the same numbers on the blocks of `span`: the same
     series, or series of the same loop counter whose tags are the same terms, computed by
     the same arithmetic from the same product (`recipe`), with masks that keep the same
@@ -402,8 +414,7 @@ def equivalent(w, s1, s2, span: Span) -> str | None:
     keep2 = s2.mask.term if s2.mask is not None else z3.BoolVal(True)
     pr, pc = w.pos["pr"], w.pos["pc"]
     real = [r for r in (s1.real_row, s1.real_col) if r is not None]
-    within = [z3.UGE(bv(jv), bv(span.lo)), z3.ULT(bv(jv), bv(span.hi))] if jv is not None \
-        else []
+    within = [z3.UGE(bv(jv), bv(span.lo)), *below(jv, span.hi)] if jv is not None else []
     claim = keep1 == keep2
     if not holds(w.ctx, claim, [*within, z3.ULT(pr, s1.rows), z3.ULT(pc, s1.cols), *real]):
         return (f"the masks of {s1.name} and {s2.name} may keep different elements of the "

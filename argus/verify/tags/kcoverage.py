@@ -170,14 +170,14 @@ def _affine_witness(w, term, names, target):
         linear = linear + a * v
     if not holds(w.ctx, term == linear):
         return None
-    remaining = target - rest
+    remaining = z3.simplify(target - rest)     # a segment start in both cancels here
     pairs = []
     for v, a in sorted(zip(vs, coeffs), key=lambda p: -p[1]):
         if a == 0:
             pairs.append((v, z3.BitVecVal(0, 64)))
             continue
-        pairs.append((v, z3.UDiv(remaining, a)))
-        remaining = z3.URem(remaining, a)
+        pairs.append((v, z3.simplify(z3.UDiv(remaining, a))))
+        remaining = z3.simplify(z3.URem(remaining, a))
     return pairs
 
 

@@ -392,7 +392,15 @@ def _own(w, q, pairs, S, x, c):
     pairs_w = p0 + p1 + [(w.ctx.vars[n].term, z3.BitVecVal(0, WIDTH)) for n in unsolved]
     path = [p for p in q.path if not any(z3.is_eq(p) and any(
         a.eq(w.ctx.vars[n].term) for a in p.children()) for n in fixed)]
-    facts = [f for f in w.ctx.facts if _about_writers(w, f, [q])]
+    # facts about the counters of loops the store is not in (the key loop's j, whose bound
+    # depends on the block id when causal) say nothing of whether it runs: without them
+    # (else the counter, free here, is the solver's to pick against the witness)
+    from .writers import _scope_of
+    scope = set(q.identity) | set(_scope_of(w, q))
+    elsewhere = [v.term for n, v in w.ctx.vars.items()
+                 if v.kind in ("iteration", "tile") and n not in scope]
+    facts = [f for f in w.ctx.facts if _about_writers(w, f, [q])
+             and not any(_mentions(w, f, t) for t in elsewhere)]
     atoms = {key(a) for a, _, _ in w.ctx.atoms.values()}
     body = z3.And(*[sub(p) for p in path], z3.ULT(w.pos["pr"], q.shape[0]),
                   z3.ULT(w.pos["pc"], q.shape[1]), rel == x, sub(bv(q.dst[1])) == c)

@@ -21,7 +21,7 @@ from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import GlobalTensorType
 from argus.verify import quotients
 from argus.verify.finding import Finding
-from argus.verify.smt import Context, bv
+from argus.verify.smt import Context, below, bv
 
 from . import cluster, origin, scalars
 from .report import Undecided
@@ -352,7 +352,7 @@ class Walker:
         carried.enter(self, op, name)
         bounds = [] if part is None or None in part else \
             [z3.UGE(bv(self.ctx.vars[name].term), bv(part[0])),
-             z3.ULT(bv(self.ctx.vars[name].term), bv(part[1]))]
+             *below(self.ctx.vars[name].term, part[1])]
         self.path.extend(bounds)          # a part of a split loop: its counter in its range
         self.part_bounds.extend(bounds)
         self._enter(op.regions[0], [(arg, self.ctx.vars[name].term)], [name])
