@@ -23,7 +23,7 @@ def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=No
     stored element, over the fragment's positions (instantiated with `inst`) or, with
     `index_instantiated`, already over the variables of the query; `refine(model, cex)`
     may add to a counterexample (e.g. the thread that wrote the element). `k_range`
-    (lo, hi): the k that must be met, when not all of [0, K)."""
+    (lo, width): the k that must be met (lo <= k < lo + width), when not all of [0, K)."""
     contribs = tag.contributions
     if not contribs:
         return
@@ -117,7 +117,11 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor,
             hit_witness.append(z3.substitute(here, *pairs))
     below = z3.ULT(kappa, extent)
     if k_range is not None:
-        below = z3.And(below, z3.UGE(kappa, bv(k_range[0])), z3.ULT(kappa, bv(k_range[1])))
+        # every k of the range, inside the tensor or not: a range past the tensor's
+        # columns reads TMA zeros there, which is no contraction (a head-dim tile at the
+        # wrong column block)
+        lo, width = k_range
+        below = z3.ULT(kappa - bv(lo), width)      # lo <= k < lo + width, with no wrap
     goal = z3.And(below, z3.Not(z3.Or(*hit_witness)))
     asked = [*w.path, *bounds, goal]
     if refuted(w.ctx, asked):          # routing sums (MoE): abstracted or in integers
@@ -136,6 +140,7 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor,
     confirm.add(*w.ctx.facts, *w.ctx.product_facts(), *bounds, *keep,
                 kappa == value(model, kappa), z3.Or(*hit_exact))
     missed = value(model, kappa)
+    missed = missed - (1 << 64) if missed >= 1 << 63 else missed    # a column before 0
     cex = cex_of(model, kappa, 0)
     where = f"{tensor}[{', '.join(map(str, cex.elements[0].index))}]"
     if confirm.check() == z3.unsat:

@@ -203,14 +203,14 @@ def consume(w, x: Fragment, op: Op, name: str = "") -> None:
 
 def _head_dim(w, contribs):
     """The k a score tile must meet when it is one product (no counter accumulated since
-    its reset: S = Q K^T of one block): the columns its instructions read, from the
-    first's k at kk = 0 (a head's column block of a wider Q, layout bshd); None (every k
-    of the tensor) otherwise."""
+    its reset: S = Q K^T of one block): (lo, width), the columns its instructions read,
+    from the first's k at kk = 0 (a head's column block of a wider Q, layout bshd), each of
+    which must be a column of the tensor; None (every k of the tensor) otherwise."""
     if len(contribs) != 1 or contribs[0].accumulated:
         return None
     c = contribs[0]
     lo = z3.substitute(bv(c.k[0]), (w.pos["kk"], z3.BitVecVal(0, 64)))
-    return lo, lo + c.kinstr * len(c.k)
+    return lo, c.kinstr * len(c.k)
 
 
 def stat_fields(w, stat: Stat) -> dict:
