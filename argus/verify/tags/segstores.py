@@ -395,8 +395,8 @@ def _own(w, q, pairs, S, x, c):
     # facts about the counters of loops the store is not in (the key loop's j, whose bound
     # depends on the block id when causal) say nothing of whether it runs: without them
     # (else the counter, free here, is the solver's to pick against the witness)
-    from .writers import _scope_of
-    scope = set(q.identity) | set(_scope_of(w, q))
+    from .store import scope_of
+    scope = set(q.identity) | set(scope_of(w, q))
     elsewhere = [v.term for n, v in w.ctx.vars.items()
                  if v.kind in ("iteration", "tile") and n not in scope]
     facts = [f for f in w.ctx.facts if _about_writers(w, f, [q])

@@ -37,6 +37,12 @@ def _instance(w, layout, shape):
     return (lambda x: bv(x)), [z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1])], False
 
 
+def scope_of(w, rec: StoreRecord):
+    """The schedules' step counters, the walkers (block, cluster) and the cluster rank:
+    each writer has its own (they identify nothing, or are in its identity anyway)."""
+    return [n for n in w.schedules if n in w.ctx.vars] + list(cluster.per_writer(w))
+
+
 def identity(w, extra=()) -> tuple[str, ...]:
     """The variables that tell two writers apart here: a persistent block is told apart by
     its tile (the schedule lemma), a plain one by its block ids; the step counter of a

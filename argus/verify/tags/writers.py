@@ -10,7 +10,7 @@ from argus.verify.smt import TIMEOUT_MS, bv, holds, least, mentions, solve, valu
 
 from . import cluster, report, segments, segstores
 from .report import Undecided
-from .store import _instance
+from .store import _instance, scope_of
 from .values import StoreRecord
 from .witness import with_products
 
@@ -31,7 +31,7 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
     the message and hint of a plain double write."""
     inst_r, b_r, thr = _instance(w, r.layout, r.shape)
     inst_q, b_q, _ = _instance(w, q.layout, q.shape)
-    names = list(dict.fromkeys([*q.identity, *_scope_of(w, q), *_pos_names(w, q.layout)]))
+    names = list(dict.fromkeys([*q.identity, *scope_of(w, q), *_pos_names(w, q.layout)]))
     # the second writer's copies of its variables and of the product atoms over them (a
     # segment start bh * SQ is the atom's copy bh~ * SQ there, not the same atom)
     copies, related = w.ctx.copy_with_products(names, "~")
@@ -64,7 +64,7 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
         if verdict != z3.sat:
             return False
     scope = tuple(n for n in w.ctx.vars if w.ctx.vars[n].kind in ("tile", "iteration")
-                  and n in (*r.identity, *_scope_of(w, r)))
+                  and n in (*r.identity, *scope_of(w, r)))
     model = report.find(w, goal, scope, extra)
     if model is None:
         return False
@@ -114,12 +114,6 @@ def _injective(w, r: StoreRecord, inst, cp, differ, bounds) -> bool:
     moved = [z3.simplify(bv(x) - z3.substitute(bv(x), *zero)) for x in r.dst]
     meet = z3.And(inst(moved[0]) == cp(inst(moved[0])), inst(moved[1]) == cp(inst(moved[1])))
     return holds(w.ctx, z3.Not(z3.And(meet, differ)), bounds)
-
-
-def _scope_of(w, rec: StoreRecord):
-    """The schedules' step counters, the walkers (block, cluster) and the cluster rank:
-    each writer has its own (they identify nothing, or are in its identity anyway)."""
-    return [n for n in w.schedules if n in w.ctx.vars] + list(cluster.per_writer(w))
 
 
 def _pos_names(w, layout):
