@@ -20,6 +20,7 @@ from typing import Iterable, Optional
 import z3
 
 from argus.layout import symbolic as sym
+from argus.verify import termscan
 from argus.verify.arith import term
 
 WIDTH = 64
@@ -290,30 +291,9 @@ def _remember(key, formulas) -> None:
     _UNSAT[key] = formulas
 
 
-_UREM = (z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I)
-_REMS: dict[int, tuple] = {}      # AST id -> (the AST, its x % c subterms, c not 2^n)
-
-
 def _remainders(f) -> tuple:
-    f = f if z3.is_expr(f) else z3.BoolVal(bool(f))
-    hit = _REMS.get(f.get_id())
-    if hit is not None:
-        return hit[1]
-    out, todo, seen = {}, [f], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_app(t) and t.decl().kind() in _UREM:
-            c = t.arg(1)
-            if z3.is_bv_value(c) and c.as_long() > 1 and c.as_long() & (c.as_long() - 1):
-                out[t.get_id()] = t
-        todo.extend(t.children())
-    if len(_REMS) >= 20 * UNSAT_MEMO_LIMIT:
-        _REMS.clear()
-    _REMS[f.get_id()] = (f, tuple(out.values()))
-    return _REMS[f.get_id()][1]
+    """The x % c subterms of f (c a constant above 1, not a power of two)."""
+    return tuple(termscan.scan(f).remainders.values())
 
 
 def mod_lemmas(formulas) -> list:
@@ -371,21 +351,13 @@ def _divisions(formulas) -> dict:
 
 
 def _divisions_in(formulas) -> dict:
-    out, todo, seen = {}, list(formulas), set()
-    while todo:
-        t = todo.pop()
-        if not z3.is_expr(t) or t.get_id() in seen:
+    out = {}
+    for f in formulas:
+        if not z3.is_expr(f):
             continue
-        seen.add(t.get_id())
-        if z3.is_app(t) and t.decl().kind() in _DIVS and not _power_of_two(t.arg(1)):
-            key = (t.arg(0).get_id(), t.arg(1).get_id())
-            q, r = out.get(key, (None, None))
-            if t.decl().kind() in _DIVS[:2]:
-                q = t
-            else:
-                r = t
-            out[key] = (q, r)
-        todo.extend(t.children())
+        for key, (q, r) in termscan.scan(f).divisions.items():
+            q0, r0 = out.get(key, (None, None))
+            out[key] = (q0 if q0 is not None else q, r0 if r0 is not None else r)
     return out
 
 
@@ -644,17 +616,22 @@ def exact_check(ctx: Context, goal, extra: Iterable = ()):
     return solve([*ctx.facts, *extra, *ctx.product_facts(), goal], solver=False)[0]
 
 
-def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:
+def holds(ctx: Context, claim, extra: Iterable = (), in_integers: bool = False) -> bool:
     """Is `claim` true under the facts for every value of every variable?
 
     Only the facts connected to the claim (sharing a variable with it, transitively) are
     given to the solver: fewer assumptions can only make a proof harder, never wrong, and
-    a claim about layouts (positions, kk) then does not drag in every size's bounds."""
+    a claim about layouts (positions, kk) then does not drag in every size's bounds.
+    `in_integers`: first try the exact translation to linear integer arithmetic
+    (integers.py), for claims about tile and block arithmetic with divisions by constants
+    (a causal loop's bound), which bit-blasting is slow on."""
     asked = [*extra, z3.Not(claim)]
     facts = relevant(ctx.facts, asked)
     if ctx.refute([*asked, *facts]):          # a model found before: the claim fails
         return False
     if ctx.abstraction is not None and ctx.abstraction.proves(claim, list(extra)):
+        return True
+    if in_integers and integer_unsat(ctx, [*facts, *extra], z3.Not(claim)):
         return True
     small = confined(facts, asked)
     if len(small) < len(facts) and solve([*small, *asked], timeout_ms=SMALL_MS)[0] == z3.unsat:
@@ -665,39 +642,23 @@ def holds(ctx: Context, claim, extra: Iterable = ()) -> bool:
     return result == z3.unsat
 
 
+def integer_unsat(ctx: Context, facts, goal) -> bool:
+    """facts & goal impossible, shown in integers (integers.py: exact; a fact that does not
+    translate is left out, which can only make this fail). False when not shown so."""
+    from argus.verify import integers
+    try:
+        return integers.unsat_in(ctx, facts, goal)
+    except integers.Untranslatable:
+        return False
+
+
 SMALL_MS = 500           # the first try of holds(), with the facts of the claim's variables
-
-
-_VARS: dict[int, tuple] = {}       # AST id -> (the AST, ids of the variables in it)
 
 
 def _vars_of(f) -> frozenset:
     """The ids of the uninterpreted constants (variables, product atoms) in a term, with
     every subterm's answer remembered (terms share most of their subterms)."""
-    f = f if z3.is_expr(f) else z3.BoolVal(bool(f))
-    hit = _VARS.get(f.get_id())
-    if hit is not None:
-        return hit[1]
-    if len(_VARS) >= 20 * UNSAT_MEMO_LIMIT:
-        _VARS.clear()
-    stack = [(f, False)]
-    while stack:
-        t, expanded = stack.pop()
-        key = t.get_id()
-        if key in _VARS:
-            continue
-        children = t.children()
-        if expanded or not children:
-            out = set()
-            if not children and z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                out.add(key)
-            for c in children:
-                out |= _VARS[c.get_id()][1]
-            _VARS[key] = (t, frozenset(out))
-        else:
-            stack.append((t, True))
-            stack.extend((c, False) for c in children if c.get_id() not in _VARS)
-    return _VARS[f.get_id()][1]
+    return termscan.scan(f).variables
 
 
 def mentions(term, ids) -> bool:

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import z3
 
+from argus.verify import termscan
 from argus.verify.smt import TIMEOUT_MS
 
-from . import integers
-from .integers import key
+from argus.verify import integers
+from argus.verify.integers import key
 
 
 class Abstraction:
@@ -46,22 +47,13 @@ class Abstraction:
         return frozenset(names)
 
     def _scan(self, t):
+        """(applies a routing value, the names of its free constants) of t (memoised)."""
         ident = t.get_id()
         got = self._info.get(ident)
         if got is not None:
             return got[1]
-        if z3.is_const(t):
-            info = (False, frozenset() if z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t)
-                    else frozenset([key(t)]))
-        else:
-            routed = z3.is_app(t) and t.num_args() > 0 and \
-                t.decl().kind() == z3.Z3_OP_UNINTERPRETED
-            consts = set()
-            for c in t.children():
-                r, cs = self._scan(c)
-                routed = routed or r
-                consts |= cs
-            info = (routed, frozenset(consts))
+        found = termscan.scan(t)
+        info = (found.routed, termscan.names(t))
         self._info[ident] = (t, info)        # keeps t alive: z3 reuses the ids of freed terms
         return info
 
@@ -305,19 +297,39 @@ def integer_model(ctx, goal, order, extra):
 
 
 def _least_int(s, terms) -> None:
-    """Pin each integer term in turn to its least value (s is sat and stays sat)."""
+    """Pin each integer term in turn to its least value (s is sat and stays sat). The
+    model of the last satisfiable probe satisfies every pin so far, so it gives the next
+    term's starting value without another check."""
+    model = s.model()
+
+    def probe(bound):
+        nonlocal model
+        s.push()
+        s.add(bound)
+        found = None
+        if s.check() == z3.sat:
+            model = s.model()
+            found = model.eval(t, model_completion=True).as_long()
+        s.pop()
+        return found
+
     for t in terms:
-        best = s.model().eval(t, model_completion=True).as_long()
+        best = model.eval(t, model_completion=True).as_long()
+        kept = model                 # a model in which t == best
         lo = 0
-        while lo < best:
-            mid = (lo + best) // 2
-            s.push()
-            s.add(t <= mid)
-            if s.check() == z3.sat:
-                best = s.model().eval(t, model_completion=True).as_long()
-                s.pop()
+        if best > 1:                 # most terms of a minimal model are 0 or 1 (smt.least)
+            found = probe(t <= 1)
+            if found is not None:
+                best, kept = found, model
             else:
-                s.pop()
+                lo = 2
+        while lo < best:             # binary search for the least value of t
+            mid = (lo + best) // 2
+            found = probe(t <= mid)
+            if found is not None:
+                best, kept = found, model
+            else:
                 lo = mid + 1
         s.add(t == best)
-        s.check()
+        model = kept
+    s.check()

@@ -61,7 +61,7 @@ def tag_assert(w, op: Op) -> None:
     if live is not None:      # padding rows are data of no one (padding.py checks them)
         claim = z3.Implies(bv(live) == 1, claim)
     claim = inst(claim)
-    if holds(w.ctx, claim, [*w.path, *bounds]):
+    if holds(w.ctx, claim, [*w.path, *bounds], in_integers=True):
         return
     scope = w.scope_vars()
     model = report.find(w, z3.Not(claim), scope, bounds)

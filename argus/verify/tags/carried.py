@@ -416,7 +416,8 @@ def _equivalent(w, s1, s2, span: Span) -> str | None:
     real = [r for r in (s1.real_row, s1.real_col) if r is not None]
     within = [z3.UGE(bv(jv), bv(span.lo)), *below(jv, span.hi)] if jv is not None else []
     claim = keep1 == keep2
-    if not holds(w.ctx, claim, [*within, z3.ULT(pr, s1.rows), z3.ULT(pc, s1.cols), *real]):
+    if not holds(w.ctx, claim, [*within, z3.ULT(pr, s1.rows), z3.ULT(pc, s1.cols), *real],
+                 in_integers=True):
         return (f"the masks of {s1.name} and {s2.name} may keep different elements of the "
                 f"earlier blocks")
     return None

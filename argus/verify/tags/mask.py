@@ -257,7 +257,7 @@ def _alive_at_corners(w, recs) -> bool:
     """A cheap sufficient condition (no quantifier): on every path some walk keeps the key
     of a corner of its tile (first or last row, first or last column), so no visited block
     is fully masked. False when that is not proved (the quantified query decides)."""
-    from argus.verify.smt import confined, relevant, solve
+    from argus.verify.smt import confined, integer_unsat, relevant, solve
     pr, pc = w.pos["pr"], w.pos["pc"]
     dead = []
     for rec in recs:
@@ -267,6 +267,8 @@ def _alive_at_corners(w, recs) -> bool:
                                                  (pc, z3.BitVecVal(c, 64)))))
         dead += list(rec.path)
     every = [*w.ctx.facts, *w.ctx.product_facts()]
+    if integer_unsat(w.ctx, relevant(every, dead), z3.And(*dead)):
+        return True
     if solve([*confined(every, dead), *dead])[0] == z3.unsat:
         return True
     return solve([*relevant(every, dead), *dead])[0] == z3.unsat

@@ -35,7 +35,7 @@ from argus.verify.finding import Counterexample, ElementTag, Finding
 from argus.verify.smt import TIMEOUT_MS, WIDTH, bv, value
 
 from . import abstraction, report
-from .integers import key
+from argus.verify.integers import key
 from .kcoverage import _affine_witness
 from .routing import routing_values, values_of
 from .segments import in_window
@@ -64,7 +64,15 @@ def group_vars(w, rec) -> list[str]:
 def _through_atoms(w, t) -> frozenset:
     """The free constants of t and, for each product atom among them, of its factors
     (transitively): what the term's value depends on."""
-    atoms = {key(atom): (a, b) for atom, a, b in w.ctx.atoms.values()}
+    memo = w.__dict__.setdefault("_through_atoms", {})
+    if memo.get("n") != len(w.ctx.atoms):      # renewed when atoms are added
+        memo.clear()
+        memo["n"] = len(w.ctx.atoms)
+        memo["atoms"] = {key(atom): (a, b) for atom, a, b in w.ctx.atoms.values()}
+    got = memo.get(t.get_id())
+    if got is not None:
+        return got[1]
+    atoms = memo["atoms"]
     out, todo = set(), list(_consts(w, t))
     while todo:
         c = todo.pop()
@@ -74,7 +82,8 @@ def _through_atoms(w, t) -> frozenset:
         if c in atoms:
             for f in atoms[c]:
                 todo.extend(_consts(w, bv(f)))
-    return frozenset(out)
+    memo[t.get_id()] = (t, frozenset(out))     # keeps t alive: its id stays its own
+    return memo[t.get_id()][1]
 
 
 def determined(w, rec) -> dict:

@@ -23,7 +23,7 @@ from . import segments
 from .segments import Segment
 
 CONFIRM_MS = 1500      # confirming a violation with real products: short (else unverified)
-SMALL = 64             # the bound of the sizes and block ids of the first attempt
+SMALL = 4096           # the bound of the sizes and block ids of the first attempt
 
 
 def check(w, op: Op) -> None:

@@ -1,5 +1,4 @@
-"""Units of the MoE modelling: the exact integer translation, the routing abstraction (it
-only ever proves what is true), tag assumptions as field definitions, routing values in
+"""Units of the MoE modelling: the routing abstraction (it only ever proves what is true), tag assumptions as field definitions, routing values in
 index vectors and prefix sums, segments' windows."""
 
 from __future__ import annotations
@@ -10,48 +9,10 @@ import pytest
 import z3
 
 from argus.verify.smt import Context
-from argus.verify.tags import abstraction, integers
+from argus.verify.tags import abstraction
 from argus.verify.tags.segments import Window, in_window
 
 W = 64
-
-
-def _eval_int(expr, env):
-    return z3.simplify(z3.substitute(expr, *[(z3.Int(f"{n}#int"), z3.IntVal(v))
-                                            for n, v in env.items()]))
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_the_integer_translation_keeps_the_modular_meaning(seed):
-    """Random terms over 64-bit unsigned arithmetic (wraps included) evaluate to the same
-    number as bit-vectors and as integers."""
-    rng = random.Random(seed)
-    x, y = z3.BitVecs("x y", W)
-    terms = [x + y, x - y, -x, x * 7, z3.UDiv(x, 3), z3.URem(x, 5), z3.LShR(x, 4), x << 3,
-             z3.Extract(15, 4, x), z3.Concat(z3.Extract(7, 0, x), z3.Extract(7, 0, y)),
-             z3.ZeroExt(8, z3.Extract(31, 0, y)), x & 255, z3.If(z3.ULT(x, y), x, y + 1)]
-    tr = integers.Translator()
-    for _ in range(20):
-        env = {"x": rng.choice([0, 1, rng.randrange(2 ** 20), rng.randrange(2 ** 64), 2 ** 64 - 1]),
-               "y": rng.choice([0, rng.randrange(2 ** 64), 2 ** 64 - 3])}
-        for t in terms:
-            want = z3.simplify(z3.substitute(t, (x, z3.BitVecVal(env["x"], W)),
-                                             (y, z3.BitVecVal(env["y"], W)))).as_long()
-            got = _eval_int(tr.term(t), env).as_long()
-            assert got == want, (t, env)
-
-
-def test_bounds_drop_the_modulo_only_where_nothing_wraps():
-    x, y = z3.BitVecs("x y", W)
-    tr = integers.Translator({"x": 100, "y": 5})
-    assert "%" not in str(tr.term(x + y)) and "%" in str(integers.Translator().term(x + y))
-
-
-def test_products_of_variables_and_xor_are_not_translated():
-    x, y = z3.BitVecs("x y", W)
-    for t in (x * y, x ^ y, z3.UDiv(x, y)):
-        with pytest.raises(integers.Untranslatable):
-            integers.Translator().term(t)
 
 
 def _ctx_with_routing():

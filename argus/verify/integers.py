@@ -6,7 +6,8 @@ takes z3 seconds (or times out); as linear integer arithmetic it takes milliseco
 translation is exact, not an approximation: an n-bit variable or uninterpreted value
 becomes an integer in [0, 2^n), and every operation keeps its modular meaning (a sum or
 difference is taken mod 2^n, `x >> 7` is `x div 128`, `Extract(h, l, x)` is
-`(x div 2^l) mod 2^(h-l+1)`, a division or remainder by a constant is integer division).
+`(x div 2^l) mod 2^(h-l+1)`, a division or remainder by a constant is integer division,
+a signed comparison compares x - 2^n for x with its top bit set).
 Operations with no linear meaning (a product or quotient of two variables, bitwise and/xor
 with a non-mask, shifts by a variable) are not translated: `Untranslatable`, and the
 caller falls back to the bit-vector query.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import z3
 
+from argus.verify import termscan
 from argus.verify.smt import TIMEOUT_MS
 
 
@@ -45,6 +47,8 @@ class Translator:
         self._funcs: dict[str, object] = {}
         self._apps: dict = {}
         self.leaves: list = []              # (bit-vector leaf, its integer) for models
+        self._range_of: dict = {}           # integer leaf id -> its range
+        self._app_ids: set = set()          # ids of the routing values' integers
 
     def term(self, t):
         return self._get(t)[0]
@@ -61,7 +65,17 @@ class Translator:
         hi = min(self.bounds.get(key(t), 2 ** width - 1), 2 ** width - 1)
         self.ranges.append(z3.And(x >= 0, x <= hi))
         self.leaves.append((t, x))
+        self._range_of[x.get_id()] = self.ranges[-1]
         return x, hi
+
+    def ranges_for(self, formulas) -> list:
+        """The ranges of the integer variables of `formulas` (translated terms), and of
+        every routing value (an application, kept whole)."""
+        ids = set()
+        for f in formulas:
+            ids |= termscan.scan(f).variables
+        return [r for i, r in self._range_of.items() if i in ids] + \
+            [r for i, r in self._range_of.items() if i in self._app_ids]
 
     def _term(self, t):
         """(integer term, upper bound or None for a Bool)."""
@@ -74,7 +88,11 @@ class Translator:
         k = t.decl().kind() if z3.is_app(t) else None
         if z3.is_bv(t):
             return self._bv(t, k)
-        args = [self.term(c) for c in t.children()]
+        kids = t.children()
+        if k in _SIGNED:           # x as a signed n-bit number: x - 2^n when its top bit is set
+            a, b = (self._signed(c) for c in kids)
+            return _SIGNED[k](a, b), None
+        args = [self.term(c) for c in kids]
         ops = {z3.Z3_OP_ULT: lambda: args[0] < args[1], z3.Z3_OP_ULEQ: lambda: args[0] <= args[1],
                z3.Z3_OP_UGT: lambda: args[0] > args[1], z3.Z3_OP_UGEQ: lambda: args[0] >= args[1],
                z3.Z3_OP_EQ: lambda: args[0] == args[1], z3.Z3_OP_IFF: lambda: args[0] == args[1],
@@ -84,6 +102,11 @@ class Translator:
         if k in ops:
             return ops[k](), None
         raise Untranslatable(f"the operation {t.decl().name()}")
+
+    def _signed(self, t):
+        x, hi = self._get(t)
+        half = 2 ** (t.size() - 1)
+        return x if hi < half else z3.If(x >= half, x - 2 * half, x)
 
     def _bv(self, t, k):
         n = t.size()
@@ -109,6 +132,7 @@ class Translator:
             out = self._funcs[name](*args)
             if out.get_id() not in self._apps:
                 self._apps[out.get_id()] = (out, self._leaf(out, t, n)[1])
+                self._app_ids.add(out.get_id())
             return out, self._apps[out.get_id()][1]
         if k == z3.Z3_OP_BADD:
             return wrap(z3.Sum(*args), sum(his))
@@ -164,6 +188,10 @@ class Translator:
         raise Untranslatable(f"the operation {t.decl().name()}")
 
 
+_SIGNED = {z3.Z3_OP_SLT: lambda a, b: a < b, z3.Z3_OP_SLEQ: lambda a, b: a <= b,
+           z3.Z3_OP_SGT: lambda a, b: a > b, z3.Z3_OP_SGEQ: lambda a, b: a >= b}
+
+
 def bounds_of(ctx) -> dict:
     """Upper bounds of the context's variables, product atoms and routing values, read off
     their facts (`x < c`); remembered per number of facts."""
@@ -211,6 +239,34 @@ def check(facts, goal, bounds=None):
     s.set("timeout", TIMEOUT_MS)
     s.add(*tr.ranges, *kept, g)
     return s.check()
+
+
+def unsat_in(ctx, facts, goal) -> bool:
+    """facts & goal impossible, shown in integers with the context's translator (kept
+    while the facts' bounds stay the same: the facts recur in every query, each is
+    translated once); a fact that does not translate is left out. Raises Untranslatable
+    when the goal does not translate."""
+    bounds = bounds_of(ctx)
+    cache = ctx.__dict__.setdefault("_integers", {})
+    if cache.get("bounds") is not bounds:
+        cache.clear()
+        cache.update(bounds=bounds, translator=Translator(bounds), facts={})
+    tr, done = cache["translator"], cache["facts"]
+    g = tr.term(goal)
+    kept = []
+    for f in facts:
+        got = done.get(f.get_id())
+        if got is None:
+            try:
+                got = done[f.get_id()] = (f, tr.term(f))
+            except Untranslatable:
+                got = done[f.get_id()] = (f, None)
+        if got[1] is not None:
+            kept.append(got[1])
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*tr.ranges_for([*kept, g]), *kept, g)
+    return s.check() == z3.unsat
 
 
 def proves(facts, claim, bounds=None) -> bool:
