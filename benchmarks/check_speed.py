@@ -18,6 +18,14 @@ other processes disturb least. Writes benchmarks/results/check_speed.json; exit 
 file's median wall time is over the target, or a check finds anything (errors or
 warnings: every GEMM variant is meant to verify with no finding at all).
 
+    python benchmarks/check_speed.py --all [--runs 3]
+
+times every kernel in the repository instead, in this process with the solver's memo
+cleared before each (the library, the examples, every bug corpus, the test fixtures and
+the library attention's causal and head-dim-128 specialisations): CPU and wall seconds and
+the verdict of each; writes benchmarks/results/check_speed_all.json; exit 1 if a kernel
+takes 2 s of CPU or more, or the median is 1 s or more (issue 19's bar).
+
     python benchmarks/check_speed.py --variants [--runs 3]
 
 times the separate list of the library GEMM's variants instead (VARIANTS: both B
@@ -234,6 +242,73 @@ def moe_runs(runs: int) -> dict:
     return out
 
 
+# the library attention's specialisations argus.ops.attention builds (head dim, causal; G = 1)
+ATTENTION_SPECS = [{}, {"CAUSAL": 1}, {"HD": 128}, {"HD": 128, "CAUSAL": 1}]
+
+
+def repo_kernels() -> list[tuple[str, str, dict]]:
+    """(file, kernel, overrides) of every kernel in the repository: the library, the
+    examples and every bug corpus under them, the test fixtures, and the library
+    attention's other specialisations."""
+    from argus.frontend import parse_file
+    files = sorted((ROOT / "argus" / "kernels").glob("*.py")) + \
+        sorted((ROOT / "examples").rglob("*.py")) + sorted((ROOT / "tests" / "fixtures").rglob("*.py"))
+    out = []
+    for path in files:
+        try:
+            kernels = parse_file(path)
+        except Exception:          # a corpus file that the frontend rejects on purpose
+            continue
+        rel = str(path.relative_to(ROOT))
+        out += [(rel, name, {}) for name in kernels]
+    attention = "argus/kernels/attention.py"
+    for spec in ATTENTION_SPECS[1:]:
+        out += [(attention, name, spec) for name in ("attention_bhsd", "attention_bshd")]
+    return out
+
+
+def all_main(runs: int) -> int:
+    """Every kernel in the repository verified in this process (memo cleared before each
+    run, imports warmed up first): CPU and wall seconds, the verdict; the target is under
+    TARGET_S each, median under 1 s (issue 19)."""
+    from argus.frontend import parse_file
+    from argus.verify import driver, smt
+    driver.run(parse_file(ROOT / "examples" / "copy.py")["copy"])
+    load = os.getloadavg()[0]
+    rows = []
+    for path, name, overrides in repo_kernels():
+        kernel = parse_file(ROOT / path, overrides=overrides or None)[name]
+        cpus, walls, verdict = [], [], None
+        for _ in range(runs):
+            smt._UNSAT.clear()
+            smt._SAT.clear()
+            c0, w0 = time.process_time(), time.perf_counter()
+            verdict = driver.run(kernel).verdict
+            cpus.append(time.process_time() - c0)
+            walls.append(time.perf_counter() - w0)
+        row = {"file": path, "kernel": name, "overrides": overrides, "verdict": verdict,
+               "cpu_s": round(statistics.median(cpus), 3),
+               "wall_s": round(statistics.median(walls), 3)}
+        rows.append(row)
+        print(f"{row['cpu_s']:6.2f} s CPU {row['wall_s']:6.2f} s wall  {verdict:10s} "
+              f"{path}::{name} {overrides or ''}", flush=True)
+    cpu = [r["cpu_s"] for r in rows]
+    over = [f"{r['file']}::{r['kernel']} {r['overrides'] or ''}".strip()
+            for r in rows if r["cpu_s"] >= TARGET_S]
+    result = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+              "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
+                          "load_average_at_start": round(load, 2),
+                          "load_average_at_end": round(os.getloadavg()[0], 2)},
+              "target_s": TARGET_S, "runs": runs, "kernels": rows,
+              "median_cpu_s": round(statistics.median(cpu), 3),
+              "over_target": over, "ok": not over and statistics.median(cpu) < 1.0}
+    out = ROOT / "benchmarks" / "results" / "check_speed_all.json"
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"{len(rows)} kernels: median {result['median_cpu_s']:.2f} s CPU, "
+          f"{len(over)} at or over {TARGET_S} s; wrote {out.relative_to(ROOT)}")
+    return 0 if result["ok"] else 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -241,10 +316,15 @@ def main(argv=None) -> int:
                         help="time only this file (repeatable)")
     parser.add_argument("--variants", action="store_true",
                         help="time the library GEMM's variants (a separate list) instead")
+    parser.add_argument("--all", action="store_true",
+                        help="every kernel in the repository (bug corpora, fixtures and the "
+                             "library attention's specialisations included), in this process")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if args.variants:
         return variants_main(args.runs)
+    if args.all:
+        return all_main(args.runs if args.runs != 5 else 1)
     files = args.only or list(FILES)
     load = os.getloadavg()[0]
     results = []
