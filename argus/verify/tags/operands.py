@@ -171,7 +171,8 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
         model = None
         # a layout fact: proved once per walker for every read of the same band
         key = _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var)
-        if key not in proved:
+        free = _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var, path=False)
+        if key not in proved and free not in proved:
             try:
                 read_at = read_layout(descriptor_for(operand, k0), eb, major, mn_extent)
             except (DescriptorError, SmemLayoutError, ValueError) as err:
@@ -181,9 +182,7 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
             r, c, fits = stage.element_at(addr)
             ok = z3.And(fits, z3.ULT(r, stage.rows), r == bv(want_r), c == bv(want_c))
             bounds = [z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)]
-            if holds(w.ctx, ok, [*w.path, *bounds]):
-                proved.add(key)
-            else:
+            if not _proved(w, ok, bounds, ([free], [key]), proved):
                 model = report.find(w, z3.Not(ok), w.scope_vars(), bounds,
                                     minimise_first=(mn_var, kk))
         if model is not None:
@@ -238,11 +237,28 @@ def _mn_real(w, src, major, box_row, mn):
     return z3.substitute(real, *kk0)
 
 
-def _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var) -> tuple:
-    """What a proved layout claim of k-step j depends on (the path by its s-expressions:
-    z3's pretty printer, str(), is slow on the MoE's routing terms)."""
-    return (buf.name, buf.shape, buf.swizzle, row0, rows, major, mn_extent, j,
-            str(mn_var), tuple(p.sexpr() for p in w.path))
+def _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var, path=True) -> tuple:
+    """What a proved layout claim of k-step j depends on: the stage's layout (shape,
+    element size, swizzle: tma.stage_layout), the band and the step, and the path (by its
+    s-expressions: z3's pretty printer, str(), is slow on the MoE's routing terms) unless
+    the claim was proved without it (then it holds on every path, for every buffer of
+    that layout)."""
+    key = (buf.shape, buf.element_bytes, buf.swizzle, row0, rows, major, mn_extent, j,
+           str(mn_var))
+    return (buf.name, *key, tuple(p.sexpr() for p in w.path)) if path else key
+
+
+def _proved(w, claim, bounds, keys, proved) -> bool:
+    """The layout claim holds: first on its own (for every path: the keys without the
+    path are then proved), else under the path."""
+    free, on_path = keys
+    if holds(w.ctx, claim, bounds):
+        proved.update(free)
+        return True
+    if holds(w.ctx, claim, [*w.path, *bounds]):
+        proved.update(on_path)
+        return True
+    return False
 
 
 def _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_total, kinstr,
@@ -251,10 +267,11 @@ def _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_tot
     `proved`); the caller checks the steps one by one only when this does not go through,
     to name the step that fails."""
     kk = w.pos["kk"]
-    keys, claims = [], []
+    keys, frees, claims = [], [], []
     for j in range(k_total // kinstr):
         key = _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var)
-        if key in proved:
+        free = _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var, path=False)
+        if key in proved or free in proved:
             continue
         k0 = j * kinstr
         try:
@@ -265,9 +282,10 @@ def _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_tot
         r, c, fits = stage.element_at(bv(read_at((narrow(mn_var, 16), narrow(kk, 16)))))
         claims.append(z3.And(fits, z3.ULT(r, stage.rows), r == bv(want_r), c == bv(want_c)))
         keys.append(key)
-    if len(claims) > 1 and holds(w.ctx, z3.And(*claims),
-                                 [*w.path, z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)]):
-        proved.update(keys)
+        frees.append(free)
+    if len(claims) > 1:
+        _proved(w, z3.And(*claims), [z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)],
+                (frees, keys), proved)
 
 
 def _hint(buf, major, name) -> str:

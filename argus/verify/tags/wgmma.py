@@ -86,7 +86,16 @@ def mma(w, op: Op) -> None:
         fix = "K-major: use b_major='k'" if b_major == "MN" else "MN-major: use b_major='mn'"
         k_hint = (f"b_major={op.attrs.get('b_major', 'k')!r} contracts B's {axis}, which do "
                   f"not have A's K extent: the tile of B was loaded {fix}")
-    for j in range(len(A.k)):
+    def claims_of(j):
+        inside = z3.And(inst(A.inside[j]), inst(B.inside[j]))   # else one factor is 0
+        return [z3.Implies(inside, inst(lhs) == inst(rhs))
+                for lhs, rhs in ((A.k[j], B.k[j]), (A.mn[j], earlier(row0)),
+                                 (B.mn[j], earlier(col0)))]
+    # every instruction's three claims in one query; one by one (to name the instruction
+    # and the claim that fails) only when that does not go through
+    together = len(A.k) > 1 and holds(w.ctx, z3.And(*[c for j in range(len(A.k))
+                                                      for c in claims_of(j)]), [*w.path, *tb])
+    for j in range(0 if together else len(A.k)):
         inside = z3.And(inst(A.inside[j]), inst(B.inside[j]))   # else one factor is 0
         checks = (
             ("tag.wgmma-k", A.k[j], B.k[j], "k", "A.k == B.k",
