@@ -78,6 +78,29 @@ def build_task(args):
         raise UsageError(str(err)) from None
 
 
+def choose_device(evaluator: str, task) -> str:
+    """"cuda" for --evaluator gpu (refused with the reason where it cannot run) and for
+    auto on a machine with a CUDA GPU and a kernel task; "cpu" (the interpreter and the
+    cost model) otherwise."""
+    from argus.agent.evaluators.gpu import cuda_available
+
+    if evaluator == "cpu":
+        return "cpu"
+    gpu = cuda_available()
+    if evaluator == "gpu":
+        if task.mode != "kernel":
+            raise UsageError("--evaluator gpu: a KernelBench ModelNew runs on the interpreter "
+                             "with the cost model (the GPU evaluator takes kernel tasks: "
+                             "attention, moe, FILE.py::KERNEL); leave --evaluator at auto "
+                             "or cpu")
+        if not gpu:
+            raise UsageError("--evaluator gpu: no CUDA GPU here (torch.cuda.is_available() "
+                             "is False); leave --evaluator at auto or cpu to run on the "
+                             "interpreter with the cost model")
+        return "cuda"
+    return "cuda" if gpu and task.mode == "kernel" else "cpu"
+
+
 def _progress(quiet: bool):
     def show(step, steps):
         if quiet:
@@ -85,8 +108,9 @@ def _progress(quiet: bool):
         t = f"{step.outcome.time_ms * 1e3:9.2f} us" if step.outcome.time_ms else "         - us"
         what = step.reply_error[:60] or step.outcome.feedback.splitlines()[0][:60] \
             if (step.reply_error or step.outcome.feedback) else ""
+        how = "measured" if step.outcome.source == "gpu" else "estimate"
         print(f"[{step.index:3d}] {step.technique[:30]:30s} {step.outcome.status:13s} {t} "
-              f"(estimate) reward {step.reward:5.3f}  {what}", file=sys.stderr)
+              f"({how}) reward {step.reward:5.3f}  {what}", file=sys.stderr)
     return show
 
 
@@ -106,9 +130,6 @@ def run_kernel_optimize(args) -> int:
         raise UsageError(f"--dtype {args.dtype}: a kernel task's dtypes are its kernel file's "
                          f"(what the candidates declare), not a flag; --dtype applies to "
                          f"gemm and the attention planner. Leave it out")
-    if args.evaluator == "gpu":
-        raise UsageError("kernel tasks run on the interpreter with the cost model so far; "
-                         "leave --evaluator at auto or cpu")
     try:
         default = Budget()
         budget = Budget(evaluations=default.evaluations if args.budget is None else args.budget,
@@ -118,6 +139,7 @@ def run_kernel_optimize(args) -> int:
     except (ProviderError, ValueError) as err:
         raise UsageError(str(err)) from None
     task = build_task(args)
+    task.device = choose_device(args.evaluator, task)
     name = task.label.replace(" ", "-").replace(",", "_").replace("=", "")
     out = args.out or f"out/optimize/{name}"
     try:
@@ -140,8 +162,10 @@ def run_kernel_optimize(args) -> int:
         if s["best_time_ms"]:
             extra = (f" ({s['speedup_over_start']:.2f}x the start)"
                      if s["speedup_over_start"] else "")
-            print(f"best: step {s['best_step']}, ESTIMATED {s['best_time_ms'] * 1e3:.2f} us "
-                  f"on an H200{extra}")
+            how = ("MEASURED on this GPU" if task.device == "cuda"
+                   else "ESTIMATED on an H200")
+            print(f"best: step {s['best_step']}, {how} {s['best_time_ms'] * 1e3:.2f} us"
+                  f"{extra}")
             for bname, b in task.baselines.items():
                 if b.get("time_ms"):
                     print(f"  vs {bname}: {b['time_ms'] * 1e3:.2f} us ({b['source']}): "

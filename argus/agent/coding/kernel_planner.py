@@ -39,6 +39,21 @@ PROVIDER_FAILED = "provider failed"
 NOT_EVALUATED = ("unparsable-reply", "provider-error")
 EVALUATOR_NOTE = ("the CPU interpreter for correctness, the cost model for time (an "
                   "ESTIMATE for an H200, not a measurement)")
+GPU_EVALUATOR_NOTE = ("the GPU for correctness and time (MEASURED: device events, L2 flushed "
+                      "before each launch), Nsight Compute's metrics for the profile signals "
+                      "where ncu is found")
+
+
+def evaluator_note(task) -> str:
+    return GPU_EVALUATOR_NOTE if getattr(task, "device", "cpu") == "cuda" else EVALUATOR_NOTE
+
+
+def signals_of(outcome) -> list[str]:
+    """The profile signals of an evaluated candidate: the GPU's profile (ncu) or the cost
+    model's estimate (older steps kept them only in the estimate)."""
+    if "signals" in outcome.details:
+        return list(outcome.details["signals"])
+    return list((outcome.details.get("estimate") or {}).get("signals", []))
 
 
 @dataclass
@@ -145,8 +160,7 @@ class KernelPlanner:
         last = set(rounds[-1]) if rounds else {steps[-1].index}
         last_round = [s for s in steps if s.index in last]
         ok = [s for s in steps if s.outcome.ok]
-        signals = list((ok[-1].outcome.details.get("estimate") or {}).get("signals", [])
-                       ) if ok else []
+        signals = signals_of(ok[-1].outcome) if ok else []
         tokens = {k: sum(s.tokens.get(k, 0) for s in steps) for k in ("input", "output")}
         return best, source, evals, last_round, signals, tokens
 
@@ -173,7 +187,7 @@ class KernelPlanner:
             self._record(steps, start)
             best = start if outcome.ok else None
             evals, last_round = 1, [start]
-            signals = list((outcome.details.get("estimate") or {}).get("signals", []))
+            signals = signals_of(outcome)
         stop = "budget: evaluations"
         while True:
             if evals >= self.budget.evaluations:
@@ -190,7 +204,8 @@ class KernelPlanner:
                 break
             state = CoderState(self.task, steps, best, best_source, last_round,
                                self.knowledge(signals), signals,
-                               self.budget.evaluations - evals, self.samples)
+                               self.budget.evaluations - evals, self.samples,
+                               evaluator_note(self.task))
             request = build_request(state, reply_tokens(best_source, self.max_tokens,
                                                         self.kernel_chars),
                                     self.temperature)
@@ -242,7 +257,7 @@ class KernelPlanner:
                 self._record(steps, step)
                 round_steps.append(step)
                 if outcome.ok:
-                    signals = list(outcome.details.get("estimate", {}).get("signals", []))
+                    signals = signals_of(outcome)
             if round_steps:
                 rounds.append([s.index for s in round_steps])
             winners = [s for s in round_steps if s.outcome.ok and s.outcome.time_ms]

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from argus.agent.coding.kernel_planner import EVALUATOR_NOTE, KernelPlanner, KernelRun
+from argus.agent.coding.kernel_planner import KernelPlanner, KernelRun, evaluator_note
 from argus.agent.planner import Budget
 from argus.agent.trajectory import Step
 from argus.agent.providers import ProviderConfig, make_provider
@@ -72,7 +72,8 @@ def run_kernel_episode(task, provider_config: ProviderConfig, *, budget: Budget 
                             on_step=on_step, keep_prompts=keep_prompts)
     run = planner.run(resume=prior, rounds=rounds)
     meta = {"provider": provider_config.provider, "model": getattr(provider, "model", ""),
-            "evaluator": "interpreter+cost-model", "evaluator_note": EVALUATOR_NOTE,
+            "evaluator": "gpu" if getattr(task, "device", "cpu") == "cuda" else
+            "interpreter+cost-model", "evaluator_note": evaluator_note(task),
             "samples": samples, "temperature": temperature, "paused": run.paused,
             "resumed_steps": len([s for s in prior if s.technique != "provider-error"])}
     if run.paused:

@@ -8,6 +8,8 @@ evaluated from the syntax tree (glue.py); nothing of the file is imported or exe
 Modes: "kernel" runs one @kernel on each input set (the task's tensors by name, outputs
 poisoned); "model" runs ModelNew.forward on each input set, its kernels launched on the
 interpreter. The first input set's launches are timed by the cost model (kernel_cost.py).
+With `job["device"] == "cuda"` a kernel-mode candidate is built and run on the GPU instead,
+and its first set timed there (gpu_child.py).
 Results: result.npz and one JSON line on stdout.
 """
 from __future__ import annotations
@@ -123,6 +125,15 @@ def run(job_dir: str) -> dict:
         with np.load(Path(job_dir, "state.npz")) as data:
             state = {k: data[k] for k in data.files}
     launch = Launcher(job["path"], job.get("constants", {}))
+    if job.get("device") == "cuda":
+        if job["mode"] != "kernel":
+            raise CandidateFailed("device", "a ModelNew candidate runs on the interpreter "
+                                            "(the GPU evaluator takes kernel tasks)")
+        from argus.agent.tasks.gpu_child import run_kernel_on_gpu
+        reply, out = run_kernel_on_gpu(job, arrays, launch.kernel(job["kernel"], {}),
+                                       CandidateFailed)
+        np.savez(Path(job_dir, "result.npz"), **out)
+        return reply
     source = Path(job["path"]).read_text(encoding="utf-8")
     out: dict[str, np.ndarray] = {}
     runner = None

@@ -10,6 +10,13 @@ KernelTask is the other: the candidate is a DSL file written by the coder, judge
 3. the cost model over the first set's run (kernel_cost.py): an estimated H200 time,
    labelled as an estimate, and the profile signals of that step.
 
+With `device="cuda"` (`argus optimize ... --evaluator gpu`, or auto on a machine with a
+GPU), steps 2 and 3 are the GPU's: the candidate is built and run there on every input set
+and its first set timed with device events (gpu_child.py, a measurement, source "gpu"),
+and, where Nsight Compute is found, one launch is profiled and its metrics give the step's
+profile signals (candidate_run.profile_child, profile.derive_signals), which feed the next
+step's knowledge retrieval as the cost model's do on the CPU.
+
 Where the inputs and the reference come from is the task's builder: a DSL file's
 reference (file_task.py: `FILE.py::KERNEL`, and the `attention` and `moe` ops), or a
 KernelBench problem's Model (kernelbench.py). Both are run in isolated children.
@@ -69,6 +76,8 @@ class KernelTask:
     shape_classes: tuple[str, ...] = ()
     dtype: str = "bfloat16"
     timeout_s: float = 600.0
+    device: str = "cpu"                       # "cuda": run and time candidates on the GPU
+    ncu: str | None = ""                      # Nsight Compute ("": found on PATH; None: off)
 
     kind = "kernel"
 
@@ -112,6 +121,8 @@ class KernelTask:
 
     def evaluate(self, path: str | Path) -> Outcome:
         """Run a checked candidate on every input set and score it (see the module doc)."""
+        if self.device == "cuda":
+            return self._evaluate_on_gpu(Path(path))
         reply, arrays = self.run_candidate(Path(path))
         if not reply.get("ok"):
             status = "compile_error" if reply.get("kind") == "parse" else (
@@ -131,7 +142,53 @@ class KernelTask:
         tflops = self.flops / (time_ms * 1e-3) / 1e12 if self.flops and time_ms else 0.0
         return Outcome("ok", tflops=tflops, time_ms=time_ms, source="cost_model",
                        feedback=estimate_text(est, self.baselines),
-                       details={"estimate": est, "input_sets": len(self.input_sets)})
+                       details={"estimate": est, "input_sets": len(self.input_sets),
+                                "signals": list(est.get("signals", []))})
+
+    def _evaluate_on_gpu(self, path: Path) -> Outcome:
+        job, arrays = self._job(path)
+        job["device"] = "cuda"
+        reply, outputs = run_child(job, arrays, self.state, self.timeout_s)
+        if not reply.get("ok"):
+            kind = reply.get("kind")
+            status = {"build": "compile_error", "parse": "compile_error"}.get(kind, "error")
+            label = {"build": "the kernel did not build", "parse": "the kernel does not "
+                     "build for this task", "launch": "the launch failed", "timeout": "the "
+                     "run did not finish", "device": "the GPU could not be used",
+                     "crash": "the run crashed"}
+            return Outcome(status, source="gpu", feedback=(
+                f"{label.get(kind, 'the GPU run failed')}: {reply.get('error')}"),
+                details={"kind": kind})
+        wrong = self.compare(outputs)
+        if wrong:
+            return Outcome("incorrect", source="gpu", feedback=wrong)
+        gpu = reply["gpu"]
+        time_ms = gpu["time_ms"]
+        tflops = self.flops / (time_ms * 1e-3) / 1e12 if self.flops and time_ms else 0.0
+        profile = self.profile(path)
+        signals = profile.get("signals", [])
+        return Outcome("ok", tflops=tflops, time_ms=time_ms, source="gpu",
+                       feedback=measured_text(gpu, tflops, signals, profile, self.baselines),
+                       details={"gpu": gpu, "input_sets": len(self.input_sets),
+                                "signals": signals, "profile": profile})
+
+    def profile(self, path: Path) -> dict:
+        """Nsight Compute's metrics and the profile signals of one launch of the candidate
+        on the first input set; {"kind": "unavailable"} without ncu."""
+        from argus.agent.profile import DEFAULT_METRICS, derive_signals
+        from argus.agent.tasks.candidate_run import profile_child
+        from argus.runtime.toolchain import find_tool
+
+        ncu = find_tool("ncu") if self.ncu == "" else self.ncu
+        if not ncu or self.mode != "kernel":
+            return {"kind": "unavailable", "reason": "ncu was not found", "signals": []}
+        job, arrays = self._job(path)
+        got = profile_child(job, arrays, ncu, list(DEFAULT_METRICS), self.kernel,
+                            self.timeout_s)
+        if not got["ok"]:
+            return {"kind": "ncu", "error": got["error"], "signals": []}
+        return {"kind": "ncu", "metrics": got["metrics"],
+                "signals": derive_signals(got["metrics"])}
 
     def compare(self, arrays: dict[str, np.ndarray]) -> str:
         """'' when every output of every set matches, else the wrong-answer summary."""
@@ -163,6 +220,23 @@ class KernelTask:
                     f"got {got[first]:.6g}, expected {want[first]:.6g}"
                     + (f"; {nans} NaN (elements never written?)" if nans else ""))
         return ("wrong answer on the interpreter:\n" + "\n".join(lines)) if lines else ""
+
+
+def measured_text(gpu: dict, tflops: float, signals: list[str], profile: dict,
+                  baselines: dict | None = None) -> str:
+    """The feedback of a measured candidate: its time on the GPU, the profile's signals."""
+    lines = [f"MEASURED on {gpu['device']}: median {gpu['time_ms'] * 1e3:.2f} us per launch "
+             f"(p10 {gpu['p10_ms'] * 1e3:.2f}, p90 {gpu['p90_ms'] * 1e3:.2f}; {gpu['reps']} "
+             f"launches, {gpu['timing']})" + (f", {tflops:.1f} TFLOP/s" if tflops else "")]
+    for name, b in (baselines or {}).items():
+        if b.get("time_ms"):
+            lines.append(f"{name}: {b['time_ms'] * 1e3:.2f} us ({b.get('source', '')}), "
+                         f"{b['time_ms'] / gpu['time_ms']:.2f}x of it")
+    if profile.get("kind") == "ncu" and "error" not in profile:
+        lines.append(f"profile (ncu): signals {', '.join(signals) or 'none'}")
+    elif profile.get("error"):
+        lines.append(f"profile: ncu failed ({profile['error'][:200]})")
+    return "\n".join(lines)
 
 
 def estimate_text(est: dict, baselines: dict | None = None) -> str:

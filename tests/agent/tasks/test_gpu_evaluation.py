@@ -1,0 +1,149 @@
+"""The GPU evaluator of kernel tasks, on the CPU: how a GPU child's reply becomes an outcome
+(a measurement, the ncu profile's signals for the next retrieval), what refuses to run
+where (no CUDA device, a ModelNew), and the Nsight Compute run's parsing. The GPU child
+itself (gpu_child.py: build, launch, event timing) runs only on a GPU machine."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from argus.agent.coding.kernel_planner import GPU_EVALUATOR_NOTE, evaluator_note, signals_of
+from argus.agent.evaluators.base import Outcome
+from argus.agent.tasks import candidate_run, kernel_task
+from argus.agent.tasks.candidate_run import profile_child, run_child
+from argus.agent.tasks.file_task import file_task
+from argus.cli.errors import UsageError
+from argus.cli.optimize_kernel_cmd import choose_device
+
+REPO = Path(__file__).resolve().parents[3]
+COPY = REPO / "examples" / "copy.py"
+
+NCU_CSV = '''==PROF== Connected to process 1
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","1","python","h","copy","1","7","","dram__throughput.avg.pct_of_peak_sustained_elapsed","%","85.5"
+"0","1","python","h","copy","1","7","","sm__throughput.avg.pct_of_peak_sustained_elapsed","%","20.1"
+"0","1","python","h","copy","1","7","","sm__warps_active.avg.pct_of_peak_sustained_active","%","60.0"
+'''
+
+
+def _task(**kw):
+    task = file_task(COPY, "copy", {"M": 128, "N": 64}, sets=2)
+    for k, v in kw.items():
+        setattr(task, k, v)
+    return task
+
+
+def _gpu_reply(task, scale=1.0):
+    """What a GPU child sends back for `task`: the expected outputs (times `scale`) and a
+    timing."""
+    outputs = {f"out{i}.{n}": np.asarray(want[n], np.float32) * scale
+               for i, want in enumerate(task.expected) for n in task.outputs}
+    gpu = {"time_ms": 0.004, "p10_ms": 0.0039, "p90_ms": 0.0042, "reps": 50,
+           "device": "NVIDIA H200", "timing": "events, L2 flushed"}
+    return {"ok": True, "gpu": gpu}, outputs
+
+
+def test_a_gpu_run_is_a_measurement_with_the_profile_signals(monkeypatch):
+    task = _task(device="cuda", ncu="/opt/ncu")
+    jobs = []
+
+    def fake_child(job, arrays, state=None, timeout_s=0):
+        jobs.append(job)
+        return _gpu_reply(task)
+
+    monkeypatch.setattr(kernel_task, "run_child", fake_child)
+    monkeypatch.setattr(candidate_run, "_run_profile",
+                        lambda cmd, env, timeout_s: (0, NCU_CSV, ""))
+    outcome = task.evaluate(COPY)
+    assert jobs[0]["device"] == "cuda" and jobs[0]["tensors"] == task.tensors
+    assert outcome.ok and outcome.source == "gpu" and outcome.time_ms == 0.004
+    assert outcome.details["signals"] == ["memory-bound"]
+    assert signals_of(outcome) == ["memory-bound"]
+    assert "MEASURED on NVIDIA H200" in outcome.feedback
+    assert "signals memory-bound" in outcome.feedback
+
+
+def test_a_wrong_gpu_answer_is_incorrect_and_a_build_failure_a_compile_error(monkeypatch):
+    task = _task(device="cuda", ncu=None)
+    monkeypatch.setattr(kernel_task, "run_child",
+                        lambda job, arrays, state=None, timeout_s=0: _gpu_reply(task, 2.0))
+    wrong = task.evaluate(COPY)
+    assert wrong.status == "incorrect" and "input set 0" in wrong.feedback
+    monkeypatch.setattr(kernel_task, "run_child", lambda job, arrays, state=None, timeout_s=0: (
+        {"ok": False, "kind": "build", "error": "ptxas error"}, {}))
+    broken = task.evaluate(COPY)
+    assert broken.status == "compile_error" and "ptxas error" in broken.feedback
+
+
+def test_without_ncu_there_are_no_signals_and_no_profile_run(monkeypatch):
+    task = _task(device="cuda", ncu=None)
+    monkeypatch.setattr(kernel_task, "run_child",
+                        lambda job, arrays, state=None, timeout_s=0: _gpu_reply(task))
+    monkeypatch.setattr(candidate_run, "_run_profile", lambda *a: pytest.fail("ncu ran"))
+    outcome = task.evaluate(COPY)
+    assert outcome.ok and outcome.details["signals"] == []
+    assert outcome.details["profile"]["kind"] == "unavailable"
+
+
+def test_the_gpu_child_says_why_it_cannot_run_here():
+    """A real child on this CPU-only machine: no CUDA device (or no torch) is a 'device'
+    failure with the reason, not a crash."""
+    task = _task()
+    job, arrays = task._job(COPY)
+    reply, out = run_child({**job, "device": "cuda"}, arrays, timeout_s=120)
+    assert not reply["ok"] and reply["kind"] == "device", reply
+    assert "CUDA" in reply["error"] or "torch" in reply["error"]
+    assert out == {}
+
+
+def test_a_modelnew_is_not_run_by_the_gpu_child():
+    task = _task()
+    job, arrays = task._job(COPY)
+    reply, _ = run_child({**job, "device": "cuda", "mode": "model"}, arrays, timeout_s=120)
+    assert reply["kind"] == "device" and "ModelNew" in reply["error"]
+
+
+def test_ncu_runs_over_a_profiling_child_and_its_table_is_read():
+    task = _task()
+    job, arrays = task._job(COPY)
+    seen = {}
+
+    def runner(cmd, env, timeout_s):
+        seen["cmd"], seen["env"] = cmd, env
+        return 0, NCU_CSV, ""
+
+    got = profile_child(job, arrays, "/opt/ncu", ["dram__throughput"], "copy", runner=runner)
+    assert got["ok"] and got["metrics"]["dram__throughput.avg.pct_of_peak_sustained_elapsed"][
+        "value"] == 85.5
+    cmd = seen["cmd"]
+    assert cmd[0] == "/opt/ncu" and "regex:^copy" in cmd and cmd[-3:-1] == [
+        "-m", "argus.agent.tasks.candidate_child"]
+    assert "ARGUS_CACHE_DIR" in seen["env"]
+    failed = profile_child(job, arrays, "/opt/ncu", [], "copy",
+                           runner=lambda cmd, env, t: (1, "", "ERR_NVGPUCTRPERM"))
+    assert not failed["ok"] and "ERR_NVGPUCTRPERM" in failed["error"]
+
+
+def test_the_device_is_chosen_or_refused_with_the_reason(monkeypatch):
+    from argus.agent.evaluators import gpu
+
+    task = _task()
+    monkeypatch.setattr(gpu, "cuda_available", lambda: False)
+    assert choose_device("auto", task) == "cpu"
+    with pytest.raises(UsageError, match="no CUDA GPU here"):
+        choose_device("gpu", task)
+    monkeypatch.setattr(gpu, "cuda_available", lambda: True)
+    assert choose_device("auto", task) == "cuda" and choose_device("cpu", task) == "cpu"
+    task.mode = "model"
+    assert choose_device("auto", task) == "cpu"
+    with pytest.raises(UsageError, match="ModelNew"):
+        choose_device("gpu", task)
+
+
+def test_the_prompt_says_which_evaluator_judged():
+    assert evaluator_note(_task(device="cuda")) == GPU_EVALUATOR_NOTE
+    assert "ESTIMATE" in evaluator_note(_task())
+    old = Outcome("ok", tflops=0.0, time_ms=1.0, details={"estimate": {"signals": ["x"]}})
+    assert signals_of(old) == ["x"]
