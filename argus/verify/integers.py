@@ -18,7 +18,7 @@ from __future__ import annotations
 import z3
 
 from argus.verify import termscan
-from argus.verify.smt import TIMEOUT_MS
+from argus.verify.query_limits import TIMEOUT_MS
 
 
 class Untranslatable(Exception):

@@ -22,10 +22,10 @@ import z3
 from argus.layout import symbolic as sym
 from argus.verify import termscan
 from argus.verify.arith import term
+from argus.verify.query_limits import TIMEOUT_MS
 
 WIDTH = 64
 VAR_LIMIT = 1 << 24          # every base variable is below this
-TIMEOUT_MS = 5000
 
 
 def bv(x) -> z3.BitVecRef:
