@@ -11,15 +11,8 @@
 # Run from the repo root through the device tool with carry [".whl"] (the z3 wheel,
 # docs/perf-log.md). Outputs in $OUT: device_moe_gather_ab.log, moe-gather-ab-*.json.
 set -uo pipefail
-OUT="${OUT:-out/device}"; mkdir -p "$OUT"
+source scripts/device_env.sh      # OUT, the z3 wheel, PYTHONPATH, the kernel cache
 PHASE="${1:-all}"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
-  export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
-else
-  export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-fi
-export PYTHONUNBUFFERED=1 ARGUS_CACHE_DIR="${ARGUS_CACHE_DIR:-/tmp/argus-cache}"
 LOG="$OUT/device_moe_gather_ab.log"
 AB="python3 scripts/device_moe_gather_ab.py"
 run() { local t0=$SECONDS; echo "== $*" | tee -a "$LOG"; timeout "$1" "${@:2}" 2>&1 | tee -a "$LOG" | tail -60; echo "rc=${PIPESTATUS[0]} ($((SECONDS - t0))s)" | tee -a "$LOG"; }
