@@ -117,6 +117,7 @@ def _progress(quiet: bool):
 def run_kernel_optimize(args) -> int:
     from argus.agent.coding.run_kernel_task import (NeedsModel, NothingToResume,
                                                     run_kernel_episode)
+    from argus.agent.parallel import BackendError, make_backend
     from argus.agent.planner import Budget
     from argus.agent.providers import ProviderError, load_config
 
@@ -142,13 +143,18 @@ def run_kernel_optimize(args) -> int:
     task.device = choose_device(args.evaluator, task)
     name = task.label.replace(" ", "-").replace(",", "_").replace("=", "")
     out = args.out or f"out/optimize/{name}"
+    if args.workers is not None and args.workers < 0:
+        raise UsageError(f"--workers {args.workers}: give 0 (in this process) or more")
     try:
-        run = run_kernel_episode(task, config, budget=budget, out_dir=out,
-                                 samples=args.samples, temperature=args.temperature,
-                                 max_tokens=args.max_tokens,
-                                 on_step=_progress(args.quiet or args.json),
-                                 resume=args.resume)
-    except (NeedsModel, NothingToResume, ProviderError) as err:
+        # a round's samples are judged side by side on the backend (checks on CPU workers,
+        # runs one GPU each on a GPU machine)
+        with make_backend(args.ray, args.workers) as backend:
+            run = run_kernel_episode(task, config, budget=budget, out_dir=out,
+                                     samples=args.samples, temperature=args.temperature,
+                                     max_tokens=args.max_tokens,
+                                     on_step=_progress(args.quiet or args.json),
+                                     resume=args.resume, backend=backend)
+    except (NeedsModel, NothingToResume, ProviderError, BackendError) as err:
         raise UsageError(str(err)) from None
     s = run["summary"]
     if args.json:
@@ -172,6 +178,11 @@ def run_kernel_optimize(args) -> int:
                           f"{b['time_ms'] / s['best_time_ms']:.2f}x")
         else:
             print("best: none (no candidate was correct)")
+        parallel = meta.get("parallel") or {}
+        if len(parallel.get("workers") or {}) > 1:
+            print(f"candidates per worker ({parallel['backend']}): " + ", ".join(
+                f"{w} {n['verify']} jobs" + (f" {n['time']} timed" if n["time"] else "")
+                for w, n in parallel["workers"].items()))
         for key, path in run["paths"].items():
             print(f"wrote {path}")
     if s["meta"].get("paused"):

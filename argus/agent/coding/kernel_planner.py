@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from argus.agent import coder
+from argus.agent.coding import judge_jobs
 from argus.agent.coding.budget import kernel_chars, reply_tokens
 from argus.agent.coding.coder_reply import parse_coder_reply
 from argus.agent.coding.kernel_prompt import build_request
@@ -102,7 +102,7 @@ class KernelPlanner:
                  temperature: float = 0.0, max_tokens: int | None = None,
                  work_dir: str | None = None, on_step: Callable | None = None,
                  keep_prompts: bool = False, knowledge_k: int = 5, checker=None,
-                 compiler=None):
+                 compiler=None, backend=None):
         if samples < 1:
             raise ValueError("samples: at least 1 per step")
         self.provider, self.task = provider, task
@@ -111,6 +111,7 @@ class KernelPlanner:
         self.work_dir = work_dir or tempfile.mkdtemp(prefix="argus-kernels-")
         self.on_step, self.keep_prompts, self.knowledge_k = on_step, keep_prompts, knowledge_k
         self.checker, self.compiler = checker, compiler
+        self.backend = backend          # parallel/: judges a round's samples side by side
         # the longest kernel a reply may yield: sized to the task's start kernel, so it and
         # a whole rewrite of it are never cut (coding/budget.py)
         self.kernel_chars = kernel_chars(task.start_source)
@@ -125,17 +126,19 @@ class KernelPlanner:
     def judge(self, source: str, index: int) -> tuple[str, Outcome]:
         """(kernel path, outcome) of one candidate: the task's static precheck (a
         KernelBench ModelNew's glue), argus check, then the task's run."""
-        rejected = self.task.precheck(source)
+        path, rejected, built = judge_jobs.check(self.task, source, self.work_dir, index,
+                                                 self.checker, self.compiler)
         if rejected is not None:
-            return str(coder.write_candidate(source, Path(self.work_dir), index, None)), rejected
-        checked = coder.check_candidate(source, Path(self.work_dir), index, self.checker,
-                                        self.compiler, dtype=self.task.dtype, limit=None)
-        if not checked.clean:
-            return checked.path, checked.outcome
-        outcome = self.task.evaluate(checked.path)
-        if checked.built:
-            outcome.feedback = f"built ({checked.built}); {outcome.feedback}"
-        return checked.path, outcome
+            return path, rejected
+        return path, judge_jobs.evaluate(self.task, path, built)
+
+    def judge_all(self, sources: list[tuple[int, str]]) -> list[tuple[str, Outcome]]:
+        """judge() of each (index, source) of a round: side by side on the backend when
+        there is one and more than one candidate (injected checkers stay in this process),
+        else one by one."""
+        if self.backend is None or len(sources) < 2 or self.checker or self.compiler:
+            return [self.judge(source, index) for index, source in sources]
+        return judge_jobs.judge_on(self.backend, self.task, sources, self.work_dir)
 
     def _record(self, steps: list[Step], step: Step) -> None:
         steps.append(step)
@@ -213,17 +216,20 @@ class KernelPlanner:
                 prompts.append(request.messages[-1].content)
             round_steps: list[Step] = []
             stopped = None
+            # the round's samples first (each a request answered), then their candidates
+            # judged together (side by side on a backend), then recorded in order
+            samples: list[tuple] = []          # (index, step or proposal, tokens, start)
+            index = steps[-1].index + 1 if steps else 1
             for _ in range(self.samples):
                 if evals >= self.budget.evaluations:
                     break
-                index = steps[-1].index + 1 if steps else 1
                 t0 = time.monotonic()
                 try:
                     completion = self.provider.complete(request)
                 except ProviderError as err:
-                    self._record(steps, Step(index, "provider-error", None, Outcome(
+                    samples.append((index, Step(index, "provider-error", None, Outcome(
                         "error", source="provider", feedback=str(err)), 0.0,
-                        reply_error=str(err)))
+                        reply_error=str(err)), None, t0))
                     stopped = f"{PROVIDER_FAILED}: {err}"
                     break
                 used = {"input": completion.input_tokens, "output": completion.output_tokens}
@@ -233,17 +239,26 @@ class KernelPlanner:
                     proposal = parse_coder_reply(completion.text, best_source,
                                                  self.kernel_chars)
                 except ReplyError as err:
-                    step = Step(index, "unparsable-reply", None, Outcome(
+                    samples.append((index, Step(index, "unparsable-reply", None, Outcome(
                         "error", source="planner", feedback=""), 0.0, reply_error=str(err),
-                        tokens=used, seconds=time.monotonic() - t0)
-                    self._record(steps, step)
-                    round_steps.append(step)
+                        tokens=used, seconds=time.monotonic() - t0), used, t0))
+                    index += 1
                     continue
                 if proposal.stop:
                     stopped = f"planner stopped: {proposal.rationale or 'no reason given'}"
                     break
-                path, outcome = self.judge(proposal.source, index)
+                samples.append((index, proposal, used, t0))
                 evals += 1
+                index += 1
+            judged = iter(self.judge_all([(i, p.source) for i, p, _, _ in samples
+                                          if not isinstance(p, Step)]))
+            for index, proposal, used, t0 in samples:
+                if isinstance(proposal, Step):
+                    self._record(steps, proposal)
+                    if proposal.technique != "provider-error":
+                        round_steps.append(proposal)
+                    continue
+                path, outcome = next(judged)
                 reward = (best.outcome.time_ms / outcome.time_ms if best and outcome.ok
                           and outcome.time_ms else 1.0 if outcome.ok else 0.0)
                 if proposal.prose_invariants:

@@ -59,7 +59,7 @@ def run_kernel_episode(task, provider_config: ProviderConfig, *, budget: Budget 
                        out_dir: str | Path | None = None, samples: int = 1,
                        temperature: float = 0.0, max_tokens: int | None = None,
                        on_step=None, provider=None, keep_prompts: bool = False,
-                       resume: bool = False) -> dict[str, Any]:
+                       resume: bool = False, backend=None) -> dict[str, Any]:
     if provider is None and provider_config.provider == "embedded":
         raise NeedsModel(f"optimize {task.op}: the embedded planner tunes GEMM knobs only; a "
                          f"kernel task needs a model that writes kernels: pass --provider "
@@ -69,12 +69,13 @@ def run_kernel_episode(task, provider_config: ProviderConfig, *, budget: Budget 
     work = str(Path(out_dir) / "kernels") if out_dir else None
     planner = KernelPlanner(provider, task, budget=budget, samples=samples,
                             temperature=temperature, max_tokens=max_tokens, work_dir=work,
-                            on_step=on_step, keep_prompts=keep_prompts)
+                            on_step=on_step, keep_prompts=keep_prompts, backend=backend)
     run = planner.run(resume=prior, rounds=rounds)
     meta = {"provider": provider_config.provider, "model": getattr(provider, "model", ""),
             "evaluator": "gpu" if getattr(task, "device", "cpu") == "cuda" else
             "interpreter+cost-model", "evaluator_note": evaluator_note(task),
             "samples": samples, "temperature": temperature, "paused": run.paused,
+            "parallel": backend.describe() if backend is not None else None,
             "resumed_steps": len([s for s in prior if s.technique != "provider-error"])}
     if run.paused:
         meta["resume_hint"] = RESUME_HINT
