@@ -147,3 +147,72 @@ def test_the_prompt_says_which_evaluator_judged():
     assert "ESTIMATE" in evaluator_note(_task())
     old = Outcome("ok", tflops=0.0, time_ms=1.0, details={"estimate": {"signals": ["x"]}})
     assert signals_of(old) == ["x"]
+
+
+class _Clock:
+    """A device clock for the child's timing loop: every launch takes 2 us."""
+
+    def __init__(self, *a, **k):
+        self.now = 0.0
+
+    def marker(self):
+        self.now += 0.001
+        return self.now
+
+    def elapsed_ms(self, start, end):
+        return 0.002
+
+    def synchronize(self):
+        pass
+
+
+def test_the_gpu_child_builds_runs_and_times_a_kernel_in_process(monkeypatch, tmp_path):
+    """gpu_child.run_kernel_on_gpu through candidate_child.run, with CPU tensors standing in
+    for device ones, a stand-in launcher that does what the copy kernel does and a fake
+    device clock: the build is asked for the candidate's CUDA, every set's outputs come back
+    in the task's dtypes, the timing has its fields."""
+    import json as js
+
+    import torch
+
+    from argus.agent.tasks import candidate_child
+    from argus.bench import timing
+    import argus.codegen
+    import argus.runtime
+    import argus.runtime.launch
+
+    built = {}
+
+    class Launcher:
+        def __init__(self, gen, cubin, kernel):
+            built["kernel"] = kernel.name
+
+        def __call__(self, x, y):
+            assert x.dtype == torch.float32 and y.dtype == torch.float32   # as declared
+            y.copy_(x)
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "stand-in")
+    monkeypatch.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self)
+    monkeypatch.setattr(argus.codegen, "generate", lambda kernel: type("G", (), {"source": "//"}))
+    monkeypatch.setattr(argus.runtime, "build_kernel",
+                        lambda source, options=None: type("E", (), {"cubin": b""}))
+    monkeypatch.setattr(argus.runtime.launch, "Launcher", Launcher)
+    monkeypatch.setattr(timing, "EventClock", _Clock)
+    monkeypatch.setattr(timing, "L2Flusher", lambda *a, **k: (lambda: None))
+    task = _task()
+    job, arrays = task._job(COPY)
+    job["device"] = "cuda"
+    (tmp_path / "job.json").write_text(js.dumps(job))
+    np.savez(tmp_path / "inputs.npz", **arrays)
+    reply = candidate_child.run(str(tmp_path))
+    assert built["kernel"] == "copy"
+    assert reply["ok"] and reply["gpu"]["time_ms"] == 0.002 and reply["gpu"]["reps"] == 50
+    assert reply["gpu"]["device"] == "stand-in"
+    with np.load(tmp_path / "result.npz") as out:
+        got = {k: out[k] for k in out.files}
+    assert not task.compare(got)                  # the copy's outputs, both sets
+    job["profile"] = True
+    (tmp_path / "job.json").write_text(js.dumps(job))
+    assert candidate_child.run(str(tmp_path)) == {"ok": True, "profiled": True}
