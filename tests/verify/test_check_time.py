@@ -2,9 +2,9 @@
 the examples) and on the hand-written persistent grid-stride GEMM of tests/fixtures: each
 file's kernels verified in this process with the solver's memo cleared first, timed by
 wall clock. The target on the 2-core development machine is under 2 s per kernel (median
-under 1 s); measured there (`python benchmarks/check_speed.py --all`, 2026-12-06: 103
+under 1 s); measured there (`python benchmarks/check_speed.py --all --fresh`, 2026-12-06: 103
 kernels including the bug corpora and the library attention's specialisations, median
-0.59 s): every library and example kernel under 2 s but the library attention's bshd
+0.63 s): every library and example kernel under 2 s but the library attention's bshd
 kernel (3.1 s; the file's two kernels bounded apart) and its causal specialisations
 (2.6-4.5 s, not timed here), the persistent fixture 2.6 s. The bound here is 5 s
 per file because CI shares its machine (two other jobs on the two cores
