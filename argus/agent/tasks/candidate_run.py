@@ -93,7 +93,7 @@ def profile_child(job: dict, arrays: dict[str, np.ndarray], ncu: str, metrics: l
     with tempfile.TemporaryDirectory(prefix="argus-profile-") as job_dir:
         _write_job(job_dir, job, arrays, None)
         cmd = [ncu, "--csv", "--metrics", ",".join(metrics), "--clock-control", "none",
-               "--kernel-name", f"regex:^{kernel}", "--launch-skip", "1", "--launch-count",
+               "--kernel-name", f"regex:^{kernel}$", "--launch-skip", "1", "--launch-count",
                "1", *CHILD, job_dir]
         code, out, err = (runner or _run_profile)(cmd, _environment(job_dir, True), timeout_s)
     if code != 0:

@@ -118,7 +118,7 @@ def test_ncu_runs_over_a_profiling_child_and_its_table_is_read():
     assert got["ok"] and got["metrics"]["dram__throughput.avg.pct_of_peak_sustained_elapsed"][
         "value"] == 85.5
     cmd = seen["cmd"]
-    assert cmd[0] == "/opt/ncu" and "regex:^copy" in cmd and cmd[-3:-1] == [
+    assert cmd[0] == "/opt/ncu" and "regex:^copy$" in cmd and cmd[-3:-1] == [
         "-m", "argus.agent.tasks.candidate_child"]
     assert "ARGUS_CACHE_DIR" in seen["env"]
     failed = profile_child(job, arrays, "/opt/ncu", [], "copy",
