@@ -1,30 +1,14 @@
 """A round's samples judged side by side on a backend: the same steps, outcomes and best as
 one by one, each candidate's check and run a job of its own (the candidates per worker are
 what the run's report shows); a sample rejected by its check is never run."""
-import json
-from pathlib import Path
-
-import pytest
-
 from argus.agent.coding.kernel_planner import KernelPlanner
 from argus.agent.parallel import LocalPoolBackend, SerialBackend
 from argus.agent.planner import Budget
-from argus.agent.tasks.file_task import op_task
 
 from tests.agent.scripted import ScriptedProvider
 
-REPO = Path(__file__).resolve().parents[3]
-SLOW = REPO / "tests/fixtures/attention/flash_attention_one_stage.py"
-STOP = json.dumps({"stop": True})
-
-
-def _file(source: str, technique: str) -> str:
-    return json.dumps({"technique": technique}) + f"\n```python\n{source}```\n"
-
-
-@pytest.fixture(scope="module")
-def attention():
-    return op_task("attention", {"T": 256}, start=SLOW)
+from tests.agent.coding.replies import SLOW, STOP
+from tests.agent.coding.replies import file_reply as _file
 
 
 def _script():

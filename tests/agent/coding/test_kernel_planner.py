@@ -1,11 +1,6 @@
 """The whole-kernel coder loop: best-of-N samples per step (the fastest correct one becomes
 the current best), temperature and token budget in the request, retrieval from the
 profile of the latest evaluated candidate, a provider failure recorded, not raised."""
-import json
-from pathlib import Path
-
-import pytest
-
 from argus.agent.coding.kernel_planner import KernelPlanner
 from argus.agent.planner import Budget
 from argus.agent.providers.base import ProviderError
@@ -13,18 +8,8 @@ from argus.agent.tasks.file_task import file_task, op_task
 
 from tests.agent.scripted import ScriptedProvider
 
-REPO = Path(__file__).resolve().parents[3]
-SLOW = REPO / "tests/fixtures/attention/flash_attention_one_stage.py"
-STOP = json.dumps({"stop": True})
-
-
-def _file(source: str, technique: str) -> str:
-    return json.dumps({"technique": technique}) + f"\n```python\n{source}```\n"
-
-
-@pytest.fixture(scope="module")
-def attention():
-    return op_task("attention", {"T": 256}, start=SLOW)
+from tests.agent.coding.replies import REPO, SLOW, STOP
+from tests.agent.coding.replies import file_reply as _file
 
 
 def test_best_of_n_keeps_the_fastest_correct_sample(attention, tmp_path):
