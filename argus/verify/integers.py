@@ -241,17 +241,30 @@ def check(facts, goal, bounds=None):
     return s.check()
 
 
-def unsat_in(ctx, facts, goal) -> bool:
-    """facts & goal impossible, shown in integers with the context's translator (kept
-    while the facts' bounds stay the same: the facts recur in every query, each is
-    translated once); a fact that does not translate is left out. Raises Untranslatable
-    when the goal does not translate."""
+def _cache(ctx) -> dict:
+    """The context's translator and its translated facts, renewed when new facts bring new
+    bounds (translations are kept while the bounds stay the same)."""
     bounds = bounds_of(ctx)
     cache = ctx.__dict__.setdefault("_integers", {})
-    if cache.get("bounds") is not bounds:
+    if cache.get("bounds") != bounds:
         cache.clear()
         cache.update(bounds=bounds, translator=Translator(bounds), facts={})
+    return cache
+
+
+def translator_of(ctx) -> Translator:
+    return _cache(ctx)["translator"]
+
+
+def unsat_in(ctx, facts, goal, own: dict | None = None) -> bool:
+    """facts & goal impossible, shown in integers with the context's translator (the
+    facts recur in every query: each is translated once); a fact that does not translate
+    is left out. `own`: bounds the query puts on fresh variables of its own, translated
+    afresh with them. Raises Untranslatable when the goal does not translate."""
+    cache = _cache(ctx)
     tr, done = cache["translator"], cache["facts"]
+    if own:
+        tr, done = Translator({**tr.bounds, **own}), {}
     g = tr.term(goal)
     kept = []
     for f in facts:

@@ -34,12 +34,9 @@ class Abstraction:
         self._fresh: dict[int, object] = {}    # ast id -> its fresh variable
         self._facts: dict[int, object] = {}    # fact id -> abstracted fact
         self._allowed = frozenset()
-        self._translator = integers.Translator()
-        self._translated = -1
         self._proved: dict[tuple, tuple] = {}     # (claim, extra, #facts) -> result
         self.path = lambda: ()                     # the walker's current if conditions
         self._fact_index = None
-        self._int_facts: dict[int, object] = {}
 
     def allowed(self) -> set:
         names = {key(v.term) for v in self.ctx.vars.values()
@@ -180,46 +177,14 @@ class Abstraction:
         s.add(*facts, *[self.rewrite(x, allowed) for x in constraints])
         return s.check() == z3.unsat
 
-    def translator(self) -> integers.Translator:
-        """The integer translator of this context, renewed when new facts bring new bounds
-        of variables (translations are kept while the bounds stay the same)."""
-        if self._translated != len(self.ctx.facts):
-            bounds = integers.bounds_of(self.ctx)
-            if bounds != self._translator.bounds:
-                self._translator = integers.Translator(bounds)
-                self._int_facts = {}
-            self._translated = len(self.ctx.facts)
-        return self._translator
-
     def _in_integers(self, constraints) -> bool:
         """The real query (nothing abstracted), in integer arithmetic when it translates."""
-        tr = self.translator()
-        own = _bounded(constraints, tr.bounds)
-        if own:            # the query bounds fresh variables of its own: translate afresh
-            tr = integers.Translator({**tr.bounds, **own})
+        own = _bounded(constraints, integers.translator_of(self.ctx).bounds)
         try:
-            goal = z3.And(*[tr.term(x) for x in constraints])
+            return integers.unsat_in(self.ctx, self.relevant(self.ctx.facts, constraints),
+                                     z3.And(*constraints), own)
         except integers.Untranslatable:
             return False
-        facts = []
-        for f in self.relevant(self.ctx.facts, constraints):
-            ident = f.get_id()
-            if ident not in self._int_facts:
-                try:
-                    self._int_facts[ident] = (f, tr.term(f))
-                except integers.Untranslatable:
-                    self._int_facts[ident] = (f, None)
-            if own:
-                try:
-                    facts.append(tr.term(f))
-                except integers.Untranslatable:
-                    pass
-            elif self._int_facts[ident][1] is not None:
-                facts.append(self._int_facts[ident][1])
-        s = z3.Solver()
-        s.set("timeout", TIMEOUT_MS)
-        s.add(*tr.ranges, *facts, goal)
-        return s.check() == z3.unsat
 
 
 def install(ctx) -> "Abstraction":
@@ -237,7 +202,7 @@ def refuted(ctx, constraints) -> bool:
 def upper_bound(ctx, term) -> int:
     """An upper bound of `term`'s value from the bounds of its variables (intervals)."""
     try:
-        return install(ctx).translator()._get(term)[1]
+        return integers.translator_of(ctx)._get(term)[1]
     except integers.Untranslatable:
         return 2 ** term.size() - 1
 
