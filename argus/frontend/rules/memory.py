@@ -196,9 +196,8 @@ def gather(fx, a: Args):
                    FragmentType(shape, src.type.dtype, layout), {"cols": cols, "layout": layout})
 
 
-@rule("gather_tma")
-def gather_tma(fx, a: Args):
-    from argus.ir.types import BarrierType
+def _gather_into_smem(a: Args) -> tuple:
+    """(dst, src, rows, col, bar) of a gather into a shared-memory tile, one row per index."""
     dst = a.value("dst", SmemTileType, what="a shared-memory tile")
     src = a.value("src", GlobalTensorType, what="a global tensor")
     rows = a.value("rows", IndexVectorType, what="an index vector")
@@ -206,7 +205,12 @@ def gather_tma(fx, a: Args):
     bar = a.value("bar", BarrierType, what="one mbarrier (bars[s])")
     if dst.type.shape[0] != rows.type.length:
         a.fail("rows", f"{rows.type.length} rows gathered into a tile of {dst.type.shape[0]} rows")
-    return fx.emit("gather.tma", (dst, src, rows, col, bar), a.call)
+    return dst, src, rows, col, bar
+
+
+@rule("gather_tma")
+def gather_tma(fx, a: Args):
+    return fx.emit("gather.tma", _gather_into_smem(a), a.call)
 
 
 @rule("gather_cp_async")
@@ -220,13 +224,7 @@ def gather_cp_async(fx, a: Args):
     if not fx.in_role:
         raise fx.error(a.call, "gather_cp_async runs in a role: the warpgroups that execute it "
                        "each gather the whole tile", "call it inside `with role(...):`")
-    dst = a.value("dst", SmemTileType, what="a shared-memory tile")
-    src = a.value("src", GlobalTensorType, what="a global tensor")
-    rows = a.value("rows", IndexVectorType, what="an index vector")
-    col = a.scalar("col")
-    bar = a.value("bar", BarrierType, what="one mbarrier (bars[s])")
-    if dst.type.shape[0] != rows.type.length:
-        a.fail("rows", f"{rows.type.length} rows gathered into a tile of {dst.type.shape[0]} rows")
+    dst, src, rows, col, bar = _gather_into_smem(a)
     if dst.type.dtype != src.type.dtype:
         a.fail("src", f"{src.name} is {src.type.dtype}, the tile is {dst.type.dtype}")
     if len(dst.type.shape) != 2 or len(src.type.shape) != 2:
