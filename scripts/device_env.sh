@@ -9,3 +9,6 @@ else
   export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONUNBUFFERED=1 ARGUS_CACHE_DIR="${ARGUS_CACHE_DIR:-/tmp/argus-cache}"
+# run SECONDS CMD...: one phase under its own timeout, logged to $LOG, its last $TAIL lines
+# shown, its exit status and seconds after it
+run() { local t0=$SECONDS; echo "== $*" | tee -a "$LOG"; timeout "$1" "${@:2}" 2>&1 | tee -a "$LOG" | tail -"${TAIL:-60}"; echo "rc=${PIPESTATUS[0]} ($((SECONDS - t0))s)" | tee -a "$LOG"; }

@@ -5,4 +5,5 @@
 # (the z3 wheel, docs/perf-log.md). Outputs in $OUT: kernel-task-gpu.log, kernel-task-gpu-*.json.
 set -uo pipefail
 source scripts/device_env.sh      # OUT, the z3 wheel, PYTHONPATH, the kernel cache
-timeout 400 python3 scripts/device_kernel_task_gpu.py --out "$OUT" 2>&1 | tee "$OUT/kernel-task-gpu.log" | tail -80
+LOG="$OUT/kernel-task-gpu.log" TAIL=80
+run 400 python3 scripts/device_kernel_task_gpu.py --out "$OUT"

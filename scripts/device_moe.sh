@@ -15,7 +15,7 @@ source scripts/device_env.sh      # OUT, the z3 wheel, PYTHONPATH, the kernel ca
 PHASE="${1:-all}"
 LOG="$OUT/device_moe.log"
 B="python3 benchmarks/moe.py --out $OUT"
-run() { local t0=$SECONDS; echo "== $*" | tee -a "$LOG"; timeout "$1" "${@:2}" 2>&1 | tee -a "$LOG" | tail -40; echo "rc=${PIPESTATUS[0]} ($((SECONDS - t0))s)" | tee -a "$LOG"; }
+TAIL=40
 SMALL='
 import torch, argus.ops as ops
 from argus.bench.moe_bench import make_inputs

@@ -15,7 +15,6 @@ source scripts/device_env.sh      # OUT, the z3 wheel, PYTHONPATH, the kernel ca
 PHASE="${1:-all}"
 LOG="$OUT/device_moe_gather_ab.log"
 AB="python3 scripts/device_moe_gather_ab.py"
-run() { local t0=$SECONDS; echo "== $*" | tee -a "$LOG"; timeout "$1" "${@:2}" 2>&1 | tee -a "$LOG" | tail -60; echo "rc=${PIPESTATUS[0]} ($((SECONDS - t0))s)" | tee -a "$LOG"; }
 # the many-experts case last: its 128-expert routing kernels are the slowest to build, should
 # the build phase not have finished them
 CASES="tails,one-token,empty-expert,all-to-one,finegrained-tails,mixtral-tail,decode-16,many-experts"
