@@ -43,6 +43,9 @@ def moe_module():
     return importlib.import_module("argus.ops.moe")
 
 
+DEFAULT = moe_module().GATE_UP_GATHER     # restored after each phase
+
+
 def with_gather(form: str):
     """Set the gate-up gather of every later argus.ops.moe call (config_for reads it)."""
     moe_module().GATE_UP_GATHER = form
@@ -60,7 +63,7 @@ def plan(shapes, cases) -> list:
         for t, e, k, h, i in layers:
             for spec in moe_module().kernels_for(t, e, h, i, k, True, True, "bf16").values():
                 specs[(spec[0], spec[1], tuple(sorted(spec[2].items())))] = spec
-    with_gather("tma")
+    with_gather(DEFAULT)
     return list(specs.values())
 
 
@@ -129,7 +132,7 @@ def time_shapes(args) -> int:
         torch.cuda.synchronize()
         say(f"{name}: timing {', '.join(fns)}")
         ms = mb.time_ms(torch, fns)
-        with_gather("tma")
+        with_gather(DEFAULT)
         peers = {}
         if not args.no_peers:
             w13_cat = w13.permute(1, 0, 2, 3).reshape(e, 2 * i, h).contiguous()
@@ -182,7 +185,7 @@ def correct(args) -> int:
             say(f"{name} [{form}]: {'ok' if row['ok'] else 'WRONG'} "
                 f"{row.get('max_abs_err', row.get('error'))}")
             write(args.out, "correct", {"device": torch.cuda.get_device_name(), "rows": rows})
-    with_gather("tma")
+    with_gather(DEFAULT)
     return 0 if all(r["ok"] for r in rows) else 1
 
 

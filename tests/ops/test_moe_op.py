@@ -119,21 +119,20 @@ def test_the_layer_on_the_interpreter_matches_fp64(t, e, k, logits, det, renorm)
 
 @pytest.mark.parametrize("t, e, k, logits", [(37, 8, 2, "random"), (29, 8, 3, "empty"),
                                               (50, 4, 2, "one")])
-def test_the_layer_with_the_warpgroup_gather_matches_fp64(monkeypatch, t, e, k, logits):
-    """GATE_UP_GATHER = "warpgroup": the gate-up's token rows by gather_cp_async (every
-    producer thread), passed through config_for to the kernel like the other knobs."""
+def test_the_layer_with_the_tma_gather_matches_fp64(monkeypatch, t, e, k, logits):
+    """GATE_UP_GATHER = "tma" (the reference form): the gate-up's token rows by one TMA box
+    a row, passed through config_for to the kernel like the other knobs."""
     import importlib
     op = importlib.import_module("argus.ops.moe")     # `import argus.ops.moe` is the function
-    monkeypatch.setattr(op, "GATE_UP_GATHER", "warpgroup")
-    assert kernels_for(t, e, 128, 128, k, True, True, "bf16")["gate_up"][2]["GATHER"] == \
-        "warpgroup"
+    monkeypatch.setattr(op, "GATE_UP_GATHER", "tma")
+    assert kernels_for(t, e, 128, 128, k, True, True, "bf16")["gate_up"][2]["GATHER"] == "tma"
     x, L, w13, w2 = layer(t, e, k, seed=t + 1, logits=logits)
     assert close(ops.moe(x, L, w13, w2, k), reference(x, L, w13, w2, k))
 
 
-def test_the_gate_up_gather_defaults_to_tma_until_the_h200_says_otherwise():
+def test_the_gate_up_gather_defaults_to_the_measured_faster_warpgroup_form():
     for t in (16, 4096):
-        assert config_for(t, 8, 4096, 14336, 2)["gate_up"]["GATHER"] == "tma"
+        assert config_for(t, 8, 4096, 14336, 2)["gate_up"]["GATHER"] == "warpgroup"
 
 
 def test_fp16_layer_and_zero_tokens():

@@ -33,7 +33,7 @@ def test_the_plan_builds_both_forms_of_every_gate_up(monkeypatch, capsys):
     assert len(forms) == 3 and all(f == {"tma", "warpgroup"} for f in forms.values()), forms
     assert {s[1] for s in specs} >= {"moe_topk", "moe_count", "moe_place", "moe_down",
                                      "moe_combine"}
-    assert importlib.import_module("argus.ops.moe").GATE_UP_GATHER == "tma"
+    assert importlib.import_module("argus.ops.moe").GATE_UP_GATHER == "warpgroup"  # restored
 
 
 def test_without_a_gpu_the_timing_says_so(monkeypatch, capsys, tmp_path):
