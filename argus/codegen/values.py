@@ -72,6 +72,16 @@ class IndexVector:
         return self._element(i)
 
 
+class LaneIndices:
+    """The entries of a 1-D int32 fragment that threads hold in different registers (a
+    `blocked` vector), as indices: each thread reads only the entries it holds, so only an
+    op over a fragment of the same layout (a scatter of its values) can use them."""
+
+    def __init__(self, fragment):
+        self.fragment = fragment
+        self.length = fragment.shape[0]
+
+
 @dataclass(frozen=True)
 class GlobalTile:
     tensor: TensorParam

@@ -28,7 +28,7 @@ E = 8             # experts
 TOPK = 2          # experts per token
 RENORM = 1        # 1: the k weights of a token sum to 1; 0: the softmax probabilities
 BT = 32           # tokens per tile of moe_topk
-BS = 32           # tokens per tile of moe_count and moe_place (every thread holds a tile)
+BS = 1024         # entries per tile of moe_count and moe_place (8 a thread, "blocked")
 LOG2E = 1.4426950408889634
 
 
@@ -79,12 +79,13 @@ def moe_topk(L: Tensor["T", E, fp32], experts: Tensor["P", int32], gates: Tensor
 @kernel(grid=(E,), block=128)
 def moe_count(experts: Tensor["P", int32], counts: Tensor[E, int32]):
     e = block_id("x")
-    total = fragment(fp32, (BS,), "rows(blocked)", init=0.0)
+    total = fragment(fp32, (BS,), "blocked", init=0.0)
     for pt in range((P + BS - 1) // BS):
-        x = cast(load(tile(experts, (BS,), (pt,)), "rows(blocked)"), fp32)
+        x = cast(load(tile(experts, (BS,), (pt,)), "blocked"), fp32)
         real = cast(row_of(x), fp32) + pt * BS < P          # entries past P read 0
         assign(total, total + select(x == e, select(real, 1.0, 0.0), 0.0))
-    n = element(cast(prefix_sum(total), int32), BS - 1) + element(cast(total, int32), BS - 1)
+    per = cast(total, int32)
+    n = element(prefix_sum(per), BS - 1) + element(per, BS - 1)
     c = fragment(fp32, (1,), "rows(blocked)", init=0.0)
     store(tile(counts, (1,), (e,)), cast(c + n, int32))
 
@@ -106,24 +107,23 @@ def moe_place(experts: Tensor["P", int32], gates: Tensor["P", fp32], counts: Ten
         assume(tag(slots_j).token == coord(slots_j)[0] - j * T and tag(slots_j).choice == j)
     cnt = load_indices(tile(counts, (E,), (0,)))
     first = element(prefix_sum(cnt), e)                        # the expert's first slot
-    seen = fragment(fp32, (BS,), "rows(blocked)", init=0.0)    # its entries placed so far
+    seen = fragment(fp32, (1,), "rows(blocked)", init=0.0)     # its entries placed so far
     for j in range(TOPK):
         for tt in range(NTT):
-            x = cast(load(tile(segment(experts, j * T, T), (BS,), (tt,)), "rows(blocked)"),
-                     fp32)
-            g = load(tile(segment(gates, j * T, T), (BS,), (tt,)), "rows(blocked)")
+            x = cast(load(tile(segment(experts, j * T, T), (BS,), (tt,)), "blocked"), fp32)
+            g = load(tile(segment(gates, j * T, T), (BS,), (tt,)), "blocked")
             token = cast(row_of(x), fp32) + tt * BS
-            hit = select(x == e, select(token < T, 1.0, 0.0), 0.0)
+            hit = cast(select(x == e, select(token < T, 1.0, 0.0), 0.0), int32)
             before = element(cast(seen, int32), 0) + first          # slots taken so far
-            slot = cast(prefix_sum(hit) + before, int32)
+            ahead = prefix_sum(hit)                                 # this tile's, exactly
+            slot = ahead + before
             idx = select(x == e, select(token < T, slot, -1), -1)
             at = to_indices(idx)
             scatter(ids, at, 0, cast(row_of(idx) + tt * BS, int32))
             scatter(wsorted, at, 0, select(x == e, g, 0.0))
             entry = select(x == e, select(token < T, cast(token, int32) + j * T, -1), -1)
             scatter(slots, to_indices(entry), 0, select(x == e, slot, 0))
-            n = element(cast(prefix_sum(hit), int32), BS - 1) + element(cast(hit, int32),
-                                                                        BS - 1)
+            n = element(ahead, BS - 1) + element(hit, BS - 1)
             assign(seen, seen + n)
 
 

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from argus.ir.types import DType
 from argus.limits import COMPILER_BARRIERS, WARPGROUP_THREADS
 
 from argus.ir.ops.math import REDUCTIONS
@@ -174,6 +175,80 @@ def _convert(ctx, op):
     em.close()
 
 
+def _contiguous_runs(layout) -> int:
+    """c when every thread of the warpgroup holds the run [c*t, c*t + c) in its registers
+    in order (a 1-D `blocked` vector of 128c entries), else 0."""
+    rows = layout.table.rows
+    if layout.rank != 1 or layout.threads != WARPGROUP_THREADS or rows.ndim != 2:
+        return 0
+    c = rows.shape[1]
+    want = np.arange(layout.threads)[:, None] * c + np.arange(c)[None, :]
+    return c if np.array_equal(rows, want) else 0
+
+
+def _block_scan(ctx, op, src, out, c: int) -> None:
+    """Exclusive prefix sum of an int32 vector spread in runs of c over the warpgroup: each
+    thread sums its run, the warps scan those sums by shuffles, the four warp totals meet in
+    the exchange buffer. Integers sum exactly in any order (|partial sums| <= 2^24, the
+    int32 fragment's range), so this is the interpreter's element-order sum."""
+    base = _exchange_buffer(ctx, op, WARPGROUP_THREADS // 32)
+    em = ctx.em
+    em.open("", f"exclusive prefix sum of runs of {c} per thread: run, warp shuffles, warps")
+    em.line("float argus_run = 0.0f;")
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_v = 0; argus_v < {c}; ++argus_v)")
+    em.line(f"const float argus_x = {src.reg('argus_v')};")
+    em.line(f"{out.reg('argus_v')} = argus_run;")
+    em.line("argus_run += argus_x;")
+    em.close()
+    em.line("float argus_inc = argus_run;   // inclusive over this warp's lanes")
+    em.line("#pragma unroll")
+    em.open("for (int argus_o = 1; argus_o < 32; argus_o <<= 1)")
+    em.line("const float argus_y = __shfl_up_sync(0xffffffffu, argus_inc, argus_o);")
+    em.line("if ((argus_lane & 31) >= argus_o) argus_inc += argus_y;")
+    em.close()
+    em.line(f"if ((argus_lane & 31) == 31) argus::st_shared_f32({base} + 4 * (argus_lane >> 5), "
+            "argus_inc);")
+    _sync(ctx)
+    em.line("float argus_before = argus_inc - argus_run;")
+    em.line(f"for (int argus_w = 0; argus_w < (argus_lane >> 5); ++argus_w) "
+            f"argus_before += argus::ld_shared_f32({base} + 4 * argus_w);")
+    _sync(ctx)
+    em.line("#pragma unroll")
+    em.line(f"for (int argus_v = 0; argus_v < {c}; ++argus_v) {out.reg('argus_v')} = "
+            f"{round_to(out.dtype, out.reg('argus_v') + ' + argus_before')};")
+    em.close()
+
+
+def element_of_fragment(ctx, op, src, i: str) -> None:
+    """Entry i (a C int expression, uniform) of a 1-D fragment spread over the threads, as a
+    uniform int scalar: its holder writes it to the exchange buffer, the warpgroup meets,
+    every thread reads it."""
+    from ..values import Scalar
+    if src.cast is not None:
+        src = materialize(ctx, op, src)
+    layout = register_layout(src.layout, src.shape)
+    base = _exchange_buffer(ctx, op, 1)
+    name = ctx.em.name(op.result.name)
+    em = ctx.em
+    em.line(f"int {name};")
+    em.open("", f"entry {i} of a {src.layout} vector, from the thread that holds it")
+    guard = layout.owner_guard()
+    if guard:
+        em.open(f"if ({guard})")
+    em.line("#pragma unroll")
+    em.line(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v) "
+            f"if ({layout.coord(0, 'argus_v')} == ({i})) "
+            f"argus::st_shared_f32({base}, {src.reg('argus_v')});")
+    if guard:
+        em.close()
+    _sync(ctx)
+    em.line(f"{name} = (int)argus::ld_shared_f32({base});")
+    _sync(ctx)
+    em.close()
+    ctx.bind(op.result, Scalar(name))
+
+
 def prefix_sum_fragment(ctx, op):
     """Exclusive prefix sum of a 1-D fragment, in element order (fp32, as the interpreter)."""
     src = _source(ctx, op)
@@ -182,6 +257,11 @@ def prefix_sum_fragment(ctx, op):
     d_layout = register_layout(out.layout, out.shape)
     n = src.shape[0]
     em = ctx.em
+    c = _contiguous_runs(s_layout)
+    if c and src.dtype == DType.int32 and out.dtype == DType.int32 and \
+            d_layout.same_as(s_layout):
+        _block_scan(ctx, op, src, out, c)
+        return
     if s_layout.whole_in_every_thread() and d_layout.whole_in_every_thread():      # every thread holds the whole vector in order (rows(blocked))
         em.open("", "exclusive prefix sum in registers, fp32 in element order")
         em.line("float argus_r = 0.0f;")

@@ -19,9 +19,10 @@ from argus.ir.types import DType
 
 from ..errors import CodegenError
 from ..registers import register_layout
-from ..values import C_ELEMENT, Fragment, GlobalTile, IndexVector, SmemTile, TensorParam
+from ..values import (C_ELEMENT, Fragment, GlobalTile, IndexVector, LaneIndices, SmemTile,
+                      TensorParam)
 from .elementwise import declare, materialize
-from .exchange import prefix_sum_fragment
+from .exchange import element_of_fragment, prefix_sum_fragment
 
 INLINE = 16
 READ = {DType.fp32: "{p}", DType.bf16: "argus::from_bf16({p})", DType.fp16: "argus::from_f16({p})",
@@ -318,9 +319,12 @@ def _vector(ctx, op, x) -> IndexVector:
         if layout.whole_in_every_thread():
             v = materialize(ctx, op, v) if v.cast is not None else v
             return IndexVector(n, lambda i, f=v: f"(int)({f.reg(i)})")
-        raise CodegenError(f"an index vector from a fragment of layout {v.layout}: every "
-                           "thread must hold every entry (a rows(blocked) vector)", op.loc,
-                           "convert_layout(x, \"rows(blocked)\") first")
+    if isinstance(v, (Fragment, LaneIndices)):
+        layout = v.layout if isinstance(v, Fragment) else v.fragment.layout
+        raise CodegenError(f"{op.opcode} reads every entry of its index vector in every "
+                           f"thread, but a fragment of layout {layout} is spread over the "
+                           "threads (only a scatter of values of the same layout takes it)",
+                           op.loc, "convert_layout(x, \"rows(blocked)\") first")
     raise CodegenError(f"{op.opcode} takes an index vector", op.loc)
 
 
@@ -347,12 +351,23 @@ def _round_up(ctx, op):
 
 
 def _from_frag(ctx, op):
+    v = ctx.get(op.arg("x"), op)
+    if isinstance(v, Fragment) and len(v.shape) == 1 and \
+            not register_layout(v.layout, v.shape).whole_in_every_thread():
+        v = materialize(ctx, op, v) if v.cast is not None else v
+        ctx.bind(op.result, LaneIndices(v))     # per thread: a same-layout scatter reads it
+        return
     ctx.bind(op.result, _vector(ctx, op, op.arg("x")))
 
 
 def _element(ctx, op):
-    vec = _vector(ctx, op, op.arg("v"))
+    v = ctx.get(op.arg("v"), op)
     i = ctx.expr(op.arg("i"), op)
+    if isinstance(v, Fragment) and len(v.shape) == 1 and \
+            not register_layout(v.layout, v.shape).whole_in_every_thread():
+        element_of_fragment(ctx, op, v, i)       # from its holder, through shared memory
+        return
+    vec = _vector(ctx, op, op.arg("v"))
     ctx.scalar(op, "int", vec.element(i))
 
 
@@ -397,7 +412,6 @@ def _gather_load(ctx, op):
 
 def _scatter_store(ctx, op):
     tensor = ctx.get(op.arg("dst"), op)
-    rows = _vector(ctx, op, op.arg("rows"))
     col = ctx.expr(op.arg("col"), op)
     src = ctx.get(op.arg("src"), op)
     if src.cast is not None:
@@ -406,13 +420,14 @@ def _scatter_store(ctx, op):
         raise CodegenError(f"scatter of a {src.dtype} fragment into a {tensor.dtype} tensor; "
                            "cast it first", op.loc)
     layout = register_layout(src.layout, src.shape)
+    row_of = _scatter_rows(ctx, op, layout)
     guard = layout.owner_guard()
     n = tensor.shape[0]
     em = ctx.em
     em.open(f"if ({guard})" if guard else "", "scattered rows")
     em.line("#pragma unroll")
     em.open(f"for (int argus_v = 0; argus_v < {src.count}; ++argus_v)")
-    em.line(f"const int argus_row = {rows.element(layout.coord(0, 'argus_v'))};")
+    em.line(f"const int argus_row = {row_of('argus_v')};")
     value = _write(tensor.dtype, src.reg("argus_v"), op.loc)
     if len(tensor.shape) == 1:
         if len(src.shape) != 1:
@@ -425,6 +440,22 @@ def _scatter_store(ctx, op):
                 f"{tensor.pointer}[(long long)argus_row * {ld} + argus_col] = {value};")
     em.close()
     em.close()
+
+
+def _scatter_rows(ctx, op, layout):
+    """C expression of the row of the value in register v (a function of v): from a uniform
+    index vector, its entry at that register's row; from the indices of a spread fragment
+    (LaneIndices) of the values' own layout, the thread's register v of it."""
+    rows = ctx.get(op.arg("rows"), op)
+    if not isinstance(rows, LaneIndices):
+        vec = _vector(ctx, op, op.arg("rows"))
+        return lambda v: vec.element(layout.coord(0, v))
+    f = rows.fragment
+    if not register_layout(f.layout, f.shape).same_as(layout):
+        raise CodegenError(f"a scatter whose indices ({f.layout} over {f.shape}) and values "
+                           f"({layout.name} over {layout.shape}) are spread over the threads "
+                           "differently", op.loc, "compute both in one layout")
+    return lambda v: f"(int)({f.reg(v)})"
 
 
 GATHER_BATCH = 16      # row indices a gather reads ahead of its TMA boxes (registers)
