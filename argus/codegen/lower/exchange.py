@@ -27,7 +27,7 @@ from argus.limits import COMPILER_BARRIERS, WARPGROUP_THREADS
 from argus.ir.ops.math import REDUCTIONS
 
 from ..errors import CodegenError
-from ..registers import index_expr, register_layout
+from ..registers import LANE, index_expr, register_layout
 from .elementwise import declare, materialize, round_to
 
 EXCHANGE_BARRIER = COMPILER_BARRIERS.start   # named barriers 12..15, one per warpgroup
@@ -96,6 +96,90 @@ def _shuffle_plan(src, dst):
     return np.array(lists), bits
 
 
+def _grouped_plan(layout):
+    """(register groups [G, n], lane bits) when every thread holds whole groups of registers
+    of one row each, the same register positions in every thread (row r of group g varies by
+    thread), and the threads holding a row differ only in those lane bits, together holding
+    each of its columns once: each thread folds its groups, a butterfly over the bits
+    completes each row in all its holders. Else None."""
+    t = layout.table
+    rows, cols = t.rows, t.cols
+    if layout.rank != 2 or t.threads % 32 or rows.shape[1] == 0 or layout.held_guard():
+        return None
+    first = rows[0]
+    groups = []
+    for r in dict.fromkeys(first.tolist()):
+        groups.append(np.nonzero(first == r)[0])
+    if len({len(g) for g in groups}) != 1:
+        return None
+    groups = np.array(groups)                                     # [G, n]
+    row_of = rows[:, groups[:, 0]]                                # [T, G]
+    if not np.all(rows[:, groups] == row_of[:, :, None]):         # whole groups in every thread
+        return None
+    if any(len(set(row_of[i].tolist())) != row_of.shape[1] for i in range(t.threads)):
+        return None
+    lanes = np.arange(t.threads)
+    bits = [b for b in range(5) if np.array_equal(row_of[lanes ^ (1 << b)], row_of)]
+    span = 1 << len(bits)
+    n_cols = layout.shape[1]
+    for r in range(layout.shape[0]):
+        holders, where = np.nonzero(row_of == r)
+        if len(holders) != span:
+            return None
+        lead = holders[0] & ~sum(1 << b for b in bits)
+        if any((h & ~sum(1 << b for b in bits)) != lead for h in holders):
+            return None
+        got = np.sort(np.concatenate([cols[h, groups[g]] for h, g in zip(holders, where)]))
+        if not np.array_equal(got, np.arange(n_cols)):
+            return None
+    return groups, bits
+
+
+def _reduce_grouped(ctx, op, src, out, d_layout, plan, kind) -> None:
+    """A row reduction by the grouped plan: in-thread folds, a butterfly over the lane bits
+    that share rows, then each row's value from one of its holders to every thread whose
+    result holds it, through the exchange buffer (one word a row)."""
+    groups, bits = plan
+    comb = COMBINE[kind]
+    s_layout = register_layout(src.layout, src.shape)
+    n_groups, n = groups.shape
+    em = ctx.em
+    em.open("", f"row {kind}: {n_groups} rows a thread of {n} registers, lanes xor "
+                f"{[1 << b for b in bits]}, then the rows through shared memory")
+    em.line(f"float argus_part[{n_groups}];")
+    at = index_expr(groups.reshape(-1), f"(argus_g * {n} + argus_i)")
+    em.line("#pragma unroll")
+    em.open(f"for (int argus_g = 0; argus_g < {n_groups}; ++argus_g)")
+    em.line(f"float argus_r = {src.reg(index_expr(groups[:, 0], 'argus_g'))};")
+    if n > 1:
+        em.line("#pragma unroll")
+        em.line(f"for (int argus_i = 1; argus_i < {n}; ++argus_i) argus_r = "
+                f"{comb.format(a='argus_r', b=src.reg(at))};")
+    for b in bits:
+        em.line(f"argus_r = {comb.format(a='argus_r', b=f'argus::shfl_xor(argus_r, {1 << b})')};")
+    em.line("argus_part[argus_g] = argus_r;")
+    em.close()
+    rows = src.shape[0]
+    base = _exchange_buffer(ctx, op, rows)
+    mask = sum(1 << b for b in bits)
+    lead = f"({LANE} & {mask}) == 0" if mask else None
+    if lead:
+        em.open(f"if ({lead})")
+    em.line("#pragma unroll")
+    row = s_layout.coord(0, index_expr(groups[:, 0], "argus_g"))
+    em.line(f"for (int argus_g = 0; argus_g < {n_groups}; ++argus_g) "
+            f"argus::st_shared_f32({base} + 4 * {row}, argus_part[argus_g]);")
+    if lead:
+        em.close()
+    _sync(ctx)
+    value = f"argus::ld_shared_f32({base} + 4 * {d_layout.coord(0, 'argus_w')})"
+    em.line("#pragma unroll")
+    em.line(f"for (int argus_w = 0; argus_w < {out.count}; ++argus_w) {out.reg('argus_w')} = "
+            f"{round_to(out.dtype, value)};")
+    _sync(ctx)
+    em.close()
+
+
 def _reduce_row(ctx, op):
     src = _source(ctx, op)
     kind = op.attrs["kind"]
@@ -123,6 +207,10 @@ def _reduce_row(ctx, op):
             em.line(f"argus_r = {comb.format(a='argus_r', b=f'argus::shfl_xor(argus_r, {1 << b})')};")
         em.line(f"{out.reg('argus_w')} = {round_to(out.dtype, 'argus_r')};")
         em.close()
+        return
+    grouped = _grouped_plan(s_layout)
+    if grouped is not None:
+        _reduce_grouped(ctx, op, src, out, d_layout, grouped, kind)
         return
     rows, cols = src.shape
     base = _exchange_buffer(ctx, op, rows * cols)
