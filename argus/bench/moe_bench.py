@@ -8,7 +8,7 @@
     argus bench moe                       # correctness, then timing of the issue's shapes
     argus bench moe --correctness         # only the correctness cases
     argus bench moe --timing --shapes mixtral-4096,decode-mixtral-1
-    argus bench moe --sweep               # the knob sweep on two shapes
+    argus bench moe --sweep               # the knob sweep (prefill and decode shapes)
     (python benchmarks/moe.py ... is the same)
 
 Correctness: fresh random inputs per case, the output memory poisoned with NaN first (the
@@ -56,13 +56,41 @@ CORRECTNESS = [
     ("decode-16", 16, 64, 6, 2048, 1408, "random"),
     ("mixtral-tail", 1031, 8, 2, 4096, 1024, "random"),
 ]
-SWEEP_SHAPES = ("mixtral-4096", "finegrained-4096")
+SWEEP_SHAPES = ("mixtral-4096", "finegrained-4096", "decode-mixtral-1", "decode-mixtral-16",
+                "decode-finegrained-16")
+# The knob sweep: each variant's overrides go over config_for's choice for the shape (so a
+# knob it does not name, the gather for one, stays the library's), on the prefill shapes,
+# the decode ones (T <= DECODE_T) or both. Decode GEMMs stream weights: a deeper k-step
+# (BK = 128) halves the per-stage handshakes for the same bytes in flight.
 SWEEP = [
-    {"gate_up": {"BN": 128, "S": 4, "ORDER": "n_major"}, "down": {"BN": 128, "S": 6, "ORDER": "n_major"}},
-    {"gate_up": {"BN": 128, "S": 4, "ORDER": "m_major"}, "down": {"BN": 128, "S": 6, "ORDER": "m_major"}},
-    {"gate_up": {"BN": 128, "S": 3, "ORDER": "n_major"}, "down": {"BN": 256, "S": 4, "ORDER": "n_major"}},
-    {"gate_up": {"BN": 64, "S": 6, "ORDER": "n_major"}, "down": {"BN": 64, "S": 8, "ORDER": "n_major"}},
+    {"label": "default", "when": "any"},
+    {"label": "m_major", "when": "prefill", "gate_up": {"ORDER": "m_major"},
+     "down": {"ORDER": "m_major"}},
+    {"label": "gate_up S3, down BN256 S4", "when": "prefill", "gate_up": {"S": 3},
+     "down": {"BN": 256, "S": 4}},
+    {"label": "BN64", "when": "prefill", "gate_up": {"BN": 64, "S": 6},
+     "down": {"BN": 64, "S": 8}},
+    {"label": "BK128", "when": "decode", "gate_up": {"BK": 128, "S": 3},
+     "down": {"BK": 128, "S": 4}},
+    {"label": "gate_up BK128", "when": "decode", "gate_up": {"BK": 128, "S": 3}},
+    {"label": "down BK128", "when": "decode", "down": {"BK": 128, "S": 4}},
+    {"label": "gate_up BN128", "when": "decode", "gate_up": {"BN": 128, "S": 4}},
+    {"label": "down BN128", "when": "decode", "down": {"BN": 128, "S": 6}},
+    {"label": "gate_up BN128, down BK128", "when": "decode", "gate_up": {"BN": 128, "S": 4},
+     "down": {"BK": 128, "S": 4}},
 ]
+
+
+def sweep_config(variant: dict, t, e, k, h, i) -> dict | None:
+    """The configuration a sweep variant gives a shape (its overrides over config_for's
+    choice), or None where the variant is not for this kind of shape."""
+    from argus.ops.moe import config_for
+
+    when = variant.get("when", "any")
+    if when != "any" and (when == "decode") != is_decode(t):
+        return None
+    base = config_for(t, e, h, i, k)
+    return {part: {**base[part], **variant.get(part, {})} for part in ("gate_up", "down")}
 
 
 def flops(t, k, h, i) -> float:
@@ -303,21 +331,30 @@ def sweep(torch, copy_bw, gm_missing):
     op = importlib.import_module("argus.ops.moe")
 
     rows = []
+    if copy_bw is None and any(is_decode(SHAPES[n][0]) for n in SWEEP_SHAPES):
+        copy_bw = copy_bandwidth(torch)
     original = op.config_for
     try:
-        for cfg in SWEEP:
-            op.config_for = lambda *a, c=cfg: c
-            for name in SWEEP_SHAPES:
+        for name in SWEEP_SHAPES:
+            t, e, k, h, i = SHAPES[name]
+            for variant in SWEEP:
+                cfg = sweep_config(variant, t, e, k, h, i)
+                if cfg is None:
+                    continue
+                op.config_for = lambda *a, c=cfg: c
+                row = {"shape": name, "variant": variant["label"], "config": cfg}
                 try:
                     from argus.ops import moe
-                    t, e, k, h, i = SHAPES[name]
                     x, L, w13, w2 = make_inputs(torch, t, e, k, h, i, "random", 3, "cuda")
                     ms = time_ms(torch, {"argus": lambda: moe(x, L, w13, w2, k)}, rounds=5)
-                    rows.append({"shape": name, "config": cfg, "ms": ms["argus"],
-                                 "tflops": flops(t, k, h, i) / (ms["argus"] * 1e-3) / 1e12})
+                    row.update(ms=ms["argus"],
+                               tflops=flops(t, k, h, i) / (ms["argus"] * 1e-3) / 1e12)
+                    if is_decode(t) and copy_bw:
+                        hit, nbytes = expert_bytes_read(torch, L, k, h, i)
+                        row.update(bw_ratio=nbytes / (ms["argus"] * 1e-3) / copy_bw)
                 except Exception as exc:
-                    rows.append({"shape": name, "config": cfg,
-                                 "error": f"{type(exc).__name__}: {exc}"})
+                    row["error"] = f"{type(exc).__name__}: {exc}"
+                rows.append(row)
                 print(json.dumps(rows[-1]), flush=True)
     finally:
         op.config_for = original
@@ -339,7 +376,10 @@ def planned_kernels(shapes, with_correctness=True, with_sweep=False):
     if with_sweep:
         for name in SWEEP_SHAPES:
             t, e, k, h, i = SHAPES[name]
-            for cfg in SWEEP:
+            for variant in SWEEP:
+                cfg = sweep_config(variant, t, e, k, h, i)
+                if cfg is None:
+                    continue
                 for spec in kernels_for(t, e, h, i, k, True, True, "bf16", cfg).values():
                     plans[(spec[0], spec[1], tuple(sorted(spec[2].items())))] = spec
     return list(plans.values())
@@ -384,7 +424,7 @@ def main(argv=None, prog=None) -> int:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     p.add_argument("--correctness", action="store_true", help="only the correctness cases")
     p.add_argument("--timing", action="store_true", help="only the timing")
-    p.add_argument("--sweep", action="store_true", help="only the knob sweep (two shapes)")
+    p.add_argument("--sweep", action="store_true", help="only the knob sweep (SWEEP over SWEEP_SHAPES)")
     p.add_argument("--breakdown", action="store_true",
                    help="only each launch of the layer timed alone, per shape")
     p.add_argument("--shapes", default="", help=f"names among {', '.join(SHAPES)}")

@@ -62,10 +62,12 @@ class IndexVector:
     """A uniform vector of int32 indices every thread of the warpgroup can read: a view of a
     global tile (entries past the tensor read 0) or a register array."""
 
-    def __init__(self, length: int, element, array: str | None = None):
+    def __init__(self, length: int, element, array: str | None = None,
+                 lane: str | None = None):
         self.length = length
         self._element = element
         self.array = array
+        self.lane = lane     # a register holding entry argus_lane (read once where loaded)
 
     def element(self, i: str) -> str:
         """C expression (int) of entry i."""

@@ -76,15 +76,29 @@ def test_unknown_shapes_are_a_usage_error():
 
 def test_the_sweep_times_each_configuration_it_names(monkeypatch):
     """The sweep sets argus.ops.moe's config_for for each row (it once set an attribute of the
-    function argus.ops.moe instead, and timed the default configuration every time)."""
+    function argus.ops.moe instead, and timed the default configuration every time); each
+    variant's overrides go over the library's choice, so the knobs it does not name (the
+    gather) stay the library's, and a decode variant runs only on decode shapes."""
     import importlib
 
     op = importlib.import_module("argus.ops.moe")
     seen = []
-    monkeypatch.setattr(mb, "SWEEP_SHAPES", ("mixtral-512",))
+    monkeypatch.setattr(mb, "SWEEP_SHAPES", ("mixtral-512", "decode-mixtral-16"))
     monkeypatch.setattr(mb, "make_inputs", lambda *a, **k: (None, None, None, None))
     monkeypatch.setattr(mb, "time_ms", lambda torch, fns, rounds=5: fns["argus"]() or {"argus": 1.0})
-    monkeypatch.setattr(op, "moe", lambda *a: seen.append(op.config_for(512, 8, 4096, 14336, 2)))
+    monkeypatch.setattr(mb, "expert_bytes_read", lambda *a: (8, 3e9))
+    monkeypatch.setattr(op, "moe", lambda x, L, w13, w2, k: seen.append(op.config_for(512, 8, 4096, 14336, 2)))
     monkeypatch.setattr("argus.ops.moe", op.moe, raising=False)
-    rows = mb.sweep(None, 1.0, None)
-    assert seen == mb.SWEEP and [r["config"] for r in rows] == mb.SWEEP
+    rows = mb.sweep(None, 1e12, None)
+    assert [r["config"] for r in rows] == seen
+    prefill = [r for r in rows if r["shape"] == "mixtral-512"]
+    decode = [r for r in rows if r["shape"] == "decode-mixtral-16"]
+    assert [r["variant"] for r in prefill] == [v["label"] for v in mb.SWEEP
+                                               if v["when"] in ("any", "prefill")]
+    assert [r["variant"] for r in decode] == [v["label"] for v in mb.SWEEP
+                                              if v["when"] in ("any", "decode")]
+    assert all(r["config"]["gate_up"]["GATHER"] == op.GATE_UP_GATHER for r in rows)
+    bk = next(r for r in decode if r["variant"] == "BK128")["config"]
+    assert bk["gate_up"]["BK"] == 128 and bk["down"]["BK"] == 128
+    assert bk["gate_up"]["BN"] == op.config_for(16, 8, 4096, 14336, 2)["gate_up"]["BN"]
+    assert all("bw_ratio" in r for r in decode) and not any("bw_ratio" in r for r in prefill)

@@ -16,9 +16,10 @@ array where it is loaded, a longer one is read entry by entry where it is used.
 from __future__ import annotations
 
 from argus.ir.types import DType
+from argus.limits import WARPGROUP_THREADS
 
 from ..errors import CodegenError
-from ..registers import register_layout
+from ..registers import LANE, register_layout
 from ..values import (C_ELEMENT, Fragment, GlobalTile, IndexVector, LaneIndices, SmemTile,
                       TensorParam)
 from .elementwise import declare, materialize
@@ -305,6 +306,13 @@ def _indices_load(ctx, op):
         return f"(({origin} + {i}) < {extent} ? {ptr}[{origin} + {i}] : 0)"
     if n <= INLINE:
         _array(ctx, op, n, entry)
+    elif n <= WARPGROUP_THREADS:
+        # a long vector is read entry by entry where it is used; entry argus_lane is also
+        # read here once, for the ops that take one entry a thread (a warpgroup's gather
+        # inside a k-loop would otherwise put this load's latency in every step)
+        lane = ctx.em.name(f"{op.result.name}_lane")
+        ctx.em.line(f"const int {lane} = {LANE} < {n} ? {entry(LANE)} : 0;")
+        ctx.bind(op.result, IndexVector(n, entry, lane=lane))
     else:
         ctx.bind(op.result, IndexVector(n, entry))
 
