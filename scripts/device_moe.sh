@@ -31,7 +31,7 @@ correct()  { run 150 $B --correctness; }
 sanitize() { run 120 compute-sanitizer --tool memcheck --report-api-errors no python3 -c "$SMALL"; }
 racecheck() { run 120 compute-sanitizer --tool racecheck --report-api-errors no python3 -c "$SMALL"; }
 bench()    { run 200 $B --timing; }
-sweep()    { run 100 $B --sweep; }
+sweep()    { run 240 $B --sweep; }
 breakdown() { run 150 $B --breakdown --shapes mixtral-4096,mixtral-512,finegrained-4096,small-experts-8192,decode-mixtral-16; }
 for phase in ${PHASE//,/ }; do   # one phase, a comma-separated list, or all
   case "$phase" in
