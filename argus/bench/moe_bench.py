@@ -81,11 +81,13 @@ SWEEP = [
 ]
 
 
-def sweep_config(variant: dict, t, e, k, h, i) -> dict | None:
-    """The configuration a sweep variant gives a shape (its overrides over config_for's
-    choice), or None where the variant is not for this kind of shape."""
-    from argus.ops.moe import config_for
-
+def sweep_config(variant: dict, t, e, k, h, i, config_for=None) -> dict | None:
+    """The configuration a sweep variant gives a shape (its overrides over the library's
+    choice, `config_for` as argus.ops.moe defines it: the sweep replaces that attribute while
+    it times, so it passes the original), or None where the variant is not for this kind of
+    shape."""
+    if config_for is None:
+        from argus.ops.moe import config_for
     when = variant.get("when", "any")
     if when != "any" and (when == "decode") != is_decode(t):
         return None
@@ -338,7 +340,7 @@ def sweep(torch, copy_bw, gm_missing):
         for name in SWEEP_SHAPES:
             t, e, k, h, i = SHAPES[name]
             for variant in SWEEP:
-                cfg = sweep_config(variant, t, e, k, h, i)
+                cfg = sweep_config(variant, t, e, k, h, i, original)
                 if cfg is None:
                     continue
                 op.config_for = lambda *a, c=cfg: c

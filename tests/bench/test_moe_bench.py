@@ -98,6 +98,14 @@ def test_the_sweep_times_each_configuration_it_names(monkeypatch):
     assert [r["variant"] for r in decode] == [v["label"] for v in mb.SWEEP
                                               if v["when"] in ("any", "decode")]
     assert all(r["config"]["gate_up"]["GATHER"] == op.GATE_UP_GATHER for r in rows)
+    # no variant's overrides leak into the next (the sweep once took its base from the
+    # config_for it had just replaced, so m_major and BK stayed on for every later row)
+    for r in rows:
+        variant = next(v for v in mb.SWEEP if v["label"] == r["variant"])
+        t = mb.SHAPES[r["shape"]][0]
+        base = op.config_for(t, 8, 4096, 14336, 2)
+        for part in ("gate_up", "down"):
+            assert r["config"][part] == {**base[part], **variant.get(part, {})}, r
     bk = next(r for r in decode if r["variant"] == "BK128")["config"]
     assert bk["gate_up"]["BK"] == 128 and bk["down"]["BK"] == 128
     assert bk["gate_up"]["BN"] == op.config_for(16, 8, 4096, 14336, 2)["gate_up"]["BN"]
