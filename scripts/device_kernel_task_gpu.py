@@ -3,10 +3,15 @@ GPU as `argus optimize ... --evaluator gpu` judges a candidate (built, run on ev
 set against the reference, the first set timed with device events, one launch profiled by
 Nsight Compute for the signals), next to its interpreter + cost-model judgement.
 
-    python scripts/device_kernel_task_gpu.py --out DIR
+Then each KernelBench fixture's answer (tests/fixtures/kernelbench: a ModelNew around DSL
+kernels) judged the same way: its forward on the GPU (glue over device tensors, kernels
+built and launched by the runtime, the forward timed as a CUDA graph), against the Model's
+outputs, next to eager PyTorch and torch.compile measured on the same GPU.
+
+    python scripts/device_kernel_task_gpu.py --out DIR [--only kernel|kernelbench]
 
 Writes DIR/kernel-task-gpu-<date>.json: per task the GPU outcome (status, time, signals,
-feedback) and the CPU outcome's estimate."""
+feedback, the baselines for KernelBench) and the CPU outcome's estimate (--cpu-too)."""
 from __future__ import annotations
 
 import argparse
@@ -18,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+KERNELBENCH = ["relu", "softmax", "layernorm", "gemm_relu"]
 TASKS = [("examples/copy.py", "copy", {"M": 4096, "N": 4096}),
          ("examples/gemm.py", "gemm", {"M": 1024, "N": 1024, "K": 1024}),
          ("examples/flash_attention.py", "flash_fwd", {"T": 1024})]
@@ -29,9 +35,10 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="out/device")
     parser.add_argument("--cpu-too", action="store_true", help="also the interpreter's run")
+    parser.add_argument("--only", choices=("kernel", "kernelbench"), default=None)
     args = parser.parse_args()
     rows = []
-    for path, kernel, shape in TASKS:
+    for path, kernel, shape in TASKS if args.only != "kernelbench" else []:
         print(f"== {path}::{kernel} {shape}", flush=True)
         task = file_task(REPO / path, kernel, shape, sets=2)
         task.device = "cuda"
@@ -47,11 +54,42 @@ def main() -> int:
             cpu = task.evaluate(REPO / path)
             row["cpu"] = {"status": cpu.status, "time_ms": cpu.time_ms, "source": cpu.source}
         rows.append(row)
+    for name in KERNELBENCH if args.only != "kernel" else []:
+        rows.append(kernelbench_row(name, args.cpu_too))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     (out / f"kernel-task-gpu-{stamp}.json").write_text(json.dumps(rows, indent=1) + "\n")
     return 0 if all(r["gpu"]["status"] == "ok" for r in rows) else 1
+
+
+def kernelbench_row(name: str, cpu_too: bool) -> dict:
+    from argus.agent.tasks.kernelbench import kernelbench_task
+
+    problem = REPO / "tests" / "fixtures" / "kernelbench" / f"{name}.py"
+    answer = problem.parent / "answers" / f"{name}_new.py"
+    print(f"== kernelbench {name}", flush=True)
+    try:
+        task = kernelbench_task(problem, sets=2)
+    except Exception as err:
+        row = {"task": f"kernelbench {name}", "gpu": {"status": "error",
+                                                      "feedback": f"{type(err).__name__}: {err}"}}
+        print(json.dumps(row["gpu"]), flush=True)
+        return row
+    task.device = "cuda"
+    gpu = task.evaluate(answer)
+    row = {"task": f"kernelbench {name}", "baselines": task.baselines, "gpu": {
+        "status": gpu.status, "time_ms": gpu.time_ms, "source": gpu.source,
+        "feedback": gpu.feedback, "timing": gpu.details.get("gpu")}}
+    eager = (task.baselines.get("eager PyTorch") or {}).get("time_ms")
+    if gpu.time_ms and eager:
+        row["ratio_vs_eager"] = eager / gpu.time_ms
+    print(json.dumps(row, indent=1, default=str), flush=True)
+    if cpu_too:
+        task.device = "cpu"
+        cpu = task.evaluate(answer)
+        row["cpu"] = {"status": cpu.status, "time_ms": cpu.time_ms, "source": cpu.source}
+    return row
 
 
 if __name__ == "__main__":

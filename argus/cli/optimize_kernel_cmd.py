@@ -80,25 +80,20 @@ def build_task(args):
 
 def choose_device(evaluator: str, task) -> str:
     """"cuda" for --evaluator gpu (refused with the reason where it cannot run) and for
-    auto on a machine with a CUDA GPU and a kernel task; "cpu" (the interpreter and the
-    cost model) otherwise."""
+    auto on a machine with a CUDA GPU (a kernel task's kernel, or a KernelBench ModelNew's
+    forward, built and timed there); "cpu" (the interpreter and the cost model) otherwise."""
     from argus.agent.evaluators.gpu import cuda_available
 
     if evaluator == "cpu":
         return "cpu"
     gpu = cuda_available()
     if evaluator == "gpu":
-        if task.mode != "kernel":
-            raise UsageError("--evaluator gpu: a KernelBench ModelNew runs on the interpreter "
-                             "with the cost model (the GPU evaluator takes kernel tasks: "
-                             "attention, moe, FILE.py::KERNEL); leave --evaluator at auto "
-                             "or cpu")
         if not gpu:
             raise UsageError("--evaluator gpu: no CUDA GPU here (torch.cuda.is_available() "
                              "is False); leave --evaluator at auto or cpu to run on the "
                              "interpreter with the cost model")
         return "cuda"
-    return "cuda" if gpu and task.mode == "kernel" else "cpu"
+    return "cuda" if gpu else "cpu"
 
 
 def _progress(quiet: bool):

@@ -8,8 +8,9 @@ evaluated from the syntax tree (glue.py); nothing of the file is imported or exe
 Modes: "kernel" runs one @kernel on each input set (the task's tensors by name, outputs
 poisoned); "model" runs ModelNew.forward on each input set, its kernels launched on the
 interpreter. The first input set's launches are timed by the cost model (kernel_cost.py).
-With `job["device"] == "cuda"` a kernel-mode candidate is built and run on the GPU instead,
-and its first set timed there (gpu_child.py).
+With `job["device"] == "cuda"` the candidate is built and run on the GPU instead (a kernel,
+or ModelNew's glue over device tensors with its kernels launched by the runtime), and its
+first set timed there (gpu_child.py).
 Results: result.npz and one JSON line on stdout.
 """
 from __future__ import annotations
@@ -58,21 +59,12 @@ class Launcher:
         from argus.agent.tasks.kernel_cost import launch_timer, timing
         from argus.interp.errors import InterpretError
         from argus.interp.evaluator import bind_symbols, interpret
-        from argus.ir.types import GlobalTensorType
         from argus.runtime.interpreted import _with_grid
 
         where = f" (line {line})" if line else ""
-        tensors = [a for a in args if isinstance(a, np.ndarray)]
-        scalars = [a for a in args if not isinstance(a, np.ndarray)]
         probe = self.kernel(name, {k: v for k, v in keywords.items()})
-        params = [p for p in probe.params if isinstance(p.type, GlobalTensorType)]
-        if len(tensors) != len(params):
-            raise CandidateFailed("launch", f"kernel {name}{where} takes {len(params)} tensors "
-                                            f"({', '.join(p.name for p in params)}), got "
-                                            f"{len(tensors)}")
-        if scalars:
-            raise CandidateFailed("launch", f"kernel {name}{where}: pass constants by keyword "
-                                            f"(BN=128), not positionally")
+        tensors, params = kernel_arguments(probe, name, args, where,
+                                           lambda a: isinstance(a, np.ndarray))
         ir = probe if grid is None else _with_grid(probe, (grid,) if isinstance(grid, int)
                                                    else tuple(grid))
         values = {p.name: np.asarray(t, np.int32 if t.dtype.kind in "iu" else np.float32)
@@ -95,6 +87,24 @@ class Launcher:
             est = timer.estimate(ir)
             est["kernel"] = name
             self.launches.append(est)
+
+
+def kernel_arguments(probe, name: str, args: list, where: str, is_tensor) -> tuple[list, list]:
+    """(the tensors, the kernel's tensor parameters) of a glue call `name(*args)`: as many
+    tensors as the kernel has tensor parameters, constants only by keyword."""
+    from argus.ir.types import GlobalTensorType
+
+    tensors = [a for a in args if is_tensor(a)]
+    scalars = [a for a in args if not is_tensor(a)]
+    params = [p for p in probe.params if isinstance(p.type, GlobalTensorType)]
+    if len(tensors) != len(params):
+        raise CandidateFailed("launch", f"kernel {name}{where} takes {len(params)} tensors "
+                                        f"({', '.join(p.name for p in params)}), got "
+                                        f"{len(tensors)}")
+    if scalars:
+        raise CandidateFailed("launch", f"kernel {name}{where}: pass constants by keyword "
+                                        f"(BN=128), not positionally")
+    return tensors, params
 
 
 def combined(launches: list[dict]) -> dict:
@@ -125,16 +135,17 @@ def run(job_dir: str) -> dict:
         with np.load(Path(job_dir, "state.npz")) as data:
             state = {k: data[k] for k in data.files}
     launch = Launcher(job["path"], job.get("constants", {}))
+    source = Path(job["path"]).read_text(encoding="utf-8")
     if job.get("device") == "cuda":
-        if job["mode"] != "kernel":
-            raise CandidateFailed("device", "a ModelNew candidate runs on the interpreter "
-                                            "(the GPU evaluator takes kernel tasks)")
-        from argus.agent.tasks.gpu_child import run_kernel_on_gpu
-        reply, out = run_kernel_on_gpu(job, arrays, launch.kernel(job["kernel"], {}),
-                                       CandidateFailed)
+        from argus.agent.tasks import gpu_child
+        if job["mode"] == "kernel":
+            reply, out = gpu_child.run_kernel_on_gpu(job, arrays, launch.kernel(job["kernel"], {}),
+                                                     CandidateFailed)
+        else:
+            reply, out = gpu_child.run_model_on_gpu(job, arrays, state, source, launch.kernel,
+                                                    CandidateFailed)
         np.savez(Path(job_dir, "result.npz"), **out)
         return reply
-    source = Path(job["path"]).read_text(encoding="utf-8")
     out: dict[str, np.ndarray] = {}
     runner = None
     if job["mode"] == "model":

@@ -20,6 +20,10 @@ may do is the whole language:
 
 Anything else (torch.matmul, F.softmax, `x + y` on tensors, x.sum(), a method not listed) is
 a torch compute op standing in for a kernel: it is rejected as a fallback, with the line.
+
+The same evaluation runs over two tensor spaces: NumPy arrays (NumpySpace: the interpreter
+child) or torch tensors on a device (TorchSpace: the GPU child, gpu_child.py), where the
+allocations and views are torch's own and the kernels are launched by the runtime.
 """
 from __future__ import annotations
 
@@ -179,8 +183,9 @@ class GlueRunner:
     a kernel (the candidate child: the interpreter, timed)."""
 
     def __init__(self, glue: ModelGlue, source: str, state: dict[str, np.ndarray],
-                 launch, init_args=()):
+                 launch, init_args=(), space=None):
         self.glue, self.source, self.state, self.launch = glue, source, state, launch
+        self.space = space or NumpySpace()
         self.attrs: dict[str, object] = {}
         if glue.init is not None:
             env = self._bind(glue.init, list(init_args))
@@ -206,7 +211,7 @@ class GlueRunner:
                                             f"the reference gives {len(values)}")
         return env
 
-    def forward(self, inputs: list[np.ndarray]):
+    def forward(self, inputs: list):
         env = self._bind(self.glue.forward, list(inputs))
         for stmt in self.glue.forward.body:
             if isinstance(stmt, ast.Return):
@@ -266,26 +271,19 @@ class GlueRunner:
             if _dotted(node).startswith("torch."):
                 return Dtype(node.attr)              # torch.float32, torch.bfloat16, ...
             base = ev(node.value)
-            if isinstance(base, np.ndarray):
-                if node.attr == "shape":
-                    return tuple(int(d) for d in base.shape)
-                if node.attr == "dtype":
-                    return Dtype("int32" if base.dtype.kind in "iu" else "float32")
-                if node.attr == "device":
-                    return "device"
-                if node.attr == "T":
-                    return base.T
+            if self.space.is_tensor(base) and node.attr in TENSOR_ATTRS:
+                return self.space.attr(base, node.attr)
             raise _fail(self.glue.path, node, f"attribute .{node.attr} is not glue")
         if isinstance(node, ast.Subscript):
             base = ev(node.value)
             index = self._index(node.slice, env)
-            if isinstance(base, (tuple, list, np.ndarray)):
+            if isinstance(base, (tuple, list)) or self.space.is_tensor(base):
                 return base[index]
             raise _fail(self.glue.path, node, "subscript of something that is not a tensor "
                                               "or a shape")
         if isinstance(node, ast.BinOp):
             left, right = ev(node.left), ev(node.right)
-            if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
+            if self.space.is_tensor(left) or self.space.is_tensor(right):
                 raise _fallback(self.glue.path, node, self.source)
             op = ARITH.get(type(node.op))
             if op is None or not all(isinstance(v, int) for v in (left, right)):
@@ -293,7 +291,7 @@ class GlueRunner:
             return op(left, right)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             value = ev(node.operand)
-            if isinstance(value, np.ndarray):
+            if self.space.is_tensor(value):
                 raise _fallback(self.glue.path, node, self.source)
             return -value
         if isinstance(node, ast.Call):
@@ -319,7 +317,7 @@ class GlueRunner:
             func = func.value
         if isinstance(func, ast.Name) and func.id in self.glue.kernels:
             for a in args:
-                if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+                if self.space.is_tensor(a) and not self.space.is_contiguous(a):
                     raise _fail(self.glue.path, node, f"kernel {func.id} gets a non-contiguous "
                                                       f"tensor; call .contiguous() on it first")
             self.launch(func.id, args, keywords, grid, node.lineno)
@@ -328,16 +326,119 @@ class GlueRunner:
             return BUILTINS[func.id](*args)
         name = func.attr
         if _dotted(func).startswith("torch."):
-            return _allocate(name, args, keywords)
+            return self.space.allocate(name, args, keywords)
         base = ev(func.value)
-        if not isinstance(base, np.ndarray):
+        if not self.space.is_tensor(base):
             raise _fail(self.glue.path, node, f".{name}() of something that is not a tensor")
-        return _view(base, name, args)
+        return self.space.view(base, name, args)
 
 
 @dataclass
 class _Declared:
     name: str
+
+
+class NumpySpace:
+    """Tensors as NumPy arrays: float32 for every float tensor, int32 for integer ones (the
+    interpreter rounds to the dtype a kernel declares)."""
+
+    @staticmethod
+    def is_tensor(x) -> bool:
+        return isinstance(x, np.ndarray)
+
+    @staticmethod
+    def is_contiguous(x) -> bool:
+        return x.flags.c_contiguous
+
+    @staticmethod
+    def attr(base, name: str):
+        if name == "shape":
+            return tuple(int(d) for d in base.shape)
+        if name == "dtype":
+            return Dtype("int32" if base.dtype.kind in "iu" else "float32")
+        if name == "device":
+            return "device"
+        return base.T
+
+    @staticmethod
+    def allocate(name: str, args, keywords):
+        return _allocate(name, args, keywords)
+
+    @staticmethod
+    def view(base, name: str, args):
+        return _view(base, name, args)
+
+
+class TorchSpace:
+    """Tensors as torch tensors on `device`: float tensors keep the dtype the glue asks for
+    (float32, bfloat16 or float16; float32 where it names none), integer ones are int32.
+    `poison`: torch.empty fills with NaN (the least int32), so an output a kernel does not
+    write shows up; off for the timed forwards (an allocation is not a kernel there)."""
+
+    FLOATS = {"float32": "float32", "float": "float32", "bfloat16": "bfloat16",
+              "float16": "float16", "half": "float16"}
+
+    def __init__(self, torch, device: str, poison: bool = True):
+        self.torch, self.device, self.poison = torch, device, poison
+
+    def is_tensor(self, x) -> bool:
+        return isinstance(x, self.torch.Tensor)
+
+    @staticmethod
+    def is_contiguous(x) -> bool:
+        return x.is_contiguous()
+
+    def dtype(self, d):
+        if isinstance(d, Dtype):
+            name = "int32" if d.name in INT_DTYPES else self.FLOATS.get(d.name, "float32")
+            return getattr(self.torch, name)
+        return d
+
+    def from_host(self, array: np.ndarray):
+        t = self.torch.from_numpy(np.ascontiguousarray(array))
+        t = t.to(self.torch.int32) if array.dtype.kind in "iub" else t.to(self.torch.float32)
+        return t.to(self.device)
+
+    def to_host(self, t) -> np.ndarray:
+        t = t.detach().to("cpu")
+        return (t.to(self.torch.int32) if not t.is_floating_point()
+                else t.to(self.torch.float32)).numpy()
+
+    def attr(self, base, name: str):
+        if name == "shape":
+            return tuple(int(d) for d in base.shape)
+        if name == "dtype":
+            return Dtype(str(base.dtype).replace("torch.", ""))
+        if name == "device":
+            return "device"
+        return base.T
+
+    def allocate(self, name: str, args, keywords):
+        torch = self.torch
+        if name.endswith("_like"):
+            like = args[0]
+            dtype = self.dtype(keywords["dtype"]) if "dtype" in keywords else like.dtype
+            shape = tuple(like.shape)
+        else:
+            dtype = self.dtype(keywords.get("dtype", Dtype("float32")))
+            shape = _shape(args)
+        if name.startswith("zeros"):
+            return torch.zeros(shape, dtype=dtype, device=self.device)
+        if not self.poison:
+            return torch.empty(shape, dtype=dtype, device=self.device)
+        fill = float("nan") if dtype.is_floating_point else int(np.iinfo(np.int32).min)
+        return torch.full(shape, fill, dtype=dtype, device=self.device)
+
+    def view(self, base, name: str, args):
+        if name in ("view", "reshape"):
+            return getattr(base, name)(_shape(args))
+        if name == "permute":
+            return base.permute(_shape(args))
+        if name == "size":
+            return tuple(int(d) for d in base.shape) if not args else int(base.shape[args[0]])
+        if name == "numel":
+            return int(base.numel())
+        return getattr(base, name)(*args)       # contiguous, flatten, (un)squeeze, t, ...
 
 
 def _shape(args) -> tuple[int, ...]:

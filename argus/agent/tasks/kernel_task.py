@@ -179,8 +179,11 @@ class KernelTask:
         from argus.agent.tasks.candidate_run import profile_child
         from argus.runtime.toolchain import find_tool
 
+        if self.mode != "kernel":
+            return {"kind": "unavailable", "reason": "a ModelNew's forward launches several "
+                    "kernels; only a kernel task's one launch is profiled", "signals": []}
         ncu = find_tool("ncu") if self.ncu == "" else self.ncu
-        if not ncu or self.mode != "kernel":
+        if not ncu:
             return {"kind": "unavailable", "reason": "ncu was not found", "signals": []}
         job, arrays = self._job(path)
         got = profile_child(job, arrays, ncu, list(DEFAULT_METRICS), self.kernel,
@@ -219,15 +222,23 @@ class KernelTask:
                     f"got {got[worst]:.6g}, expected {want[worst]:.6g}; first off at {first}: "
                     f"got {got[first]:.6g}, expected {want[first]:.6g}"
                     + (f"; {nans} NaN (elements never written?)" if nans else ""))
-        return ("wrong answer on the interpreter:\n" + "\n".join(lines)) if lines else ""
+        where = "the GPU" if self.device == "cuda" else "the interpreter"
+        return (f"wrong answer on {where}:\n" + "\n".join(lines)) if lines else ""
 
 
 def measured_text(gpu: dict, tflops: float, signals: list[str], profile: dict,
                   baselines: dict | None = None) -> str:
     """The feedback of a measured candidate: its time on the GPU, the profile's signals."""
-    lines = [f"MEASURED on {gpu['device']}: median {gpu['time_ms'] * 1e3:.2f} us per launch "
+    forward = "launches_per_forward" in gpu         # a ModelNew: one forward of its kernels
+    unit = "forward" if forward else "launch"
+    lines = [f"MEASURED on {gpu['device']}: median {gpu['time_ms'] * 1e3:.2f} us per {unit} "
              f"(p10 {gpu['p10_ms'] * 1e3:.2f}, p90 {gpu['p90_ms'] * 1e3:.2f}; {gpu['reps']} "
-             f"launches, {gpu['timing']})" + (f", {tflops:.1f} TFLOP/s" if tflops else "")]
+             f"{unit}s, {gpu['timing']})" + (f", {tflops:.1f} TFLOP/s" if tflops else "")]
+    if forward:
+        lines.append(f"the forward launches {gpu['launches_per_forward']} kernel(s)"
+                     + (f"; {gpu['dtype_conversions']} tensor(s) converted to a kernel's "
+                        f"declared dtype by the harness (timed with it)"
+                        if gpu.get("dtype_conversions") else ""))
     for name, b in (baselines or {}).items():
         if b.get("time_ms"):
             lines.append(f"{name}: {b['time_ms'] * 1e3:.2f} us ({b.get('source', '')}), "

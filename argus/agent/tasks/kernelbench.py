@@ -10,7 +10,9 @@ are compared with KernelBench's tolerances (atol = rtol = 1e-2).
 
 The candidate is a file with DSL kernels and a `ModelNew` whose forward is glue around
 them (glue.py: allocation and views only; a torch compute op is rejected as a fallback,
-with its line). It runs on the interpreter with the Model's parameters, shared by name.
+with its line). It runs with the Model's parameters, shared by name: on the interpreter
+with the cost model's estimate, or on the GPU (gpu_child.run_model_on_gpu: its kernels
+built and launched by the runtime, the forward timed) where the baselines are measured too.
 """
 from __future__ import annotations
 

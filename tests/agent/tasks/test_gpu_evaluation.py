@@ -1,7 +1,9 @@
 """The GPU evaluator of kernel tasks, on the CPU: how a GPU child's reply becomes an outcome
 (a measurement, the ncu profile's signals for the next retrieval), what refuses to run
 where (no CUDA device, a ModelNew), and the Nsight Compute run's parsing. The GPU child
-itself (gpu_child.py: build, launch, event timing) runs only on a GPU machine."""
+itself (gpu_child.py: build, launch, event timing) runs only on a GPU machine; here it runs
+in process with CPU tensors standing in for device ones (a kernel through a stand-in
+launcher, a ModelNew's kernels through the interpreter's launcher)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,11 +16,15 @@ from argus.agent.evaluators.base import Outcome
 from argus.agent.tasks import candidate_run, kernel_task
 from argus.agent.tasks.candidate_run import profile_child, run_child
 from argus.agent.tasks.file_task import file_task
+from argus.agent.tasks.kernelbench import kernelbench_task
 from argus.cli.errors import UsageError
 from argus.cli.optimize_kernel_cmd import choose_device
 
 REPO = Path(__file__).resolve().parents[3]
 COPY = REPO / "examples" / "copy.py"
+KB = REPO / "tests" / "fixtures" / "kernelbench"
+RELU, RELU_NEW = KB / "relu.py", KB / "answers" / "relu_new.py"
+GEMM_RELU, GEMM_RELU_NEW = KB / "gemm_relu.py", KB / "answers" / "gemm_relu_new.py"
 
 NCU_CSV = '''==PROF== Connected to process 1
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Section Name","Metric Name","Metric Unit","Metric Value"
@@ -98,11 +104,12 @@ def test_the_gpu_child_says_why_it_cannot_run_here():
     assert out == {}
 
 
-def test_a_modelnew_is_not_run_by_the_gpu_child():
-    task = _task()
-    job, arrays = task._job(COPY)
-    reply, _ = run_child({**job, "device": "cuda", "mode": "model"}, arrays, timeout_s=120)
-    assert reply["kind"] == "device" and "ModelNew" in reply["error"]
+def test_a_modelnew_on_the_gpu_child_says_why_it_cannot_run_here():
+    task = kernelbench_task(RELU, sets=1)
+    job, arrays = task._job(RELU_NEW)
+    reply, _ = run_child({**job, "device": "cuda"}, arrays, task.state, timeout_s=120)
+    assert not reply["ok"] and reply["kind"] == "device", reply
+    assert "CUDA" in reply["error"] or "torch" in reply["error"]
 
 
 def test_ncu_runs_over_a_profiling_child_and_its_table_is_read():
@@ -136,10 +143,8 @@ def test_the_device_is_chosen_or_refused_with_the_reason(monkeypatch):
         choose_device("gpu", task)
     monkeypatch.setattr(gpu, "cuda_available", lambda: True)
     assert choose_device("auto", task) == "cuda" and choose_device("cpu", task) == "cpu"
-    task.mode = "model"
-    assert choose_device("auto", task) == "cpu"
-    with pytest.raises(UsageError, match="ModelNew"):
-        choose_device("gpu", task)
+    task.mode = "model"                 # a KernelBench ModelNew: its forward on the GPU too
+    assert choose_device("auto", task) == "cuda" and choose_device("gpu", task) == "cuda"
 
 
 def test_the_prompt_says_which_evaluator_judged():
@@ -216,3 +221,82 @@ def test_the_gpu_child_builds_runs_and_times_a_kernel_in_process(monkeypatch, tm
     job["profile"] = True
     (tmp_path / "job.json").write_text(js.dumps(job))
     assert candidate_child.run(str(tmp_path)) == {"ok": True, "profiled": True}
+
+
+def _cpu_stands_in_for_cuda(monkeypatch):
+    import torch
+
+    from argus.bench import timing
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "stand-in")
+    monkeypatch.setattr(timing, "EventClock", _Clock)
+    monkeypatch.setattr(timing, "L2Flusher", lambda *a, **k: (lambda: None))
+
+
+def _run_model(task, answer, make_launcher=None):
+    """gpu_child.run_model_on_gpu of `answer` for `task` on CPU tensors, its kernels on the
+    interpreter's launcher (the runtime's calling convention, the kernel's own semantics)."""
+    from argus.agent.tasks import gpu_child
+    from argus.agent.tasks.candidate_child import CandidateFailed, Launcher
+    from argus.runtime.interpreted import InterpretedLauncher
+
+    job, arrays = task._job(answer)
+    seen = []
+
+    def interpreted(ir, failed, label):
+        seen.append(ir.name)
+        return InterpretedLauncher(ir)
+    return (*gpu_child.run_model_on_gpu(job, arrays, task.state, answer.read_text(),
+                                        Launcher(job["path"], {}).kernel, CandidateFailed,
+                                        make_launcher or interpreted, device="cpu"), seen)
+
+
+def test_a_modelnew_runs_over_device_tensors_and_its_forward_is_timed(monkeypatch):
+    """A KernelBench ModelNew on the GPU path: its glue over torch tensors, its kernel built
+    once for its constants and launched on every input set, the outputs right against the
+    Model, one forward timed (not capturable on the CPU: called directly, and it says so)."""
+    _cpu_stands_in_for_cuda(monkeypatch)
+    task = kernelbench_task(RELU, sets=2)
+    reply, outputs, built = _run_model(task, RELU_NEW)
+    assert reply["ok"] and built == ["relu_rows"]          # built once, launched twice
+    assert not task.compare(outputs)
+    gpu = reply["gpu"]
+    assert gpu["launches_per_forward"] == 1 and gpu["dtype_conversions"] == 0
+    assert gpu["time_ms"] == 0.002 and "called directly" in gpu["timing"]
+    text = kernel_task.measured_text(gpu, 0.0, [], {"kind": "unavailable"}, task.baselines)
+    assert "per forward" in text and "launches 1 kernel" in text
+
+
+def test_a_modelnew_tensor_is_converted_to_the_kernels_dtype_and_back(monkeypatch):
+    """The GEMM's operands are bf16 parameters given float32 glue tensors: converted for
+    the launch (and counted), as the interpreter rounds them; the answer is the Model's."""
+    _cpu_stands_in_for_cuda(monkeypatch)
+    task = kernelbench_task(GEMM_RELU, sets=1)
+    reply, outputs, _ = _run_model(task, GEMM_RELU_NEW)
+    assert reply["ok"] and reply["gpu"]["dtype_conversions"] == 2, reply
+    assert not task.compare(outputs)
+
+
+def test_a_modelnew_failure_on_the_gpu_path_names_what_failed(monkeypatch, tmp_path):
+    from argus.agent.tasks.candidate_child import CandidateFailed
+
+    _cpu_stands_in_for_cuda(monkeypatch)
+    task = kernelbench_task(RELU, sets=1)
+    wrong = tmp_path / "relu_twice.py"        # the kernel called with one tensor too few
+    wrong.write_text(RELU_NEW.read_text().replace("relu_rows(x, y)", "relu_rows(x)"))
+    with pytest.raises(CandidateFailed) as err:
+        _run_model(task, wrong)
+    assert err.value.kind == "launch" and "takes 2 tensors" in str(err.value)
+
+    def broken(ir, failed, label):
+        raise failed("build", f"kernel {label}: the generated CUDA did not compile: x")
+    with pytest.raises(CandidateFailed) as err:
+        _run_model(task, RELU_NEW, broken)
+    assert err.value.kind == "build" and "(line" in str(err.value)
+    unwritten = tmp_path / "relu_none.py"     # forward allocates, launches nothing
+    unwritten.write_text(RELU_NEW.read_text().replace("        relu_rows(x, y)\n", ""))
+    with pytest.raises(CandidateFailed) as err:
+        _run_model(task, unwritten)
+    assert err.value.kind == "glue" and "launched no DSL kernel" in str(err.value)
