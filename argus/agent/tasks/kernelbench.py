@@ -17,6 +17,7 @@ built and launched by the runtime, the forward timed) where the baselines are me
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -41,8 +42,16 @@ def _peaks() -> dict:
             "flops_32": h200["flops"]["float32"], "launch_s": LAUNCH_S}
 
 
-def build_problem(path: Path, sets: int = INPUT_SETS, seed: int = 0) -> tuple[dict, dict, dict]:
-    """(the child's reply, problem arrays, state arrays); TaskError naming file:line."""
+def build_problem(path: Path, sets: int = INPUT_SETS, seed: int = 0,
+                  gpu: bool | None = None) -> tuple[dict, dict, dict]:
+    """(the child's reply, problem arrays, state arrays); TaskError naming file:line.
+    `gpu` (default: whether torch sees a CUDA device here): the child keeps what CUDA and
+    torch.compile need of the environment (candidate_run.GPU_ENV) and has no address-space
+    limit (a CUDA context reserves far more virtual memory than it uses), so it measures
+    the baselines on the GPU."""
+    if gpu is None:
+        from argus.agent.evaluators.gpu import cuda_available
+        gpu = cuda_available()
     path = Path(path)
     if not path.is_file():
         raise TaskError(f"{path}: no such file")
@@ -56,11 +65,15 @@ def build_problem(path: Path, sets: int = INPUT_SETS, seed: int = 0) -> tuple[di
         Path(job_dir, "job.json").write_text(json.dumps(job), encoding="utf-8")
         env = {"PATH": "/usr/bin:/bin", "HOME": job_dir, "TMPDIR": job_dir, "LANG": "C.UTF-8",
                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+        if gpu:
+            from argus.agent.tasks.candidate_run import GPU_ENV
+            env.update({k: os.environ[k] for k in GPU_ENV
+                        if k in os.environ and k != "ARGUS_CACHE_DIR"})
         try:
             proc = subprocess.run([sys.executable, "-I", str(CHILD), job_dir], cwd=job_dir,
                                   env=env, stdin=subprocess.DEVNULL, capture_output=True,
                                   text=True, timeout=REFERENCE_SECONDS * 2,
-                                  preexec_fn=_limits)
+                                  preexec_fn=_gpu_limits if gpu else _limits)
         except subprocess.TimeoutExpired:
             raise TaskError(f"{path}:1: building the problem did not finish within "
                             f"{REFERENCE_SECONDS * 2} s; use smaller shapes") from None
@@ -84,8 +97,8 @@ def build_problem(path: Path, sets: int = INPUT_SETS, seed: int = 0) -> tuple[di
 
 
 def kernelbench_task(path: Path, sets: int = INPUT_SETS, start: Path | None = None,
-                     seed: int = 0) -> KernelTask:
-    reply, arrays, state = build_problem(Path(path), sets, seed)
+                     seed: int = 0, gpu: bool | None = None) -> KernelTask:
+    reply, arrays, state = build_problem(Path(path), sets, seed, gpu)
     input_sets = [{str(j): arrays[f"set{i}.{j}"] for j in range(reply["inputs"])}
                   for i in range(sets)]
     expected = [{str(j): arrays[f"out{i}.{j}"] for j in range(reply["outputs"])}
@@ -107,11 +120,17 @@ def kernelbench_task(path: Path, sets: int = INPUT_SETS, start: Path | None = No
         dtype="float32")
 
 
-def _limits() -> None:
+def _gpu_limits() -> None:
+    _limits(with_address_space=False)
+
+
+def _limits(with_address_space: bool = True) -> None:
     import resource
 
     for limit, value in ((resource.RLIMIT_AS, REFERENCE_MEMORY_BYTES),
                          (resource.RLIMIT_CORE, 0)):
+        if limit == resource.RLIMIT_AS and not with_address_space:
+            continue
         try:
             soft, hard = resource.getrlimit(limit)
             cap = value if hard == resource.RLIM_INFINITY else min(value, hard)

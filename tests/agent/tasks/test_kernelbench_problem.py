@@ -38,3 +38,27 @@ def test_a_broken_problem_is_an_error_naming_its_line(tmp_path, text, message, l
     with pytest.raises(TaskError) as err:
         kernelbench_task(path, sets=1)
     assert str(err.value).startswith(f"{path}:{line}:") and message in str(err.value)
+
+
+@pytest.mark.parametrize("gpu", [False, True])
+def test_on_a_gpu_machine_the_problem_child_keeps_cuda_and_no_address_limit(monkeypatch, gpu):
+    """A CUDA context reserves far more virtual memory than the reference's 16 GiB limit (on
+    the H100 the child died 'CUDA error: out of memory' under it), and torch.compile needs
+    the toolchain's PATH: both only where the baselines are measured on a GPU."""
+    import subprocess
+
+    from argus.agent.tasks import kernelbench as kb
+
+    seen = {}
+    real = subprocess.run
+
+    def run(cmd, **kw):
+        seen.update(kw)
+        return real(cmd, **kw)
+    monkeypatch.setattr(kb.subprocess, "run", run)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    reply, _, _ = kb.build_problem(REPO / "tests/fixtures/kernelbench/relu.py", 1, 0, gpu=gpu)
+    assert reply["ok"]
+    assert seen["preexec_fn"] is (kb._gpu_limits if gpu else kb._limits)
+    assert (seen["env"].get("CUDA_VISIBLE_DEVICES") == "3") is gpu
+    assert seen["env"]["TMPDIR"] == seen["env"]["HOME"]      # writes stay in the job folder
