@@ -62,3 +62,19 @@ def test_on_a_gpu_machine_the_problem_child_keeps_cuda_and_no_address_limit(monk
     assert seen["preexec_fn"] is (kb._gpu_limits if gpu else kb._limits)
     assert (seen["env"].get("CUDA_VISIBLE_DEVICES") == "3") is gpu
     assert seen["env"]["TMPDIR"] == seen["env"]["HOME"]      # writes stay in the job folder
+
+
+def test_the_problem_may_write_dev_null_but_nothing_else_outside_its_folder(tmp_path):
+    """torch.compile opens os.devnull for its compiler children (on the H100 every
+    torch.compile baseline failed 'may not write /dev/null'); any other path outside the
+    job folder is still refused."""
+    body = ("import torch\nimport torch.nn as nn\n{write}\nclass Model(nn.Module):\n"
+            "    def forward(self, x):\n        return x\n\ndef get_inputs():\n"
+            "    return [torch.ones(2)]\n\ndef get_init_inputs():\n    return []\n")
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text(body.format(write="import os\nopen(os.devnull, 'w').write('x')"))
+    assert kernelbench_task(quiet, sets=1).expected[0]["0"].tolist() == [1.0, 1.0]
+    loud = tmp_path / "loud.py"
+    loud.write_text(body.format(write=f"open({str(tmp_path / 'out.txt')!r}, 'w')"))
+    with pytest.raises(TaskError, match="may not write"):
+        kernelbench_task(loud, sets=1)
