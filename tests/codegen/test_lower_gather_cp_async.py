@@ -75,6 +75,18 @@ def test_the_gate_up_kernel_gathers_with_every_producer_thread(warpgroup_source)
     assert waits and all("argus::fence_proxy_async_shared();" in src[w:w + 400] for w in waits)
 
 
+def test_each_thread_reads_its_row_index_once_per_tile_not_once_per_k_step(warpgroup_source):
+    """The token index of warp w's lane l (row 32w + l) is read where the tile's index
+    vector is loaded (IndexVector.lane), before the k loop; the gather inside the loop takes
+    it from that register instead of loading it again every step."""
+    src = warpgroup_source.source
+    load = src.index("const int tokens_lane = argus_lane < 128 ?")
+    k_loop = src.index("for (int k = 0;", load)
+    gather = src.index("gather_cp_async(x_s[s]", k_loop)
+    assert load < k_loop < gather
+    assert "const int argus_grow = tokens_lane;" in src[gather:gather + 2000]
+
+
 def test_the_launch_checks_the_row_pitch_at_the_gathers_line(warpgroup_source):
     exprs = {e: at for e, at in warpgroup_source.assumptions}
     lines = (KERNEL_DIR / "moe_gate_up.py").read_text().splitlines()
