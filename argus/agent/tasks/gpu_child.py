@@ -36,9 +36,8 @@ WARMUP = 5
 REPS = 50
 
 
-def run_kernel_on_gpu(job: dict, arrays: dict[str, np.ndarray], kernel, failed) -> tuple:
-    """(reply, outputs) of a kernel-mode job on the GPU. `kernel` is the parsed IR (the
-    job's constants applied); `failed(kind, message)` builds the exception to raise."""
+def _torch_on_a_gpu(failed):
+    """torch, where it sees a CUDA device; else the candidate's "device" failure."""
     try:
         import torch
     except ImportError:
@@ -46,6 +45,13 @@ def run_kernel_on_gpu(job: dict, arrays: dict[str, np.ndarray], kernel, failed) 
                                "environment") from None
     if not torch.cuda.is_available():
         raise failed("device", "no CUDA device is visible to the candidate's process")
+    return torch
+
+
+def run_kernel_on_gpu(job: dict, arrays: dict[str, np.ndarray], kernel, failed) -> tuple:
+    """(reply, outputs) of a kernel-mode job on the GPU. `kernel` is the parsed IR (the
+    job's constants applied); `failed(kind, message)` builds the exception to raise."""
+    torch = _torch_on_a_gpu(failed)
     from argus.codegen import CodegenError, generate
     from argus.runtime import BuildError, BuildOptions, build_kernel
     from argus.runtime.launch import Launcher
@@ -156,13 +162,7 @@ def run_model_on_gpu(job: dict, arrays: dict[str, np.ndarray], state: dict[str, 
                      source: str, parse, failed, make_launcher=None,
                      device: str = "cuda") -> tuple:
     """(reply, outputs) of a model-mode job (a KernelBench ModelNew) on the GPU."""
-    try:
-        import torch
-    except ImportError:
-        raise failed("device", "the GPU evaluator needs torch in the candidate's "
-                               "environment") from None
-    if not torch.cuda.is_available():
-        raise failed("device", "no CUDA device is visible to the candidate's process")
+    torch = _torch_on_a_gpu(failed)
     from argus.agent.tasks.glue import GlueError, GlueRunner, TorchSpace, read_glue
 
     space = TorchSpace(torch, device)

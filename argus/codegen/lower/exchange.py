@@ -96,6 +96,20 @@ def _shuffle_plan(src, dst):
     return np.array(lists), bits
 
 
+def _fold(em, src, comb, lists, bits, var: str) -> None:
+    """argus_r = the fold of registers lists[var, :] of src (in a loop over `var`, opened
+    by the caller), then a butterfly over the lane bits `bits`."""
+    n = lists.shape[1]
+    em.line(f"float argus_r = {src.reg(index_expr(lists[:, 0], var))};")
+    if n > 1:
+        at = index_expr(lists.reshape(-1), f"({var} * {n} + argus_i)")
+        em.line("#pragma unroll")
+        em.line(f"for (int argus_i = 1; argus_i < {n}; ++argus_i) argus_r = "
+                f"{comb.format(a='argus_r', b=src.reg(at))};")
+    for b in bits:
+        em.line(f"argus_r = {comb.format(a='argus_r', b=f'argus::shfl_xor(argus_r, {1 << b})')};")
+
+
 def _grouped_plan(layout):
     """(register groups [G, n], lane bits) when every thread holds whole groups of registers
     of one row each, the same register positions in every thread (row r of group g varies by
@@ -147,16 +161,9 @@ def _reduce_grouped(ctx, op, src, out, d_layout, plan, kind) -> None:
     em.open("", f"row {kind}: {n_groups} rows a thread of {n} registers, lanes xor "
                 f"{[1 << b for b in bits]}, then the rows through shared memory")
     em.line(f"float argus_part[{n_groups}];")
-    at = index_expr(groups.reshape(-1), f"(argus_g * {n} + argus_i)")
     em.line("#pragma unroll")
     em.open(f"for (int argus_g = 0; argus_g < {n_groups}; ++argus_g)")
-    em.line(f"float argus_r = {src.reg(index_expr(groups[:, 0], 'argus_g'))};")
-    if n > 1:
-        em.line("#pragma unroll")
-        em.line(f"for (int argus_i = 1; argus_i < {n}; ++argus_i) argus_r = "
-                f"{comb.format(a='argus_r', b=src.reg(at))};")
-    for b in bits:
-        em.line(f"argus_r = {comb.format(a='argus_r', b=f'argus::shfl_xor(argus_r, {1 << b})')};")
+    _fold(em, src, comb, groups, bits, "argus_g")
     em.line("argus_part[argus_g] = argus_r;")
     em.close()
     rows = src.shape[0]
@@ -194,17 +201,10 @@ def _reduce_row(ctx, op):
     if plan is not None:
         lists, bits = plan
         n = lists.shape[1]
-        at = index_expr(lists.reshape(-1), f"(argus_w * {n} + argus_i)")
         em.line("#pragma unroll")
         em.open(f"for (int argus_w = 0; argus_w < {out.count}; ++argus_w)",
                 f"row {kind}: {n} registers, then lanes xor {[1 << b for b in bits]}")
-        em.line(f"float argus_r = {src.reg(index_expr(lists[:, 0], 'argus_w'))};")
-        if n > 1:
-            em.line("#pragma unroll")
-            em.line(f"for (int argus_i = 1; argus_i < {n}; ++argus_i) argus_r = "
-                    f"{comb.format(a='argus_r', b=src.reg(at))};")
-        for b in bits:
-            em.line(f"argus_r = {comb.format(a='argus_r', b=f'argus::shfl_xor(argus_r, {1 << b})')};")
+        _fold(em, src, comb, lists, bits, "argus_w")
         em.line(f"{out.reg('argus_w')} = {round_to(out.dtype, 'argus_r')};")
         em.close()
         return
