@@ -56,6 +56,7 @@ class Launcher:
         return self.parsed[key]
 
     def __call__(self, name: str, args: list, keywords: dict, grid=None, line=None) -> None:
+        from argus.agent.tasks.kernel_calls import kernel_arguments
         from argus.agent.tasks.kernel_cost import launch_timer, timing
         from argus.interp.errors import InterpretError
         from argus.interp.evaluator import bind_symbols, interpret
@@ -64,7 +65,7 @@ class Launcher:
         where = f" (line {line})" if line else ""
         probe = self.kernel(name, {k: v for k, v in keywords.items()})
         tensors, params = kernel_arguments(probe, name, args, where,
-                                           lambda a: isinstance(a, np.ndarray))
+                                           lambda a: isinstance(a, np.ndarray), CandidateFailed)
         ir = probe if grid is None else _with_grid(probe, (grid,) if isinstance(grid, int)
                                                    else tuple(grid))
         values = {p.name: np.asarray(t, np.int32 if t.dtype.kind in "iu" else np.float32)
@@ -87,24 +88,6 @@ class Launcher:
             est = timer.estimate(ir)
             est["kernel"] = name
             self.launches.append(est)
-
-
-def kernel_arguments(probe, name: str, args: list, where: str, is_tensor) -> tuple[list, list]:
-    """(the tensors, the kernel's tensor parameters) of a glue call `name(*args)`: as many
-    tensors as the kernel has tensor parameters, constants only by keyword."""
-    from argus.ir.types import GlobalTensorType
-
-    tensors = [a for a in args if is_tensor(a)]
-    scalars = [a for a in args if not is_tensor(a)]
-    params = [p for p in probe.params if isinstance(p.type, GlobalTensorType)]
-    if len(tensors) != len(params):
-        raise CandidateFailed("launch", f"kernel {name}{where} takes {len(params)} tensors "
-                                        f"({', '.join(p.name for p in params)}), got "
-                                        f"{len(tensors)}")
-    if scalars:
-        raise CandidateFailed("launch", f"kernel {name}{where}: pass constants by keyword "
-                                        f"(BN=128), not positionally")
-    return tensors, params
 
 
 def combined(launches: list[dict]) -> dict:

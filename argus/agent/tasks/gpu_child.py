@@ -110,7 +110,7 @@ class GlueLaunches:
         self.conversions = 0
 
     def __call__(self, name: str, args: list, keywords: dict, grid=None, line=None) -> None:
-        from argus.agent.tasks.candidate_child import kernel_arguments
+        from argus.agent.tasks.kernel_calls import kernel_arguments
         from argus.runtime.interpreted import _with_grid
 
         torch = self.torch
@@ -119,7 +119,7 @@ class GlueLaunches:
         key = (name, tuple(sorted(keywords.items())), grid)
         probe = self.parse(name, dict(keywords))
         tensors, params = kernel_arguments(probe, name, args, where,
-                                           lambda a: isinstance(a, torch.Tensor))
+                                           lambda a: isinstance(a, torch.Tensor), self.failed)
         launcher = self.launchers.get(key)
         if launcher is None:
             ir = probe if grid is None else _with_grid(probe, grid)
