@@ -10,6 +10,7 @@ from __future__ import annotations
 import z3
 
 from argus.ir.nodes import Op
+from argus.ir.types import IndexVectorType
 from argus.verify.smt import bv
 
 from . import assumptions, gather, joins, memory, routing, segments, vectors
@@ -43,8 +44,17 @@ def prefix_sum(w, op: Op) -> None:
 
 
 def element(w, op: Op) -> None:
-    if not routing.element(w, op):
-        vectors.element(w, op)
+    if routing.element(w, op):
+        return
+    if isinstance(op.arg("v").type, IndexVectorType):
+        # an index vector the pass does not know (a prefix sum it does not model): its
+        # entry is unknown, not data. As data it would be a free variable, and every
+        # segment started at it an index-range, coverage or race "error" no run reaches
+        # (the library's 128-expert gate-up got such errors)
+        w.not_modelled(op, "an entry of an index vector the pass does not know")
+        w.env[op.result] = None
+        return
+    vectors.element(w, op)
 
 
 PACK = IdiomPack(
