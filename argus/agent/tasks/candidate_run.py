@@ -122,11 +122,20 @@ def _session() -> None:
 
 
 def _limits() -> None:
+    os.setsid() if hasattr(os, "setsid") else None
+    cap_limits(CANDIDATE_MEMORY_BYTES)
+
+
+def cap_limits(address_space: int | None) -> None:
+    """In a child before it runs: no core dumps, and its address space capped at
+    `address_space` bytes (None: left alone, for a CUDA context), never above the hard
+    limit."""
     import resource
 
-    os.setsid() if hasattr(os, "setsid") else None
-    for limit, value in ((resource.RLIMIT_AS, CANDIDATE_MEMORY_BYTES),
-                         (resource.RLIMIT_CORE, 0)):
+    caps = [(resource.RLIMIT_CORE, 0)]
+    if address_space is not None:
+        caps.append((resource.RLIMIT_AS, address_space))
+    for limit, value in caps:
         try:
             soft, hard = resource.getrlimit(limit)
             cap = value if hard == resource.RLIM_INFINITY else min(value, hard)

@@ -52,19 +52,9 @@ def run_kernel_on_gpu(job: dict, arrays: dict[str, np.ndarray], kernel, failed) 
     """(reply, outputs) of a kernel-mode job on the GPU. `kernel` is the parsed IR (the
     job's constants applied); `failed(kind, message)` builds the exception to raise."""
     torch = _torch_on_a_gpu(failed)
-    from argus.codegen import CodegenError, generate
-    from argus.runtime import BuildError, BuildOptions, build_kernel
-    from argus.runtime.launch import Launcher
     from argus.runtime.launch_errors import DriverError, LaunchError
 
-    try:
-        gen = generate(kernel)
-        entry = build_kernel(gen.source, BuildOptions())
-    except CodegenError as err:
-        raise failed("build", f"the kernel does not generate: {err}") from None
-    except BuildError as err:
-        raise failed("build", f"the generated CUDA did not compile: {str(err)[:3000]}") from None
-    launch = Launcher(gen, entry.cubin, kernel)
+    launch = _runtime_launcher(kernel, failed, job["kernel"])
     params = {p.name: p for p in kernel.params if hasattr(p.type, "shape")}
     names = job["tensors"]
     unknown = [n for n in names if n not in params]

@@ -121,19 +121,10 @@ def kernelbench_task(path: Path, sets: int = INPUT_SETS, start: Path | None = No
 
 
 def _gpu_limits() -> None:
-    _limits(with_address_space=False)
+    from argus.agent.tasks.candidate_run import cap_limits
+    cap_limits(None)
 
 
-def _limits(with_address_space: bool = True) -> None:
-    import resource
-
-    for limit, value in ((resource.RLIMIT_AS, REFERENCE_MEMORY_BYTES),
-                         (resource.RLIMIT_CORE, 0)):
-        if limit == resource.RLIMIT_AS and not with_address_space:
-            continue
-        try:
-            soft, hard = resource.getrlimit(limit)
-            cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            resource.setrlimit(limit, (cap, hard))
-        except (ValueError, OSError):
-            pass
+def _limits() -> None:
+    from argus.agent.tasks.candidate_run import cap_limits
+    cap_limits(REFERENCE_MEMORY_BYTES)

@@ -293,13 +293,13 @@ def _block_scan(ctx, op, src, out, c: int) -> None:
     em.line("#pragma unroll")
     em.open("for (int argus_o = 1; argus_o < 32; argus_o <<= 1)")
     em.line("const float argus_y = __shfl_up_sync(0xffffffffu, argus_inc, argus_o);")
-    em.line("if ((argus_lane & 31) >= argus_o) argus_inc += argus_y;")
+    em.line(f"if (({LANE} & 31) >= argus_o) argus_inc += argus_y;")
     em.close()
-    em.line(f"if ((argus_lane & 31) == 31) argus::st_shared_f32({base} + 4 * (argus_lane >> 5), "
+    em.line(f"if (({LANE} & 31) == 31) argus::st_shared_f32({base} + 4 * ({LANE} >> 5), "
             "argus_inc);")
     _sync(ctx)
     em.line("float argus_before = argus_inc - argus_run;")
-    em.line(f"for (int argus_w = 0; argus_w < (argus_lane >> 5); ++argus_w) "
+    em.line(f"for (int argus_w = 0; argus_w < ({LANE} >> 5); ++argus_w) "
             f"argus_before += argus::ld_shared_f32({base} + 4 * argus_w);")
     _sync(ctx)
     em.line("#pragma unroll")

@@ -174,22 +174,20 @@ class _Clock:
 def test_the_gpu_child_builds_runs_and_times_a_kernel_in_process(monkeypatch, tmp_path):
     """gpu_child.run_kernel_on_gpu through candidate_child.run, with CPU tensors standing in
     for device ones, a stand-in launcher that does what the copy kernel does and a fake
-    device clock: the build is asked for the candidate's CUDA, every set's outputs come back
-    in the task's dtypes, the timing has its fields."""
+    device clock: the runtime's builder is asked for the candidate's kernel, every set's
+    outputs come back in the task's dtypes, the timing has its fields."""
     import json as js
 
     import torch
 
     from argus.agent.tasks import candidate_child
     from argus.bench import timing
-    import argus.codegen
-    import argus.runtime
-    import argus.runtime.launch
+    import argus.runtime.compiled
 
     built = {}
 
     class Launcher:
-        def __init__(self, gen, cubin, kernel):
+        def __init__(self, kernel):
             built["kernel"] = kernel.name
 
         def __call__(self, x, y):
@@ -200,10 +198,8 @@ def test_the_gpu_child_builds_runs_and_times_a_kernel_in_process(monkeypatch, tm
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "stand-in")
     monkeypatch.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self)
-    monkeypatch.setattr(argus.codegen, "generate", lambda kernel: type("G", (), {"source": "//"}))
-    monkeypatch.setattr(argus.runtime, "build_kernel",
-                        lambda source, options=None: type("E", (), {"cubin": b""}))
-    monkeypatch.setattr(argus.runtime.launch, "Launcher", Launcher)
+    monkeypatch.setattr(argus.runtime.compiled, "build_launcher",
+                        lambda kernel, debug=False: Launcher(kernel))
     monkeypatch.setattr(timing, "EventClock", _Clock)
     monkeypatch.setattr(timing, "L2Flusher", lambda *a, **k: (lambda: None))
     task = _task()
