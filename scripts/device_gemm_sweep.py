@@ -149,7 +149,8 @@ def main() -> int:
                 continue
             try:
                 launcher = library_kernel(spec[0], spec[1], **spec[2])
-                split = spec[0] == "gemm_splitk"
+                split = library_kernel("gemm_splitk", "splitk_round", DT=spec[2]["DT"]) \
+                    if spec[0] == "gemm_splitk" else None
                 out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
                 run_plan(launcher, split, a, b_stored, out)
                 torch.cuda.synchronize()

@@ -9,11 +9,11 @@ W += A @ B^T (gemm_nt_splitk, B is N x K) or A @ B (gemm_nn_splitk, B is K x N).
 Correct on the interpreter; generated and SASS-checked; not yet timed on the H200.
 """
 
-from argus.lang import (Tensor, arrive, assign, assume, atomic_add, const, coord, elect_one,
-                        expect_tx, fence_mbarrier_init, fp32, fragment, helper, kernel, mbarrier,
-                        mbarrier_init, nbytes, role, schedule, smem, sync_block, tag,
-                        tag_assert, tile, tma_load, wait, warpgroup_index, wgmma, wgmma_commit,
-                        wgmma_fence, wgmma_wait)
+from argus.lang import (Tensor, arrive, assign, assume, atomic_add, block_id, cast, const,
+                        coord, elect_one, expect_tx, fence_mbarrier_init, fp32, fragment, helper,
+                        kernel, load, mbarrier, mbarrier_init, nbytes, role, schedule, smem, store,
+                        sync_block, tag, tag_assert, tile, tma_load, wait, warpgroup_index, wgmma,
+                        wgmma_commit, wgmma_fence, wgmma_wait)
 
 DT = "bf16"
 BLOCKS = 132
@@ -112,10 +112,33 @@ def gemm_nn_splitk(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], W: Tensor["
     KT = (K + BK - 1) // BK
     KS = (KT + SPLIT - 1) // SPLIT   # k-steps per split; past K the TMA boxes read zeros
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
-    b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")
+    if BN % 64 == 0:     # B's K x N rows: the widest swizzle whose rows they fill
+        b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")
+    elif BN % 32 == 0:
+        b_s = smem(DT, (BK, BN), stages=S, swizzle="64B")
+    else:
+        b_s = smem(DT, (BK, BN), stages=S, swizzle="32B")
     full, empty = ring_barriers(S)
     producer(A, B, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major="mn")
     consumer(W, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major="mn")
+
+
+@kernel(grid=("(M + RM - 1) // RM", "(N + RN - 1) // RN"), block=128)
+def splitk_round(W: Tensor["M", "N", fp32], C: Tensor["M", "N", DT], RM: const = 8,
+                 RN: const = 256):
+    """C = W rounded to DT, and W cleared: the workspace is all zeros again for the next
+    split-K call (argus.ops.matmul keeps one per device and stream instead of zeroing a
+    fresh one before each call). A block per RM x RN tile; the tiles past M and N load
+    zeros and store nothing."""
+    assume(N % 8 == 0)
+    tm = block_id("x")
+    tn = block_id("y")
+    src = tile(W, (RM, RN), (tm, tn))
+    dst = tile(C, (RM, RN), (tm, tn))
+    x = load(src, "blocked")
+    tag_assert(tag(x).row == coord(dst)[0] and tag(x).col == coord(dst)[1])
+    store(dst, cast(x, DT))
+    store(src, fragment(fp32, (RM, RN), "blocked", init=0.0))
 
 
 def reference_gemm_nt_splitk(A, B):
@@ -128,3 +151,9 @@ def reference_gemm_nn_splitk(A, B):
     """W = A @ B in fp32."""
     import numpy as np
     return np.asarray(A, np.float32) @ np.asarray(B, np.float32)
+
+
+def reference_splitk_round(W):
+    """C = W (the caller rounds and compares; W is cleared)."""
+    import numpy as np
+    return np.asarray(W, np.float32).copy()

@@ -149,7 +149,8 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
             elif value == 1:
                 cfg["WG"], cfg["CONSUMERS"] = 1, (1,)
         elif name == "BN":
-            step = 64 if layout == "kn" else 8
+            # gemm_nn's K x N tile of B: rows of whole 32-byte swizzle units
+            step = 16 if layout == "kn" else 8
             if not (isinstance(value, int) and 0 < value <= 256 and value % step == 0):
                 problems.append(f"BN={value!r} (a multiple of {step} up to 256 for this layout)")
             else:

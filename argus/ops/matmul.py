@@ -11,8 +11,8 @@ copy (`_repack_choice`). Batched operands (3-D and more, broadcast like
 torch.matmul): batches.py. Each shape gets the
 configuration `config_for` picks, unless knobs (argus.agent's names: BN, BK, stages,
 group, epilogue, split_k, ...) ask for another; knobs the kernels do not support are
-refused by name. split_k > 1 runs argus/kernels/gemm_splitk.py into an fp32 workspace and
-rounds it into the output.
+refused by name. split_k > 1 runs argus/kernels/gemm_splitk.py into an fp32 workspace kept
+all zeros between calls (workspace.py) and rounds it into the output, clearing it.
 
 Two entries run the same code (`matmul_into`): the PyTorch op `torch.ops.argus.matmul`
 (torch_ops.py: a custom op with a fake implementation and a backward, what torch.compile
@@ -39,6 +39,7 @@ from .gemm_configs import config_for, knobs_to_config, tuned_knobs
 from .gemm_model import PITCH_BYTES
 from .library import library_kernel
 from .tune_cache import entry_key
+from .workspace import zeroed_workspace
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
 # what a plan depends on besides the call: the kernel's constants and mode ...
@@ -70,17 +71,19 @@ def _layout_of_b(b):
 
 @lru_cache(maxsize=256)
 def _plan(layout, m, n, k, dtype, knobs, override, tuned, debug, interpret):
-    """(launcher, split-K?) of a call, worked out once per (shape, dtype, knobs,
+    """(launcher, rounder) of a call, worked out once per (shape, dtype, knobs,
     environment): the tuned-table lookup, the knob checks and the kernel lookup stay off the
-    per-call path."""
+    per-call path. `rounder` is None, or for split-K the kernel that rounds the fp32
+    workspace into the output and clears it (gemm_splitk.splitk_round)."""
     del override, tuned, debug, interpret   # part of the key: they change what is read below
     cfg = knobs_to_config(dict(knobs), layout, m, n, k) if knobs else \
         config_for(m, n, k, layout)
     name = "gemm_nn" if layout == "kn" else "gemm_nt"
     if cfg.get("SPLIT"):
         cfg.pop("GROUP", None)
-        return library_kernel("gemm_splitk", name + "_splitk", DT=dtype, **cfg), True
-    return library_kernel("gemm", name, DT=dtype, **cfg), False
+        return (library_kernel("gemm_splitk", name + "_splitk", DT=dtype, **cfg),
+                library_kernel("gemm_splitk", "splitk_round", DT=dtype))
+    return library_kernel("gemm", name, DT=dtype, **cfg), None
 
 
 def check_operands(a, b):
@@ -158,10 +161,10 @@ def matmul_into(a, b, out, knobs: dict, autotune=None):
             run_plan(*plan(layout, m, n, k, dtype, after), a, b_stored, out)
             return out
     if knobs:
-        launcher, split = plan(layout, m, n, k, dtype, knobs)
+        launcher, rounder = plan(layout, m, n, k, dtype, knobs)
     else:
-        launcher, split = _tuned_plan(a, b_stored, out, layout, dtype, m, n, k, autotune)
-    run_plan(launcher, split, a, b_stored, out)
+        launcher, rounder = _tuned_plan(a, b_stored, out, layout, dtype, m, n, k, autotune)
+    run_plan(launcher, rounder, a, b_stored, out)
     return out
 
 
@@ -219,10 +222,11 @@ def _padded(a, b_stored, out, layout, dtype, m, n, k, knobs, autotune):
         b_pad[:rows, :cols] = b_stored
     c_pad = out if n8 == n else torch.empty((m, n8), dtype=out.dtype, device=out.device)
     if knobs:
-        launcher, split = plan(layout, m, n8, k8, dtype, knobs)
+        launcher, rounder = plan(layout, m, n8, k8, dtype, knobs)
     else:
-        launcher, split = _tuned_plan(a_pad, b_pad, c_pad, layout, dtype, m, n8, k8, autotune)
-    run_plan(launcher, split, a_pad, b_pad, c_pad)
+        launcher, rounder = _tuned_plan(a_pad, b_pad, c_pad, layout, dtype, m, n8, k8,
+                                        autotune)
+    run_plan(launcher, rounder, a_pad, b_pad, c_pad)
     if c_pad is not out:
         out.copy_(c_pad[:, :n])
     return out
@@ -281,14 +285,13 @@ def _choose(a, b_stored, out, layout, dtype, m, n, k, autotune):
     return plan(layout, m, n, k, dtype, {}), True
 
 
-def run_plan(launcher, split, a, b_stored, out) -> None:
-    """One launch of a planned kernel into `out` (split-K: through an fp32 workspace)."""
-    import torch
-
-    if split:
-        # partial sums of the K ranges meet in an fp32 workspace, then round into `out`
-        workspace = torch.zeros(out.shape, dtype=torch.float32, device=out.device)
-        launcher(a, b_stored, workspace)
-        out.copy_(workspace)
-    else:
+def run_plan(launcher, rounder, a, b_stored, out) -> None:
+    """One launch of a planned kernel into `out`; split-K (`rounder` given): the partial
+    sums of the K ranges meet in an fp32 workspace that is all zeros, and `rounder` rounds
+    it into `out` and clears it again (workspace.py)."""
+    if rounder is None:
         launcher(a, b_stored, out)
+        return
+    with zeroed_workspace(out) as workspace:
+        launcher(a, b_stored, workspace)
+        rounder(workspace, out)

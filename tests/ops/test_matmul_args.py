@@ -32,8 +32,8 @@ def test_bad_knobs_are_refused_by_name():
         knobs_to_config({"BM": 256, "split_k": 5}, "kn", 4096, 4096, 4096)
     with pytest.raises(LaunchError, match="split_k with epilogue='smem_tma'"):
         knobs_to_config({"split_k": 2, "epilogue": "smem_tma"}, "kn", 256, 8192, 8192)
-    with pytest.raises(LaunchError, match="BN=96"):
-        knobs_to_config({"BN": 96}, "kn", 4096, 4096, 4096)
+    with pytest.raises(LaunchError, match="BN=40 .a multiple of 16"):
+        knobs_to_config({"BN": 40}, "kn", 4096, 4096, 4096)
     with pytest.raises(LaunchError, match="exceed the 227 KB"):
         knobs_to_config({"stages": 8}, "kn", 4096, 4096, 4096)
 

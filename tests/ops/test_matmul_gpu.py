@@ -2,7 +2,8 @@
 poisoned with NaN first, error against an fp64 reference no worse than a few times
 cuBLAS's own on the same inputs, for tails, both B layouts, both dtypes and every kernel
 variant (default, epilogue through shared memory whole or in 64-column blocks, split-K,
-2-block clusters with B multicast, alone and with the shared-memory epilogues). The timed sweep is
+2-block clusters with B multicast, alone and with the shared-memory epilogues, narrow tiles
+whose K x N B stage has 64- and 32-byte swizzle rows). The timed sweep is
 `argus bench gemm`; this is the quick check a GPU session runs first."""
 
 import pytest
@@ -17,12 +18,14 @@ SHAPES = [(200, 264, 136), (1, 8, 8), (1000, 1032, 520), (128, 4096, 4096), (392
 VARIANTS = [{}, {"epilogue": "smem_tma"}, {"split_k": 4, "BN": 128}, {"cluster_m": 2},
             {"cluster_m": 2, "epilogue": "smem_tma", "BN": 128},
             {"BM": 64, "BN": 64, "cluster_m": 2}, {"epilogue": "tma_chunks"},
-            {"epilogue": "tma_chunks", "BN": 128, "cluster_m": 2}]
+            {"epilogue": "tma_chunks", "BN": 128, "cluster_m": 2},
+            {"BM": 64, "BN": 32}, {"BM": 64, "BN": 16, "split_k": 2}]
 
 
 @pytest.mark.parametrize("knobs", VARIANTS, ids=["default", "smem_tma", "split_k4", "cluster2",
                                                  "cluster2_smem_tma_bn128", "bm64_cluster2",
-                                                 "tma_chunks", "cluster2_tma_chunks_bn128"])
+                                                 "tma_chunks", "cluster2_tma_chunks_bn128",
+                                                 "bn32_64B_swizzle", "bn16_32B_swizzle_split2"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("layout", ["kn", "nk"])
 @pytest.mark.parametrize("m,n,k", SHAPES)
@@ -41,3 +44,39 @@ def test_matmul_matches_fp64(m, n, k, layout, dtype, knobs):
     err = (out.double() - ref).abs().max().item()
     assert torch.isfinite(out).all()
     assert err <= 4 * peer + 1e-3, f"max error {err} vs cuBLAS {peer}"
+
+
+def test_split_k_workspace_stays_zero_and_graph_replays():
+    """Split-K through the cached workspace (argus/ops/workspace.py): calls of different
+    shapes in a row are each right (the previous call's rounding cleared the buffer), the
+    buffer is all zeros after them, and a CUDA graph of a split-K call replays right on
+    new inputs."""
+    from argus.ops import workspace
+
+    g = torch.Generator(device="cuda").manual_seed(5)
+    for m, n, k in [(6, 4096, 1024), (40, 1024, 2048), (6, 4096, 1024), (1, 8, 64)]:
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+        b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g).t()
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        matmul(a, b, out=out, BM=64, BN=64, split_k=2)
+        ref = a.double() @ b.double()
+        peer = (torch.matmul(a, b).double() - ref).abs().max().item()
+        assert (out.double() - ref).abs().max().item() <= 4 * peer + 1e-3
+    torch.cuda.synchronize()
+    for buf in workspace._buffers.values():
+        assert int(torch.count_nonzero(buf)) == 0
+    a = torch.randn(8, 512, device="cuda", dtype=torch.bfloat16, generator=g)
+    b = torch.randn(512, 256, device="cuda", dtype=torch.bfloat16, generator=g)
+    out = torch.empty(8, 256, device="cuda", dtype=torch.bfloat16)
+    matmul(a, b, out=out, BM=64, BN=64, split_k=2)      # built and warm before capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        matmul(a, b, out=out, BM=64, BN=64, split_k=2)
+    for _ in range(2):
+        a.copy_(torch.randn(8, 512, device="cuda", dtype=torch.bfloat16, generator=g))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        ref = a.double() @ b.double()
+        assert (out.double() - ref).abs().max().item() <= 4 * (
+            (torch.matmul(a, b).double() - ref).abs().max().item()) + 1e-3
