@@ -34,7 +34,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=240.0)
+    ap.add_argument("--shapes", default=None, help="MxNxK,... instead of SHAPES")
+    ap.add_argument("--variants", default=None, help="a JSON list of knob dicts instead of "
+                    "VARIANTS ({} is the model's choice)")
     args = ap.parse_args()
+    shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")] \
+        if args.shapes else SHAPES
+    variants = json.loads(args.variants) if args.variants else VARIANTS
 
     import torch
 
@@ -45,9 +51,9 @@ def main() -> int:
 
     from argus.ops.prebuild import prebuild, specialisation
     specs = []
-    for m, n, k in SHAPES:
+    for m, n, k in shapes:
         for layout in ("nk", "kn"):
-            for knobs in VARIANTS:
+            for knobs in variants:
                 try:
                     specs.append(specialisation(layout, m, n, k, knobs))
                 except Exception:        # refused variants are noted when called
@@ -62,7 +68,7 @@ def main() -> int:
     cfg = TimingConfig(warmup=3, reps=24, rounds=3, graphs="never")
     gen = torch.Generator(device="cuda").manual_seed(3)
     rows, start = [], time.time()
-    for m, n, k in SHAPES:
+    for m, n, k in shapes:
         for layout in ("nk", "kn"):
             if time.time() - start > args.budget_s:
                 break
@@ -78,7 +84,7 @@ def main() -> int:
             copy_dst = torch.empty_like(stored)
             calls["weights_copy"] = lambda: copy_dst.copy_(stored)
             notes = {}
-            for knobs in VARIANTS:
+            for knobs in variants:
                 name = json.dumps(knobs, sort_keys=True) if knobs else "model"
                 out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
                 try:
