@@ -36,7 +36,8 @@ def main() -> int:
     ap.add_argument("--budget-s", type=float, default=240.0)
     ap.add_argument("--shapes", default=None, help="MxNxK,... instead of SHAPES")
     ap.add_argument("--variants", default=None, help="a JSON list of knob dicts instead of "
-                    "VARIANTS ({} is the model's choice)")
+                    "VARIANTS ({} is the model's choice as matmul makes it, {\"as_given\": 1} "
+                    "the same knobs on operands not copied onto the 128-byte grid)")
     args = ap.parse_args()
     shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")] \
         if args.shapes else SHAPES
@@ -49,12 +50,15 @@ def main() -> int:
     from argus.ops.gemm_configs import shape_knobs
     from argus.ops.matmul import check_operands, plan
 
+    from argus.ops.gemm_configs import shape_knobs
     from argus.ops.prebuild import prebuild, specialisation
     specs = []
     for m, n, k in shapes:
         for layout in ("nk", "kn"):
             for knobs in variants:
                 try:
+                    if knobs == {"as_given": 1}:
+                        knobs = shape_knobs(m, n, k, layout)
                     specs.append(specialisation(layout, m, n, k, knobs))
                 except Exception:        # refused variants are noted when called
                     pass
@@ -85,7 +89,10 @@ def main() -> int:
             calls["weights_copy"] = lambda: copy_dst.copy_(stored)
             notes = {}
             for knobs in variants:
-                name = json.dumps(knobs, sort_keys=True) if knobs else "model"
+                if knobs == {"as_given": 1}:    # the model's knobs, operands not repacked
+                    knobs, name = dict(shape_knobs(m, n, k, layout)), "model, as given"
+                else:
+                    name = json.dumps(knobs, sort_keys=True) if knobs else "model"
                 out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
                 try:
                     argus.ops.matmul(a, b, out=out, **knobs)

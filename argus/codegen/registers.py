@@ -78,7 +78,7 @@ def index_expr(values, var: str) -> str:
     if text is not None:
         return text
     table = ", ".join(str(int(x)) for x in values)
-    return f"((const int[]){{{table}}})[{var}]"
+    return f"argus::table<{table}>({var})"
 
 
 @dataclass(frozen=True)

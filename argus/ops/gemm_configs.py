@@ -202,6 +202,9 @@ def knobs_to_config(knobs: dict, layout: str, m: int, n: int, k: int) -> dict:
         raise LaunchError("the DSL GEMM cannot run " + "; ".join(problems))
     bk = cfg.get("BK", 64)
     epilogue = cfg.get("EPILOGUE", "direct")
+    if epilogue == "smem_tma" and cfg["BN"] % 64:
+        raise LaunchError(f"epilogue='smem_tma' stores the tile through 128-byte swizzle rows: "
+                          f"BN must be a multiple of 64, got {cfg['BN']}")
     if epilogue == "tma_chunks" and cfg["BN"] % 128:
         raise LaunchError(f"epilogue='tma_chunks' stores the tile in pairs of 64-column "
                           f"blocks: BN must be a multiple of 128, got {cfg['BN']}")

@@ -22,7 +22,7 @@ LAYOUTS = ([(f"wgmma_acc_m64n{n}", (64, n)) for n in ACCUMULATOR_NS[::4]]
 
 def _py(expr: str) -> str:
     """The C expression as Python (its operands are non-negative: / and % agree)."""
-    expr = re.sub(r"\(\(const int\[\]\)\{([^}]*)\}\)\[", r"([\1])[", expr)
+    expr = re.sub(r"argus::table<([^>]*)>\(", r"([\1]).__getitem__(", expr)
     return expr.replace("/", "//")
 
 

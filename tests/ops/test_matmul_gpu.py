@@ -19,13 +19,15 @@ VARIANTS = [{}, {"epilogue": "smem_tma"}, {"split_k": 4, "BN": 128}, {"cluster_m
             {"cluster_m": 2, "epilogue": "smem_tma", "BN": 128},
             {"BM": 64, "BN": 64, "cluster_m": 2}, {"epilogue": "tma_chunks"},
             {"epilogue": "tma_chunks", "BN": 128, "cluster_m": 2},
-            {"BM": 64, "BN": 32}, {"BM": 64, "BN": 16, "split_k": 2}]
+            {"BM": 64, "BN": 32}, {"BM": 64, "BN": 16, "split_k": 2},
+            {"BN": 192, "epilogue": "smem_tma"}, {"BM": 64, "BN": 96}]
 
 
 @pytest.mark.parametrize("knobs", VARIANTS, ids=["default", "smem_tma", "split_k4", "cluster2",
                                                  "cluster2_smem_tma_bn128", "bm64_cluster2",
                                                  "tma_chunks", "cluster2_tma_chunks_bn128",
-                                                 "bn32_64B_swizzle", "bn16_32B_swizzle_split2"])
+                                                 "bn32_64B_swizzle", "bn16_32B_swizzle_split2",
+                                                 "bn192_smem_tma", "bm64_bn96"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("layout", ["kn", "nk"])
 @pytest.mark.parametrize("m,n,k", SHAPES)

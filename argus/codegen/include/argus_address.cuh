@@ -11,6 +11,15 @@ using u64 = unsigned long long;
 
 static_assert(sizeof(u16) == 2 && sizeof(u32) == 4 && sizeof(u64) == 8, "argus integer widths");
 
+/// Entry `i` of the constant table `Values...`: a register's coordinate where the layout has
+/// no affine form (a wgmma accumulator of width 192). `i` is an unrolled counter, so the
+/// compiler folds the lookup; NVRTC takes this where it refuses a C compound literal.
+template <int... Values>
+__device__ __forceinline__ constexpr int table(int i) {
+  constexpr int entries[] = {Values...};
+  return entries[i];
+}
+
 /// The 32-bit .shared-window address of a generic pointer into this CTA's shared memory.
 __device__ __forceinline__ u32 shared_address(const void* ptr) {
   return static_cast<u32>(__cvta_generic_to_shared(ptr));

@@ -52,7 +52,7 @@ def _warpgroup_index(ctx, op):
         ctx.scalar(op, "int", f"argus_warpgroup - {wgs[0]}", nonneg=True)
     else:
         table = ", ".join(str(wgs.index(w)) if w in wgs else "-1" for w in range(max(wgs) + 1))
-        ctx.scalar(op, "int", f"((const int[]){{{table}}})[argus_warpgroup]")
+        ctx.scalar(op, "int", f"argus::table<{table}>(argus_warpgroup)")
 
 
 def _for(ctx, op):
