@@ -23,8 +23,9 @@ tile GEMM on the H200:
   box spans two lines); a 2-block cluster pairs the M tiles, so an odd count of them
   leaves one block of the last pair a tile of zeros.
 
-`repack` weighs copying such operands into 128-byte-pitch buffers before the GEMM (two
-passes over their bytes at the copy rate) against the slower fill; matmul.py applies it.
+(Copying such operands onto the grid first, weighed here from the ninth session on, was
+measured on an H100 on 2026-12-06 to gain nothing and to lose 10-18% on large products;
+matmul runs them as given.)
 
 The constants (`Rates`) were fitted (tools/fit_gemm_model.py: least regret of the pick)
 to timings of every configuration of the space on 108 (shape, layout) cases drawn at
@@ -52,7 +53,11 @@ class Rates:
     peak_tflops: float = 989.0          # dense bf16/fp16 tensor-core peak, the whole GPU
     # the share of that peak one k-step of a BM x BN tile reaches (fitted)
     mma_eff: tuple = (("128x256", 1.0), ("128x128", 1.0), ("128x64", 0.248),
-                      ("64x256", 1.0), ("64x128", 0.675), ("64x64", 0.340))
+                      ("64x256", 1.0), ("64x128", 0.675), ("64x64", 0.340),
+                      # BN = 192 (whole-tile TMA-store epilogue), as its neighbours: on an
+                      # H100 (2026-12-06) 8192^3 1531 vs 1530 us at BN = 256, 6144x6144x4096
+                      # 428 vs 432, 1200x12000x4096 179 vs 187 (docs/perf-log.md)
+                      ("128x192", 1.0), ("64x192", 1.0))
     l2_gbps_per_sm: float = 139.0       # shared-memory fill rate of one SM from L2 (GB/s)
     dram_gbps: float = 17200.0          # fitted far above the copy bandwidth: the sweep's
                                         # times are never bound by DRAM alone
@@ -67,8 +72,6 @@ class Rates:
     # every SM filling: fitted (mean log error 0.01, mean deviation 0.12) to the 171 such
     # timings of the s8c sweep
     misaligned_fill: float = 1.75
-    copy_gbps: float = 4000.0           # a device copy: bytes read + written per second
-    copy_us: float = 3.0                # its launch and tail
 
     def efficiency(self, bm: int, bn: int) -> float:
         table = dict(self.mma_eff)
@@ -156,10 +159,9 @@ def predict(m: int, n: int, k: int, knobs: dict, rates: Rates = RATES,
 
 def space(m: int, n: int, k: int, layout: str) -> list[dict]:
     """Every configuration worth pricing for this shape, as argus.ops.matmul's knobs: tile
-    BM (64 or 128 rows) x BN (64, 128, 256: B's tiles are whole 128-byte swizzle rows in
-    gemm_nn, which shares its file and so its constants with gemm_nt), split-K where the
-    tiles leave SMs idle, the chunked
-    TMA-store epilogue for wide tiles, 2-block clusters for tall products."""
+    BM (64 or 128 rows) x BN (64, 128, 256, and 192 with the whole-tile TMA-store
+    epilogue), split-K where the tiles leave SMs idle, the chunked TMA-store epilogue for
+    wide tiles, 2-block clusters for tall products."""
     widths = (256, 128, 64)
     out = []
     for bm in (128, 64):
@@ -179,6 +181,11 @@ def space(m: int, n: int, k: int, layout: str) -> list[dict]:
                     # (split-K also evens out a last wave that tiles alone leave part empty)
                     if kt >= 2 * split and tiles * split <= 4 * SM_COUNT:
                         out.append({**base, "epilogue": "direct", "split_k": split})
+        # BN = 192 with the whole-tile TMA-store epilogue: 2/3 or 3/2 the tiles of its
+        # neighbours, for shapes whose waves those quantise badly (measured on an H100,
+        # 2026-12-06: 700x8192x8192 178 -> 137 us, 2000x2560x4096 82 -> 71 us; its direct
+        # epilogue was slower everywhere)
+        out.append({"BM": bm, "BN": 192, "split_k": 1, "cluster_m": 1, "epilogue": "smem_tma"})
     return out
 
 
@@ -198,29 +205,6 @@ def choose(m: int, n: int, k: int, layout: str, rates: Rates = RATES,
     """The cheapest configuration of the space by the model (the kernel's default raster
     group: the sweep measured no other)."""
     return dict(ranked(m, n, k, layout, rates, off_pitch)[0][1])
-
-
-def copy_us(rows: int, cols: int, rates: Rates = RATES, elem_bytes: int = 2) -> float:
-    """One device copy of a rows x cols operand (read once, written once)."""
-    return rates.copy_us + 2.0 * rows * cols * elem_bytes / (rates.copy_gbps * 1e3)
-
-
-def repack(m: int, n: int, k: int, layout: str, off_pitch: tuple[bool, bool],
-           rates: Rates = RATES) -> tuple[tuple[bool, bool], float]:
-    """((copy A?, copy B?), predicted microseconds): which of the off-pitch operands to copy
-    into 128-byte-pitch buffers first, the choice of least predicted time (the GEMM on what
-    is left off the grid plus the copies)."""
-    b_shape = (k, n) if layout == "kn" else (n, k)
-    best = None
-    for copy_a in ((False, True) if off_pitch[0] else (False,)):
-        for copy_b in ((False, True) if off_pitch[1] else (False,)):
-            left = (off_pitch[0] and not copy_a, off_pitch[1] and not copy_b)
-            us = ranked(m, n, k, layout, rates, left)[0][0]
-            us += copy_us(m, k, rates) if copy_a else 0.0
-            us += copy_us(*b_shape, rates) if copy_b else 0.0
-            if best is None or us < best[1]:
-                best = ((copy_a, copy_b), us)
-    return best
 
 
 def explain(m: int, n: int, k: int, layout: str, top: int = 5) -> str:

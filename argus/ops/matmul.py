@@ -6,8 +6,9 @@ rows lie a multiple of 16 bytes apart (column slices of a wider tensor) are read
 (TMA takes the pitch). bf16 or fp16 (both operands the same), fp32 accumulation, the
 output in the input dtype. K or N not a multiple of 8: the operands are copied into
 zero-padded buffers first (`_padded`); operands whose rows start off the 128-byte grid
-are copied onto it first when the configuration model says the faster fill pays for the
-copy (`_repack_choice`). Batched operands (3-D and more, broadcast like
+run as given, the configuration model pricing their slower fill (copying them onto the
+grid first was measured on an H100 to gain nothing and to lose 10-18% on large products,
+docs/perf-log.md, 2026-12-06). Batched operands (3-D and more, broadcast like
 torch.matmul): batches.py. Each shape gets the
 configuration `config_for` picks, unless knobs (argus.agent's names: BN, BK, stages,
 group, epilogue, split_k, ...) ask for another; knobs the kernels do not support are
@@ -152,51 +153,12 @@ def matmul_into(a, b, out, knobs: dict, autotune=None):
         raise LaunchError(f"out must be a contiguous {m} x {n} {a.dtype} tensor")
     if k % 8 or n % 8:
         return _padded(a, b_stored, out, layout, dtype, m, n, k, knobs, autotune)
-    off = (_off_pitch(a), _off_pitch(b_stored))
-    if any(off) and not knobs:
-        copies, after = _repack_choice(layout, m, n, k, off)
-        if any(copies):
-            a = _on_pitch(a) if copies[0] else a
-            b_stored = _on_pitch(b_stored) if copies[1] else b_stored
-            run_plan(*plan(layout, m, n, k, dtype, after), a, b_stored, out)
-            return out
     if knobs:
         launcher, rounder = plan(layout, m, n, k, dtype, knobs)
     else:
         launcher, rounder = _tuned_plan(a, b_stored, out, layout, dtype, m, n, k, autotune)
     run_plan(launcher, rounder, a, b_stored, out)
     return out
-
-
-def _off_pitch(t) -> bool:
-    """Whether t's rows start off the 128-byte grid (a row of K = 3304 bf16 elements is 6608
-    bytes): TMA fills a stage from such rows at a lower rate (gemm_model.py)."""
-    return t.shape[0] > 1 and (t.stride(0) * t.element_size()) % PITCH_BYTES != 0
-
-
-def _on_pitch(t):
-    """t copied into a buffer whose rows are 128 bytes aligned: the view of its first
-    columns (TMA takes the pitch; the padding is never read)."""
-    import torch
-
-    per_line = PITCH_BYTES // t.element_size()
-    rows, cols = t.shape
-    buf = torch.empty((rows, cols + -cols % per_line), dtype=t.dtype, device=t.device)
-    view = buf[:, :cols]
-    view.copy_(t)
-    return view
-
-
-@lru_cache(maxsize=1024)
-def _repack_choice(layout, m, n, k, off):
-    """((copy A?, copy B?), the knobs of the GEMM after the copies): the configuration
-    model's choice between running on off-pitch operands and copying them onto the grid
-    first (gemm_model.repack). Calls with knobs run the kernel on the operands as given."""
-    from .gemm_model import choose, repack
-
-    copies, _ = repack(m, n, k, layout, off)
-    left = (off[0] and not copies[0], off[1] and not copies[1])
-    return copies, choose(m, n, k, layout, off_pitch=left)
 
 
 def _padded(a, b_stored, out, layout, dtype, m, n, k, knobs, autotune):

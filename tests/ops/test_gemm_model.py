@@ -53,7 +53,8 @@ def test_split_k_fills_the_machine_for_few_tiles():
 def test_decode_and_large_shapes_get_different_tiles():
     assert choose(16, 4096, 4096, "kn")["BM"] == 64
     big = choose(8192, 8192, 8192, "kn")
-    assert (big["BM"], big["BN"]) == (128, 256)
+    # the widest tiles (BN = 192 and 256 measured within 1-4% of each other there, H100)
+    assert big["BM"] == 128 and big["BN"] >= 192
 
 
 def test_ranked_is_sorted():
@@ -112,10 +113,3 @@ def test_an_odd_count_of_m_tiles_costs_a_cluster_a_tile():
     assert gm.predict(5 * 128, 256 * 132, 4096, one).items == 5 * 132
 
 
-def test_repack_copies_for_a_compute_bound_product_and_not_for_decode():
-    copies, us = gm.repack(5753, 2520, 3304, "nk", (True, True))
-    assert any(copies)
-    assert us < gm.ranked(5753, 2520, 3304, "nk", off_pitch=(True, True))[0][0]
-    # decode: the weights are read once; copying them costs more than it saves
-    assert gm.repack(8, 8192, 3304, "nk", (True, True))[0] == (False, False)
-    assert gm.repack(512, 4096, 4096, "nk", (False, False))[0] == (False, False)

@@ -3,7 +3,6 @@ K and N that are not multiples of 8 (padded), batched and broadcast operands, ro
 views read in place; each result against an fp64 product, outputs poisoned first (NaN
 fails); shapes it cannot take are refused with a message."""
 
-import importlib
 
 import pytest
 
@@ -96,32 +95,3 @@ def test_fake_tensors_of_unaligned_shapes():
         assert torch.ops.argus.matmul(a, b, False).shape == (37, 45)
 
 
-@pytest.mark.parametrize("layout", ["kn", "nk"])
-def test_operands_off_the_128_byte_grid_copied_onto_it_give_the_product(monkeypatch, layout):
-    # K = 72 and N = 40 of bf16: rows of 144 and 80 bytes, off the grid; the copies are
-    # asked for here (at this size the model would not: they cost more than they save)
-    mm = importlib.import_module("argus.ops.matmul")
-    asked = []
-
-    def both(layout_, m, n, k, off):
-        asked.append(off)
-        return (True, True), {"BM": 64, "BN": 64, "split_k": 1, "cluster_m": 1,
-                              "epilogue": "direct"}
-    monkeypatch.setattr(mm, "_repack_choice", both)
-    g = torch.Generator().manual_seed(11)
-    a = torch.randn(70, 72, generator=g).to(BF)
-    b = torch.randn(72, 40, generator=g).to(BF) if layout == "kn" else \
-        torch.randn(40, 72, generator=g).to(BF).t()
-    out = _poisoned((70, 40))
-    ops.matmul(a, b, out=out)
-    _check(out, a, b)
-    assert asked and asked[0] == (True, True)
-
-
-def test_the_copy_onto_the_grid_keeps_the_values_and_aligns_the_rows():
-    mm = importlib.import_module("argus.ops.matmul")
-    t = torch.arange(5 * 36, dtype=torch.float32).reshape(5, 36).to(BF)
-    v = mm._on_pitch(t)
-    assert torch.equal(v, t) and (v.stride(0) * v.element_size()) % 128 == 0
-    assert mm._off_pitch(t) and not mm._off_pitch(v)
-    assert not mm._off_pitch(t[:1])              # one row: no pitch to speak of
