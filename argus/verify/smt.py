@@ -646,8 +646,14 @@ def holds(ctx: Context, claim, extra: Iterable = (), in_integers: bool = False) 
         return False
     if ctx.abstraction is not None and ctx.abstraction.proves(claim, list(extra)):
         return True
-    if in_integers and integer_unsat(ctx, [*facts, *extra], z3.Not(claim)):
-        return True
+    if in_integers:                           # and a false claim's model, made exact
+        from argus.verify import integer_models
+        answer, model = integer_models.decide(ctx, [*facts, *extra], z3.Not(claim))
+        if answer == z3.unsat:
+            return True
+        if model is not None:
+            ctx.remember(model)
+            return False
     small = confined(facts, asked)
     if len(small) < len(facts) and solve([*small, *asked], timeout_ms=SMALL_MS)[0] == z3.unsat:
         return True                           # proved with the facts of its own variables
