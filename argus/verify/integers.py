@@ -261,6 +261,13 @@ def unsat_in(ctx, facts, goal, own: dict | None = None) -> bool:
     facts recur in every query: each is translated once); a fact that does not translate
     is left out. `own`: bounds the query puts on fresh variables of its own, translated
     afresh with them. Raises Untranslatable when the goal does not translate."""
+    return solve_in(ctx, facts, goal, own)[0] == z3.unsat
+
+
+def solve_in(ctx, facts, goal, own: dict | None = None):
+    """unsat_in's query: (z3's answer, the integer solver, the translator, the translated
+    formulas asked), for a caller that reads the model of a sat answer
+    (integer_models.py)."""
     cache = _cache(ctx)
     tr, done = cache["translator"], cache["facts"]
     if own:
@@ -279,7 +286,7 @@ def unsat_in(ctx, facts, goal, own: dict | None = None) -> bool:
     s = z3.Solver()
     s.set("timeout", TIMEOUT_MS)
     s.add(*tr.ranges_for([*kept, g]), *kept, g)
-    return s.check() == z3.unsat
+    return s.check(), s, tr, [*kept, g]
 
 
 def proves(facts, claim, bounds=None) -> bool:

@@ -30,10 +30,11 @@ def check(w, op, dst, src, inst, bounds, inside, scope, wg, base) -> bool:
     shape = tuple(src.shape) + (1,) * (2 - len(src.shape))
     at_positions = z3.Implies(segments.inside(dst, (bv(dst.origin[0]) + pr,
                                                     bv(dst.origin[1]) + pc)), bv(live) == 1)
-    if holds(w.ctx, at_positions, [*w.path, z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1])]):
+    if holds(w.ctx, at_positions, [*w.path, z3.ULT(pr, shape[0]), z3.ULT(pc, shape[1])],
+             in_integers=True):
         return True
     claim = z3.Implies(inside, inst(bv(live)) == 1)
-    if holds(w.ctx, claim, [*w.path, *bounds]):
+    if holds(w.ctx, claim, [*w.path, *bounds], in_integers=True):
         return True
     model = report.find(w, z3.Not(claim), scope, bounds)
     if model is None:

@@ -259,7 +259,10 @@ def _solved_groups(w, r, row, names):
     must satisfy to exist (every fact and condition of the store about them alone, before
     substitution: one that ties them to the writer's other counters is step 2's, which
     finds a writer for every row of every group's window); None when the start is not
-    affine in them."""
+    affine in them. A product atom's own facts (Context.definitional) are no condition:
+    they hold of every group, and of the witnesses' atoms where the witness facts make
+    them the real quotients; left out, they no longer drag every atom over a group counter
+    (another window's witnesses among them) and its ordering facts into the query."""
     from .witness import rebuild_atoms, solve_exactly
     terms = [w.ctx.vars[n].term for n in names]
     got = solve_exactly(w.ctx, row, bv(r.window.start), terms)
@@ -270,6 +273,8 @@ def _solved_groups(w, r, row, names):
     own = {key(w.ctx.vars[n].term) for n in r.identity if n not in names}
     admitted = []
     for f in [*w.ctx.facts, *r.path]:       # every fact about the groups, not only bounds
+        if f.get_id() in w.ctx.definitional:
+            continue                 # a product atom's meaning: true of every group
         cs = _through_atoms(w, f)
         if not cs & ids:
             continue
