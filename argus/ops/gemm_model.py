@@ -64,7 +64,11 @@ class Rates:
     launch_us: float = 6.1              # launch + the first tile's pipeline fill
     epilogue_gbps_per_sm: float = 53.3  # direct stores of one SM's tile (GB/s)
     overlapped_epilogue: float = 0.35   # the share of a TMA-store epilogue left exposed
-    split_extra_us: float = 12.8        # zeroing the workspace and rounding it into C
+    # rounding the workspace into C (and clearing it) and what else a split costs: 12.8
+    # fitted on the H200 to the path that also zeroed it; refitted (least regret of the
+    # pick) to 48 H100 decode and few-tile rows of shapes the judged seeds do not draw
+    # after that zeroing went away (2026-12-06, benchmarks/results/gemm-*-probe-*-s16*)
+    split_extra_us: float = 8.0
     atomic_gbps: float = 1541.0         # red.global.add of the fp32 partial sums (L2)
     cluster_gain: float = 0.999         # compute time of a 2-block cluster, relative
     item_us: float = 0.46               # per work item: the tile's ramp and drain
