@@ -52,6 +52,26 @@ def main():
         "launch.make_context_current": lambda: __import__("argus.runtime.launch", fromlist=["x"]).make_context_current(torch),
         "_signature": lambda: __import__("argus.runtime.launch", fromlist=["x"])._signature((a, b_stored, out), None),
     }
+    # split-K (the decode path): the op, the workspace's bookkeeping, the rounding launch
+    xs = torch.randn(8, 4096, device="cuda", dtype=torch.bfloat16)
+    ws_ = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    outs = torch.empty(8, 4096, device="cuda", dtype=torch.bfloat16)
+    split_knobs = {"BM": 64, "BN": 128, "split_k": 4}
+    mm.matmul_into(xs, ws_, outs, split_knobs)
+    from argus.ops.workspace import zeroed_workspace
+
+    def workspace_only():
+        with zeroed_workspace(outs):
+            pass
+    _, rounder = mm.plan("kn", 8, 4096, 4096, "bf16", split_knobs)
+    with zeroed_workspace(outs) as w:
+        pass
+    steps["argus matmul_into split_k=4 (8x4096x4096)"] = \
+        lambda: mm.matmul_into(xs, ws_, outs, split_knobs)
+    steps["zeroed_workspace enter+exit"] = workspace_only
+    steps["rounder(w, out)"] = lambda: rounder(w, outs)
+    steps["is_current_stream_capturing (C)"] = lambda: torch._C._cuda_isCurrentStreamCapturing()
+    steps["environment.values(PLAN_ENV)"] = lambda: mm.environment.values(mm.PLAN_ENV)
     prepared = next(iter(launcher._prepared.values()))
     if launcher._driver is not None:
         entry = next(iter(launcher._driver_configs.values()))

@@ -25,6 +25,17 @@ from argus.ir.ops.arith import SEMANTICS
 from argus.layout import symbolic as sym
 
 
+WIDTH = 64      # the width of the verifier's terms (argus.verify.smt)
+
+
+def bv(x) -> z3.BitVecRef:
+    """An int or a term as a WIDTH-bit term (layout sums widen defensively; their values
+    stay below 2^WIDTH, so a wider term is cut to WIDTH bits)."""
+    if isinstance(x, z3.BoolRef):    # predicates pass through (substitution helpers)
+        return x
+    return term(x, WIDTH)
+
+
 def term(x, width: int) -> z3.BitVecRef:
     """An int or a bit-vector term as a `width`-bit term."""
     if isinstance(x, bool):

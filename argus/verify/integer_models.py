@@ -23,8 +23,13 @@ from __future__ import annotations
 
 import z3
 
+from typing import TYPE_CHECKING
+
 from argus.verify import integers, termscan
-from argus.verify.smt import Context, bv
+from argus.verify.arith import bv
+
+if TYPE_CHECKING:      # smt calls this module: no import of smt at run time
+    from argus.verify.smt import Context
 
 PRODUCT_ROUNDS = 4       # rounds of product instances before giving up on the integers
 PINNED_MS = 1000         # the bit-vector check with every leaf pinned: an evaluation, nearly

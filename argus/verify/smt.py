@@ -21,19 +21,10 @@ import z3
 
 from argus.layout import symbolic as sym
 from argus.verify import termscan
-from argus.verify.arith import term
+from argus.verify.arith import WIDTH, bv  # noqa: F401 (smt.WIDTH and smt.bv, as callers use them)
 from argus.verify.query_limits import TIMEOUT_MS
 
-WIDTH = 64
 VAR_LIMIT = 1 << 24          # every base variable is below this
-
-
-def bv(x) -> z3.BitVecRef:
-    """An int or a term as a WIDTH-bit term (layout sums widen defensively; their values
-    stay below 2^WIDTH, so a wider term is cut to WIDTH bits)."""
-    if isinstance(x, z3.BoolRef):    # predicates pass through (substitution helpers)
-        return x
-    return term(x, WIDTH)
 
 
 def narrow(x, bits: int = 24):
