@@ -78,6 +78,12 @@ SWEEP = [
     {"label": "down BN128", "when": "decode", "down": {"BN": 128, "S": 6}},
     {"label": "gate_up BN128, down BK128", "when": "decode", "gate_up": {"BN": 128, "S": 4},
      "down": {"BK": 128, "S": 4}},
+    # one consumer warpgroup, 64-slot m-tiles: half the gathered padding rows a stage
+    {"label": "WG1", "when": "decode", "gate_up": {"WG": 1, "CONSUMERS": (1,)},
+     "down": {"WG": 1, "CONSUMERS": (1,)}},
+    {"label": "WG1 deeper rings", "when": "decode", "gate_up": {"WG": 1, "CONSUMERS": (1,), "S": 8},
+     "down": {"WG": 1, "CONSUMERS": (1,), "S": 12}},
+    {"label": "gate_up WG1", "when": "decode", "gate_up": {"WG": 1, "CONSUMERS": (1,)}},
 ]
 
 
@@ -325,19 +331,22 @@ def breakdown(torch, name, t, e, k, h, i):
             "gemm_tflops": {n: f / (ms[n] * 1e-3) / 1e12 for n, f in gemm_flops.items()}}
 
 
-def sweep(torch, copy_bw, gm_missing):
+def sweep(torch, copy_bw, gm_missing, shapes=None):
+    """Each SWEEP variant timed on each of `shapes` (names among SWEEP_SHAPES, all of them
+    when None)."""
     import importlib
 
+    shapes = SWEEP_SHAPES if shapes is None else shapes
     # the module: `import argus.ops.moe as op` binds the function argus.ops.moe, and setting
     # config_for on it changed nothing (every configuration timed the default one)
     op = importlib.import_module("argus.ops.moe")
 
     rows = []
-    if copy_bw is None and any(is_decode(SHAPES[n][0]) for n in SWEEP_SHAPES):
+    if copy_bw is None and any(is_decode(SHAPES[n][0]) for n in shapes):
         copy_bw = copy_bandwidth(torch)
     original = op.config_for
     try:
-        for name in SWEEP_SHAPES:
+        for name in shapes:
             t, e, k, h, i = SHAPES[name]
             for variant in SWEEP:
                 cfg = sweep_config(variant, t, e, k, h, i, original)
@@ -517,7 +526,8 @@ def main(argv=None, prog=None) -> int:
               f"{report['geomean_ratio_vs_stronger_prefill']}; decode bw ratio geomean "
               f"{report['geomean_bw_ratio_decode']}")
     if args.sweep:
-        report["sweep"] = sweep(torch, copy_bw, gm_missing)
+        chosen = [n for n in SWEEP_SHAPES if n in names] if args.shapes else None
+        report["sweep"] = sweep(torch, copy_bw, gm_missing, chosen)
     os.makedirs(args.out, exist_ok=True)
     kind = "sweep" if args.sweep else ("correctness" if args.correctness and not args.timing
                                        else "bench")

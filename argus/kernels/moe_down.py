@@ -11,11 +11,11 @@ accumulator rows by their weights (a row vector in the accumulator's layout) bef
 Y, in slot order, goes to the combine (argus/kernels/moe_combine.py).
 
 The structure is argus/kernels/gemm.py's: one producer warpgroup streams X and W tiles into an
-S-stage ring, two consumer warpgroups own 64 rows each and keep one k-step's wgmma in flight;
-blocks are persistent over the work items of every expert (an expert without slots has none:
-its weights are never read), numbered n-tile major within an expert (ORDER = "n_major") or
-m-tile major ("m_major"). Module constants E, DT, BLOCKS, ORDER; kernel constants BM (128),
-BN (<= 256), BK, S.
+S-stage ring, WG consumer warpgroups (two, or one for decode) own 64 rows each and keep one
+k-step's wgmma in flight; blocks are persistent over the work items of every expert (an
+expert without slots has none: its weights are never read), numbered n-tile major within an
+expert (ORDER = "n_major") or m-tile major ("m_major"). Module constants E, DT, BLOCKS, ORDER,
+WG, CONSUMERS; kernel constants BM (64 * WG), BN (<= 256), BK, S.
 """
 
 from argus.lang import (Tensor, arrive, assign, assume, block_id, cast, cdiv, coord, const,
@@ -29,12 +29,14 @@ E = 8                # experts
 DT = "bf16"          # bf16 or fp16
 BLOCKS = 132         # one persistent block per SM of an H200
 ORDER = "n_major"    # the items of an expert: "n_major" or "m_major"
+WG = 2               # consumer warpgroups, 64 rows of an m-tile each (BM = 64 * WG)
+CONSUMERS = (1, 2)   # their warpgroup indices (specialised with WG)
 
 
-@kernel(grid=(BLOCKS,), block=384)
+@kernel(grid=(BLOCKS,), block=128 * (1 + WG))
 def moe_down(X: Tensor["T", "K", DT], W: Tensor["EN", "K", DT], counts: Tensor[E, int32],
              wsorted: Tensor["T", fp32], Y: Tensor["T", "N", DT],
-             BM: const = 128, BN: const = 128, BK: const = 64, S: const = 4):
+             BM: const = 64 * WG, BN: const = 128, BK: const = 64, S: const = 4):
     assume(K % BK == 0)
     assume(N % BN == 0)
     assume(EN == E * N)
@@ -61,7 +63,7 @@ def moe_down(X: Tensor["T", "K", DT], W: Tensor["EN", "K", DT], counts: Tensor[E
     with elect_one("block"):
         for s in range(S):
             mbarrier_init(full[s], 1)
-            mbarrier_init(empty[s], 2)
+            mbarrier_init(empty[s], WG)      # every consumer warpgroup releases it
     fence_mbarrier_init()
     sync_block()
 
@@ -98,7 +100,7 @@ def moe_down(X: Tensor["T", "K", DT], W: Tensor["EN", "K", DT], counts: Tensor[E
                                 tma_load(x_s[s], tile(x_e, (BM, BK), (mt, k)), full[s])
                                 tma_load(w_s[s], tile(w_e, (BN, BK), (tn, k)), full[s])
 
-    with role("consumer", warpgroups=(1, 2), regs=232):
+    with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
         acc = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}", init=0.0)
         for e in range(E):
@@ -140,9 +142,9 @@ def moe_down(X: Tensor["T", "K", DT], W: Tensor["EN", "K", DT], counts: Tensor[E
                                     arrive(empty[(g - 1) % S])
                         wgmma_wait(0)
                         # the routing weight of each row's slot, in the epilogue
-                        gate = load(tile(w_e, (64,), (mt * 2 + wg,)), f"rows(wgmma_acc_m64n{BN})")
+                        gate = load(tile(w_e, (64,), (mt * WG + wg,)), f"rows(wgmma_acc_m64n{BN})")
                         out = cast(acc * gate, DT)
-                        dst = tile(y_e, (64, BN), (mt * 2 + wg, tn))
+                        dst = tile(y_e, (64, BN), (mt * WG + wg, tn))
                         tag_assert(tag(out).row == coord(dst)[0]
                                    and tag(out).col == e * N + coord(dst)[1])
                         store(dst, out)

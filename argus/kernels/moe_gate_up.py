@@ -15,7 +15,7 @@ computed on the device) and its m-tiles are numbered from prefix_sum(round_up(co
 
 The structure is argus/kernels/gemm.py's: a producer warpgroup gathers the BM token rows of
 an m-tile into an S-stage ring and loads the expert's BN x BK gate and up tiles with TMA;
-two consumer warpgroups each own 64 slots, keep a gate and an up accumulator, and keep one
+WG consumer warpgroups each own 64 slots, keep a gate and an up accumulator, and keep one
 k-step's wgmma in flight while the next is issued. The gather (GATHER) is either
   "tma":       one TMA box per row (`gather_tma`), all issued by the one producer thread that
                walks the items (128 boxes a stage from one thread: the layer's bottleneck on
@@ -33,8 +33,9 @@ expert that share a weight tile run at the same time, so each weight tile crosse
 or m-tile major ("m_major"). Tail slots past an expert's count gather token 0 and their rows
 of H are not stored.
 
-Module constants (specialised by argus.ops.moe): E, DT, BLOCKS, ORDER, GATHER; kernel
-constants BM (128: two consumer warpgroups), BN (<= 128: two accumulators), BK, S.
+Module constants (specialised by argus.ops.moe): E, DT, BLOCKS, ORDER, GATHER, WG and
+CONSUMERS (two consumer warpgroups, or one for decode: 64-slot m-tiles, half the gathered
+padding rows a stage); kernel constants BM (64 * WG), BN (<= 128: two accumulators), BK, S.
 """
 
 from argus.lang import (Tensor, arrive, assign, assume, block_id, cast, cdiv, coord, const,
@@ -50,6 +51,8 @@ DT = "bf16"                       # activations and weights: bf16 or fp16
 BLOCKS = 132                      # one persistent block per SM of an H200
 ORDER = "n_major"                 # the items of an expert: "n_major" or "m_major"
 GATHER = "tma"                    # the token rows: "tma" (one thread) or "warpgroup" (all 128)
+WG = 2                            # consumer warpgroups, 64 slots of an m-tile each (BM = 64 * WG)
+CONSUMERS = (1, 2)                # their warpgroup indices (specialised with WG)
 LOG2E = 1.4426950408889634
 
 
@@ -103,10 +106,10 @@ def produce(X, W1, W3, ids, cnt, offs, tile_offs, x_s, g_s, u_s, full, empty, bi
                             gather_cp_async(x_s[s], X, tokens, k, full[s])
 
 
-@kernel(grid=(BLOCKS,), block=384)
+@kernel(grid=(BLOCKS,), block=128 * (1 + WG))
 def moe_gate_up(X: Tensor["T", "K", DT], W1: Tensor["EF", "K", DT], W3: Tensor["EF", "K", DT],
                 ids: Tensor["P", int32], counts: Tensor[E, int32], H: Tensor["P", "F", DT],
-                BM: const = 128, BN: const = 128, BK: const = 64, S: const = 4):
+                BM: const = 64 * WG, BN: const = 128, BK: const = 64, S: const = 4):
     assume(K % BK == 0)
     assume(F % BN == 0)
     assume(EF == E * F)
@@ -140,7 +143,7 @@ def moe_gate_up(X: Tensor["T", "K", DT], W1: Tensor["EF", "K", DT], W3: Tensor["
             else:
                 mbarrier_init(full[s], 1 + 128)    # the expect_tx, and each producer thread's
                                                    # arrival when its cp.async copies land
-            mbarrier_init(empty[s], 2)
+            mbarrier_init(empty[s], WG)      # every consumer warpgroup releases it
     fence_mbarrier_init()
     sync_block()
 
@@ -153,7 +156,7 @@ def moe_gate_up(X: Tensor["T", "K", DT], W1: Tensor["EF", "K", DT], W3: Tensor["
             produce(X, W1, W3, ids, cnt, offs, tile_offs, x_s, g_s, u_s, full, empty, bid, F,
                     KT, NT, BM, BN, BK, S)
 
-    with role("consumer", warpgroups=(1, 2), regs=232):
+    with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
         gate = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}", init=0.0)
         up = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}", init=0.0)
@@ -201,7 +204,7 @@ def moe_gate_up(X: Tensor["T", "K", DT], W1: Tensor["EF", "K", DT], W3: Tensor["
                         wgmma_wait(0)
                         act = gate / (exp2(gate * -LOG2E) + 1.0)   # silu(gate), fp32
                         out = cast(act * up, DT)
-                        dst = tile(h_e, (64, BN), (mt * 2 + wg, tn))
+                        dst = tile(h_e, (64, BN), (mt * WG + wg, tn))
                         tag_assert(tag(out).row == ids[coord(dst)[0]]
                                    and tag(out).col == e * F + coord(dst)[1])
                         store(dst, out)
