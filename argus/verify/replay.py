@@ -43,6 +43,7 @@ from argus.interp.exprs import eval_extent
 from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.ops.arith import SEMANTICS
 from argus.ir.schedule import block_tiles
+from argus.verify import replay_race
 from argus.verify.finding import Finding
 
 # Checks whose counterexample names a point that runs (the op of the finding's line, or the
@@ -133,6 +134,26 @@ def unreachable(kernel: Kernel, f: Finding) -> Optional[str]:
         why = _point(kernel, f, symbols, grid, point_blocks, iteration, named_block, shown)
         if why is not None:
             return why
+    if f.check.startswith("tag.store-race"):
+        return _race_element(kernel, cex, symbols, grid, shown)
+    return None
+
+
+def _race_element(kernel, cex, symbols, grid, shown) -> Optional[str]:
+    """Why one of the race's writers never writes the element it names (replay_race.py),
+    or None when both may."""
+    named = replay_race.writers(cex)
+    if named is None:
+        return None
+    first, second, tensor, element = named
+    for which, writer in (("first", first), ("second", second)):
+        if replay_race.writes(kernel, symbols, grid, writer, tensor, element) is False:
+            where = [f"block {','.join(map(str, writer.block))}"] if writer.block else []
+            if writer.warpgroup is not None:
+                where.append(f"warpgroup {writer.warpgroup}")
+            where += [f"{k}={v}" for k, v in writer.counters.items()]
+            return (f"its {which} writer ({', '.join(where) or 'any block'}) writes no "
+                    f"{tensor}[{', '.join(map(str, element))}] at {shown}")
     return None
 
 

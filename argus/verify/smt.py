@@ -506,12 +506,14 @@ def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (
         s.add(*base, *mod_lemmas(base))
         lazy = {atom.get_id(): [atom, bv(a), bv(b), 0] for atom, a, b in ctx.atoms.values()}
         small = _small_model(ctx, s, lazy, list(minimise))
-        if small is not None:
+        if small is not None and _all_exact(ctx, small):
             return small
         result, _ = _lazy_check(s, lazy)
         if result == z3.sat:
             least(s, list(minimise), lazy)
             model = s.model()
+            if not _all_exact(ctx, model):  # never a model of products no run computes
+                model = None
         elif result == z3.unsat:
             remember_unsat(exact)
         else:                               # undecided: dividers first, all products
@@ -521,23 +523,36 @@ def first_model(ctx: Context, goal, minimise: Iterable = (), extra: Iterable = (
     return model
 
 
+def _all_exact(ctx: Context, model) -> bool:
+    """Does the model give every product atom its product? (What the lazy check ends
+    with; asked again of the answer, so a lost product fact cannot pass unseen.)"""
+    return all(_exact(model, atom, bv(a), bv(b)) for atom, a, b in ctx.atoms.values())
+
+
 SMALL_SIZES = 4096      # sizes and block ids of the first search for a counterexample
 
 
 def _small_model(ctx: Context, s, lazy: dict, minimise: list):
     """A minimised exact model with every size and block id at most SMALL_SIZES, when one
     exists (a bug usually shows at small sizes, where the lazy products settle in a round
-    or two); None otherwise (the search over every size goes on, `s` as it was). The
-    counterexample is then the least one among small sizes."""
+    or two); None otherwise (the search over every size goes on, `s` as it was but for
+    the product facts the small search asserted). The counterexample is then the least
+    one among small sizes.
+
+    The lazy check may retire an atom from `lazy` and assert its product instead; that
+    fact lives in the scope popped here, so it is asserted again outside it (a true
+    fact): else the search over every size would see the atom neither lazy nor asserted
+    and could answer with a model that gives it any value (a false counterexample)."""
     bounds = [z3.ULE(v.term, SMALL_SIZES) for v in ctx.vars.values()
               if v.kind in ("size", "block")]
     if not bounds:
         return None
     s.push()
     s.add(*bounds)
-    result, _ = _lazy_check(s, lazy)
+    result, added = _lazy_check(s, lazy)
     if result != z3.sat:
         s.pop()
+        s.add(*added)
         return None
     least(s, minimise, lazy)
     model = s.model()
