@@ -249,12 +249,7 @@ def gemm_nn(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], C: Tensor["M", "N"
     assume(N <= 2147483392)   # 2^31 - 256: the last BN-wide tile's columns fit int32 (BN = 192)
     KT = (K + BK - 1) // BK
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
-    if BN % 64 == 0:     # B's K x N rows: the widest swizzle whose rows they fill
-        b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")
-    elif BN % 32 == 0:
-        b_s = smem(DT, (BK, BN), stages=S, swizzle="64B")
-    else:
-        b_s = smem(DT, (BK, BN), stages=S, swizzle="32B")
+    b_s = smem(DT, (BK, BN), stages=S, swizzle="widest")    # 128B rows, or 64B/32B if narrow
     c = epilogue_buffers(BM, BN)
     full, empty = ring_barriers(S)
     rank = start_together()

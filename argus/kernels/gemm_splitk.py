@@ -112,12 +112,7 @@ def gemm_nn_splitk(A: Tensor["M", "K", DT], B: Tensor["K", "N", DT], W: Tensor["
     KT = (K + BK - 1) // BK
     KS = (KT + SPLIT - 1) // SPLIT   # k-steps per split; past K the TMA boxes read zeros
     a_s = smem(DT, (BM, BK), stages=S, swizzle="128B")
-    if BN % 64 == 0:     # B's K x N rows: the widest swizzle whose rows they fill
-        b_s = smem(DT, (BK, BN), stages=S, swizzle="128B")
-    elif BN % 32 == 0:
-        b_s = smem(DT, (BK, BN), stages=S, swizzle="64B")
-    else:
-        b_s = smem(DT, (BK, BN), stages=S, swizzle="32B")
+    b_s = smem(DT, (BK, BN), stages=S, swizzle="widest")    # 128B rows, or 64B/32B if narrow
     full, empty = ring_barriers(S)
     producer(A, B, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major="mn")
     consumer(W, a_s, b_s, full, empty, M, N, KS, BM, BN, BK, S, SPLIT, b_major="mn")

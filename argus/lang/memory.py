@@ -14,7 +14,8 @@ def tile(x, box, coords):
 @surface
 def smem(dtype, shape, stages=1, swizzle="none"):
     """A shared-memory buffer of `stages` copies of `shape`; index `buf[s]` for a stage.
-    swizzle: none, 32B, 64B or 128B."""
+    swizzle: none, 32B, 64B or 128B, or "widest": the widest of those whose rows the tile's
+    inner dimension fills (a K x N tile of B whose width is a parameter)."""
 
 
 @surface

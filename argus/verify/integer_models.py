@@ -21,12 +21,11 @@ caller goes on as before: nothing here can make a claim hold.
 
 from __future__ import annotations
 
-import z3
-
 from typing import TYPE_CHECKING
 
+import z3
+
 from argus.verify import integers, termscan
-from argus.verify.arith import bv
 
 if TYPE_CHECKING:      # smt calls this module: no import of smt at run time
     from argus.verify.smt import Context
@@ -74,21 +73,7 @@ def _carried_back(ctx: Context, facts, goal, s, tr, asked):
 def _atoms_reached(ctx: Context, formulas) -> list:
     """(atom, x, y) of every product atom the formulas mention, and of the atoms inside
     those atoms' factors."""
-    ids = set()
-    for f in formulas:
-        ids |= termscan.scan(f).variables
-    out, grew, seen = [], True, set()
-    while grew:
-        grew = False
-        for atom, a, b in ctx.atoms.values():
-            k = atom.get_id()
-            if k in ids and k not in seen:
-                x, y = bv(a), bv(b)
-                seen.add(k)
-                out.append((atom, x, y))
-                ids |= termscan.scan(x).variables | termscan.scan(y).variables
-                grew = True
-    return out
+    return termscan.products_reached(ctx.atoms, formulas)
 
 
 def _exact(s, products):

@@ -570,19 +570,8 @@ def exact_solve(ctx: Context, formulas, timeout_ms: int = TIMEOUT_MS):
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*formulas, *mod_lemmas(formulas))
-    ids = set()
-    for f in formulas:
-        ids |= _vars_of(f)
-    lazy, grew = {}, True
-    while grew:
-        grew = False
-        for atom, a, b in ctx.atoms.values():
-            k = atom.get_id()
-            if k in ids and k not in lazy:
-                x, y = bv(a), bv(b)
-                lazy[k] = [atom, x, y, 0]
-                ids |= _vars_of(x) | _vars_of(y)
-                grew = True
+    lazy = {atom.get_id(): [atom, x, y, 0]
+            for atom, x, y in termscan.products_reached(ctx.atoms, formulas)}
     found = ctx.witness(formulas, lambda m: all(_exact(m, *e[:3]) for e in lazy.values()))
     if found is not None:             # a model found before is one (holds() keeps them)
         return z3.sat, _Found(found)

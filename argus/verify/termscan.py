@@ -147,3 +147,25 @@ def _constant(c, a):
     if z3.Z3_get_ast_kind(c, a) != z3.Z3_NUMERAL_AST:
         return None
     return int(z3.Z3_get_numeral_string(c, a))
+
+
+def products_reached(atoms: dict, formulas) -> list:
+    """(atom, x, y) of every product atom of `atoms` (a context's: id -> (atom, a, b)) that
+    the formulas mention, and of the atoms inside those atoms' factors (x, y as terms)."""
+    from argus.verify.arith import bv
+
+    ids = set()
+    for f in formulas:
+        ids |= scan(f).variables
+    out, seen, grew = [], set(), True
+    while grew:
+        grew = False
+        for atom, a, b in atoms.values():
+            k = atom.get_id()
+            if k in ids and k not in seen:
+                x, y = bv(a), bv(b)
+                seen.add(k)
+                out.append((atom, x, y))
+                ids |= scan(x).variables | scan(y).variables
+                grew = True
+    return out

@@ -63,3 +63,20 @@ def test_smem_subtile_must_divide(dsl_error):
 def test_tile_rank_must_match(dsl_error):
     err = dsl_error("t = tile(X, (64,), (0,))", params=PARAMS)
     assert "X has rank 2" in err.message
+
+
+def test_widest_swizzle_is_the_widest_the_rows_fill(body_ops):
+    ops = body_ops("""
+        a = smem(bf16, (64, 64), swizzle="widest")
+        b = smem(bf16, (64, 32), swizzle="widest")
+        c = smem(bf16, (64, 16), swizzle="widest")
+        d = smem(bf16, (64, 48), swizzle="widest")
+        e = smem(bf16, (64, 4), swizzle="widest")
+    """, params=PARAMS)
+    swizzles = [op.split("swizzle=")[1].split("}")[0].split(",")[0] for op in ops]
+    assert swizzles == ["128B", "64B", "32B", "32B", "none"]
+
+
+def test_an_unknown_swizzle_names_the_choices(dsl_error):
+    err = dsl_error('g = smem(bf16, (64, 64), swizzle="96B")', params=PARAMS)
+    assert "widest" in err.message or "widest" in (err.hint or "")

@@ -85,9 +85,13 @@ def smem(fx, a: Args):
     dtype = a.dtype("dtype")
     shape = a.static_shape("shape")
     stages = a.static_int("stages", minimum=1)
-    swizzle = a.static_str("swizzle", tuple(SWIZZLE_BYTES))
-    span = SWIZZLE_BYTES[swizzle]
+    swizzle = a.static_str("swizzle", tuple(SWIZZLE_BYTES) + ("widest",))
     row_bytes = shape[-1] * dtype.bits // 8
+    if swizzle == "widest":     # the widest swizzle whose rows the tile fills
+        swizzle = next((name for name, span in sorted(SWIZZLE_BYTES.items(),
+                                                      key=lambda kv: -kv[1])
+                        if span and row_bytes % span == 0), "none")
+    span = SWIZZLE_BYTES[swizzle]
     if span and row_bytes % span:
         a.fail("swizzle", f"a {swizzle} swizzle needs rows of a multiple of {span} bytes; "
                f"the inner dimension {shape[-1]} x {dtype} is {row_bytes} bytes",
