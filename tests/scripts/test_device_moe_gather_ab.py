@@ -28,7 +28,8 @@ def test_the_plan_builds_both_forms_of_every_gate_up(monkeypatch, capsys):
     gate_ups = [s[2] for s in specs if s[1] == "moe_gate_up"]
     forms = {}
     for ov in gate_ups:
-        key = tuple(sorted((k, v) for k, v in ov.items() if k != "GATHER"))
+        key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)   # CONSUMERS: a
+                           for k, v in ov.items() if k != "GATHER"))     # list in JSON
         forms.setdefault(key, set()).add(ov["GATHER"])
     assert len(forms) == 3 and all(f == {"tma", "warpgroup"} for f in forms.values()), forms
     assert {s[1] for s in specs} >= {"moe_topk", "moe_count", "moe_place", "moe_down",
