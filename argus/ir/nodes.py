@@ -34,6 +34,12 @@ class Value:
     def __repr__(self) -> str:
         return f"%{self.name}"
 
+    @property
+    def source_name(self) -> str:
+        """The DSL name this value was bound to: `k.1` (the second `k`) is `k`."""
+        head, _, tail = self.name.rpartition(".")
+        return head if head and tail.isdigit() else self.name
+
 
 Operand = Union[Value, int, float]
 

@@ -215,10 +215,10 @@ def _names(block: Block, out=None) -> tuple[set[str], set[str]]:
     counters, values = out if out is not None else (set(), set())
     for op in block.ops:
         if op.opcode.startswith("arith.") or op.opcode in ("block_id", "cluster_rank"):
-            values |= {_base(r.name) for r in op.results}
+            values |= {r.source_name for r in op.results}
         for region in op.regions:
             if op.opcode in ("for", "schedule"):
-                counters |= {_base(a.name) for a in region.args}
+                counters |= {a.source_name for a in region.args}
             _names(region, (counters, values))
     return counters, values
 
@@ -228,11 +228,11 @@ def _one_nest_binds(block: Block, names: set[str], bound: list) -> bool:
     or a result defined on the way)."""
     here = list(bound)
     for op in block.ops:
-        here += [_base(r.name) for r in op.results]
+        here += [r.source_name for r in op.results]
         if names <= set(here):
             return True
         for region in op.regions:
-            inner = here + ([_base(a.name) for a in region.args]
+            inner = here + ([a.source_name for a in region.args]
                             if op.opcode in ("for", "schedule") else [])
             if names <= set(inner) or _one_nest_binds(region, names, inner):
                 return True
@@ -248,12 +248,6 @@ def _linear(block, grid) -> Optional[int]:
         linear += b * scale
         scale *= g
     return linear
-
-
-def _base(name: str) -> str:
-    """The source name of an SSA value: `k.1` (the second `k`) is `k`."""
-    head, _, tail = name.rpartition(".")
-    return head if head and tail.isdigit() else name
 
 
 def _value(s: _State, operand):
@@ -290,12 +284,12 @@ def _walk_region(block: Block, s: _State) -> None:
 def _define(s: _State, result: Value, value) -> None:
     """Bind an SSA result; check it against the value the counterexample names."""
     s.env[result] = value
-    want = s.want.get(_base(result.name))
+    want = s.want.get(result.source_name)
     if want is None or value is UNKNOWN:
         return
     if value != want:
         raise _Mismatch()
-    s.bound.append(_base(result.name))
+    s.bound.append(result.source_name)
     if set(s.want) <= set(s.bound):
         s.reached = True
 
@@ -331,7 +325,7 @@ def _op(op: Op, s: _State) -> None:
 
 
 def _named(s: _State, value: Value) -> Optional[int]:
-    return s.want.get(_base(value.name))
+    return s.want.get(value.source_name)
 
 
 def _enter(body: Block, s: _State, values) -> None:
@@ -340,7 +334,7 @@ def _enter(body: Block, s: _State, values) -> None:
     depth = len(s.bound)
     for a, v in zip(body.args, values):
         s.env[a] = v
-    s.bound += [_base(a.name) for a in body.args]
+    s.bound += [a.source_name for a in body.args]
     try:
         if set(s.want) <= set(s.bound):
             s.reached = True

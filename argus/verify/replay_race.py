@@ -142,11 +142,6 @@ def _extents(kernel: Kernel, symbols: dict) -> Optional[dict]:
     return out
 
 
-def _base(name: str) -> str:
-    head, _, tail = name.rpartition(".")
-    return head if head and tail.isdigit() else name
-
-
 class _Walk:
     def __init__(self, kernel, symbols, extents, writer, tensor, element):
         self.kernel, self.extents, self.writer = kernel, extents, writer
@@ -222,7 +217,7 @@ class _Walk:
         start, stop, step = (self.value(op.arg(n)) for n in ("start", "stop", "step"))
         body = op.regions[0]
         counter = body.args[0] if body.args else None
-        named = self.writer.counters.get(_base(counter.name)) if counter is not None else None
+        named = self.writer.counters.get(counter.source_name) if counter is not None else None
         if UNKNOWN in (start, stop, step):
             if not self._stores_inside(body):
                 return
