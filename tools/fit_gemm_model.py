@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from argus.ops.gemm_model import RATES, Rates, misaligned, predict  # noqa: E402
 
 SCALARS = ("l2_gbps_per_sm", "dram_gbps", "launch_us", "epilogue_gbps_per_sm",
-           "overlapped_epilogue", "split_extra_us", "atomic_gbps", "cluster_gain", "item_us")
+           "overlapped_epilogue", "split_extra_us", "atomic_gbps", "cluster_gain", "item_us", "l2_total_gbps")
 
 
 def cases(paths):

@@ -3,7 +3,7 @@
 The configuration of a shape is not looked up: every configuration of the space the DSL
 kernels support (`space`: tile BM x BN, split-K, epilogue, 2-block clusters) is priced by
 `predict`, and `choose` takes the cheapest. The price is what bounds a persistent
-tile GEMM on the H200:
+tile GEMM on a Hopper GPU:
 
 - **waves**: the work items (tiles x K splits) are dealt to the SM_COUNT persistent
   blocks; the block with the most items decides the time (`rounds = ceil(items / SMs)`);
@@ -11,13 +11,14 @@ tile GEMM on the H200:
   the missing rows and columns with zeros, the tensor cores multiply them anyway);
 - **per-step rate**: one k-step of a BM x BN tile costs its tensor-core time at the rate
   of that tile shape (narrow tiles and one consumer warpgroup reach less of the peak), or
-  its shared-memory fill from L2, whichever is longer;
+  its shared-memory fill from L2, whichever is longer (the L2's rate is shared: with
+  every SM filling, each gets its share);
 - **memory**: the bytes the product must move from DRAM at least (A, B, C once; split-K's
   fp32 workspace: zeroed, added into by every split, read back), at the DRAM rate, when
   that is longer than the compute (decode shapes: the weights);
 - **fixed costs**: the launch, a pipeline fill per block, the epilogue of each tile (the
-  TMA-store epilogues overlap it with the next tile's mainloop), and split-K's two extra
-  kernels (zero the workspace, round it into C);
+  TMA-store epilogues overlap it with the next tile's mainloop), and split-K's extra
+  kernel (round the workspace into C and clear it);
 - **row pitch**: an operand whose rows do not start on 128-byte boundaries (K = 3304 of
   bf16: 6608 bytes a row) costs more to fill each stage from (every 128-byte row of a TMA
   box spans two lines); a 2-block cluster pairs the M tiles, so an odd count of them
@@ -27,12 +28,12 @@ tile GEMM on the H200:
 measured on an H100 on 2026-12-06 to gain nothing and to lose 10-18% on large products;
 matmul runs them as given.)
 
-The constants (`Rates`) were fitted (tools/fit_gemm_model.py: least regret of the pick)
+The constants (`Rates`) are fitted (tools/fit_gemm_model.py: least regret of the pick)
 to timings of every configuration of the space on 108 (shape, layout) cases drawn at
-random with seeds 11 and 12 (`scripts/device_gemm_sweep.py`,
-benchmarks/results/gemm-sweep-20261203-s8c.json; docs/perf-log.md), not on the shapes the
-benchmark judges: fitted on one seed, the other's picks were within 2-4% of the fastest
-configuration measured (geomean); fitted on both, 2.2%. Autotuning (autotune.py) times the model's few best
+random with seeds 11 and 12 (`scripts/device_gemm_sweep.py`; the H100 sweep of
+2026-12-06, benchmarks/results/gemm-sweep-20261206-s17-h100.json; docs/perf-log.md), not
+on the shapes the benchmark judges: fitted on one seed, the other's picks were within
+1.1-1.2% of the fastest configuration measured (geomean); fitted on both, 0.6%. Autotuning (autotune.py) times the model's few best
 candidates of a shape and keeps the winner; the model decides everywhere else.
 """
 
@@ -48,29 +49,37 @@ SPLITS = (1, 2, 3, 4, 6, 8)
 
 @dataclass(frozen=True)
 class Rates:
-    """The H200's rates as the DSL GEMM sees them (microseconds, bytes, FLOPs)."""
+    """The rates of a Hopper GPU as the DSL GEMM sees them (microseconds, bytes, FLOPs).
+
+    Fitted (tools/fit_gemm_model.py) to an H100 sweep of every configuration of the space
+    on the 108 (shape, layout) cases of seeds 11 and 12 (benchmarks/results/
+    gemm-sweep-20261206-s17-h100.json, 2026-12-06): mean regret of the pick 0.6% (geomean
+    0.926 of cuBLAS; the fastest configuration of each case 0.932); fitted on one seed, the
+    other's regret was 1.1-1.2%. The rates before (fitted to the H200 sweep of 2026-12-03,
+    gemm-sweep-20261203-s8c.json, before BN = 192 and the zero-kept split-K workspace)
+    regretted 2.6% on the H100 sweep and 2.4% on their own; these regret 1.5% on that H200
+    sweep too, so they price both GPUs."""
 
     peak_tflops: float = 989.0          # dense bf16/fp16 tensor-core peak, the whole GPU
-    # the share of that peak one k-step of a BM x BN tile reaches (fitted)
-    mma_eff: tuple = (("128x256", 1.0), ("128x128", 1.0), ("128x64", 0.248),
-                      ("64x256", 1.0), ("64x128", 0.675), ("64x64", 0.340),
-                      # BN = 192 (whole-tile TMA-store epilogue), as its neighbours: on an
-                      # H100 (2026-12-06) 8192^3 1531 vs 1530 us at BN = 256, 6144x6144x4096
-                      # 428 vs 432, 1200x12000x4096 179 vs 187 (docs/perf-log.md)
-                      ("128x192", 1.0), ("64x192", 1.0))
+    # the share of that peak one k-step of a BM x BN tile reaches (fitted): one consumer
+    # warpgroup (BM = 64) and 128-wide tiles reach less than the 128 x 256 tile
+    mma_eff: tuple = (("128x256", 1.0), ("128x128", 0.78125), ("128x64", 0.248),
+                      ("64x256", 0.7386), ("64x128", 0.675), ("64x64", 0.34),
+                      ("128x192", 0.9615), ("64x192", 1.0))
     l2_gbps_per_sm: float = 139.0       # shared-memory fill rate of one SM from L2 (GB/s)
-    dram_gbps: float = 17200.0          # fitted far above the copy bandwidth: the sweep's
+    # the L2's fill rate shared by every busy SM (GB/s): a 128 x 128 tile's 32 KB steps
+    # outrun it when every SM fills at once (452x4096x11008 at 128 x 128: 87 us measured
+    # on an H100, 55 us priced without it)
+    l2_total_gbps: float = 16500.0
+    dram_gbps: float = 17200.0          # fitted far above the copy bandwidth: the sweeps'
                                         # times are never bound by DRAM alone
     launch_us: float = 6.1              # launch + the first tile's pipeline fill
-    epilogue_gbps_per_sm: float = 53.3  # direct stores of one SM's tile (GB/s)
+    epilogue_gbps_per_sm: float = 42.64  # direct stores of one SM's tile (GB/s)
     overlapped_epilogue: float = 0.35   # the share of a TMA-store epilogue left exposed
-    # rounding the workspace into C (and clearing it) and what else a split costs: 12.8
-    # fitted on the H200 to the path that also zeroed it; refitted (least regret of the
-    # pick) to 48 H100 decode and few-tile rows of shapes the judged seeds do not draw
-    # after that zeroing went away (2026-12-06, benchmarks/results/gemm-*-probe-*-s16*)
-    split_extra_us: float = 8.0
-    atomic_gbps: float = 1541.0         # red.global.add of the fp32 partial sums (L2)
-    cluster_gain: float = 0.999         # compute time of a 2-block cluster, relative
+    # rounding the workspace into C (and clearing it) and what else a split costs
+    split_extra_us: float = 10.24
+    atomic_gbps: float = 770.5          # red.global.add of the fp32 partial sums (L2)
+    cluster_gain: float = 1.24875       # compute time of a 2-block cluster, relative
     item_us: float = 0.46               # per work item: the tile's ramp and drain
     # the extra fill share of an operand whose row pitch is not a multiple of 128 bytes,
     # every SM filling: fitted (mean log error 0.01, mean deviation 0.12) to the 171 such
@@ -141,7 +150,8 @@ def predict(m: int, n: int, k: int, knobs: dict, rates: Rates = RATES,
     slow_a = 1.0 + rates.misaligned_fill * busy * off_pitch[0] * min(bm, m) / bm
     slow_b = 1.0 + rates.misaligned_fill * busy * off_pitch[1] * min(bn, n) / bn
     fill_bytes = (bm * slow_a + bn / cluster * slow_b) * bk * elem_bytes
-    fill_us = fill_bytes / (rates.l2_gbps_per_sm * 1e3)
+    fill_us = max(fill_bytes / (rates.l2_gbps_per_sm * 1e3),
+                  fill_bytes * min(items, SM_COUNT) / (rates.l2_total_gbps * 1e3))
     tile_out = bm * bn * (4 if split > 1 else elem_bytes)
     if split > 1:
         epi_us = tile_out / (rates.epilogue_gbps_per_sm * 1e3)
