@@ -84,6 +84,12 @@ SWEEP = [
     {"label": "WG1 deeper rings", "when": "decode", "gate_up": {"WG": 1, "CONSUMERS": (1,), "S": 8},
      "down": {"WG": 1, "CONSUMERS": (1,), "S": 12}},
     {"label": "gate_up WG1", "when": "decode", "gate_up": {"WG": 1, "CONSUMERS": (1,)}},
+    # over the one-warpgroup default: wider weight tiles, fewer and longer items
+    {"label": "gate_up BN128 S5", "when": "decode", "gate_up": {"BN": 128, "S": 5}},
+    {"label": "gate_up BN128, down BN128", "when": "decode", "gate_up": {"BN": 128, "S": 4},
+     "down": {"BN": 128, "S": 6}},
+    {"label": "gate_up BN128 S5, down BN128 S8", "when": "decode",
+     "gate_up": {"BN": 128, "S": 5}, "down": {"BN": 128, "S": 8}},
 ]
 
 
@@ -332,8 +338,8 @@ def breakdown(torch, name, t, e, k, h, i):
 
 
 def sweep(torch, copy_bw, gm_missing, shapes=None):
-    """Each SWEEP variant timed on each of `shapes` (names among SWEEP_SHAPES, all of them
-    when None)."""
+    """Each SWEEP variant timed on each of `shapes` (names among SHAPES; SWEEP_SHAPES when
+    None)."""
     import importlib
 
     shapes = SWEEP_SHAPES if shapes is None else shapes
@@ -435,7 +441,8 @@ def main(argv=None, prog=None) -> int:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     p.add_argument("--correctness", action="store_true", help="only the correctness cases")
     p.add_argument("--timing", action="store_true", help="only the timing")
-    p.add_argument("--sweep", action="store_true", help="only the knob sweep (SWEEP over SWEEP_SHAPES)")
+    p.add_argument("--sweep", action="store_true",
+                   help="only the knob sweep (SWEEP over SWEEP_SHAPES, or the --shapes)")
     p.add_argument("--breakdown", action="store_true",
                    help="only each launch of the layer timed alone, per shape")
     p.add_argument("--shapes", default="", help=f"names among {', '.join(SHAPES)}")
@@ -526,7 +533,7 @@ def main(argv=None, prog=None) -> int:
               f"{report['geomean_ratio_vs_stronger_prefill']}; decode bw ratio geomean "
               f"{report['geomean_bw_ratio_decode']}")
     if args.sweep:
-        chosen = [n for n in SWEEP_SHAPES if n in names] if args.shapes else None
+        chosen = names if args.shapes else None     # any shape given by name
         report["sweep"] = sweep(torch, copy_bw, gm_missing, chosen)
     os.makedirs(args.out, exist_ok=True)
     kind = "sweep" if args.sweep else ("correctness" if args.correctness and not args.timing

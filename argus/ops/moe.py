@@ -47,13 +47,17 @@ def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
     """The knobs of each GEMM for a layer shape: {"gate_up": {...}, "down": {...}} (kernel
     constants BN, S and the module constants ORDER, WG/CONSUMERS and, for the gate-up,
     GATHER). Prefill: 128 x 256 gate-up tiles (two 128-wide accumulators) and 128 x 128 down
-    tiles; decode: 64 x 64 tiles (one consumer warpgroup) and deeper rings (memory bound,
-    and more items for the few experts hit)."""
-    if t <= DECODE_T:       # one consumer warpgroup: 64-slot m-tiles, half the padding rows
-        one = {"WG": 1, "CONSUMERS": (1,)}   # (H100, T=16: layer 1.85 -> 1.17 ms, 0.92 -> 0.68)
-        return {"gate_up": {"BN": 64, "S": 6, "ORDER": "n_major", "GATHER": GATE_UP_GATHER,
+    tiles; decode: 64 x 128 tiles (one consumer warpgroup) and deeper rings (memory
+    bound)."""
+    if t <= DECODE_T:
+        # one consumer warpgroup: 64-slot m-tiles, half the padding rows (H100, T=16: layer
+        # 1.85 -> 1.17 ms, 0.92 -> 0.68); 128-wide weight tiles: half the items, each twice
+        # as long (H100 sweep, 2026-12-06: Mixtral T=1/16/64 1.19/1.12/1.06x, fine-grained
+        # 1.20/1.25/1.27x over 64-wide ones; docs/perf-log.md)
+        one = {"WG": 1, "CONSUMERS": (1,)}
+        return {"gate_up": {"BN": 128, "S": 5, "ORDER": "n_major", "GATHER": GATE_UP_GATHER,
                             **one},
-                "down": {"BN": 64, "S": 8, "ORDER": "n_major", **one}}
+                "down": {"BN": 128, "S": 8, "ORDER": "n_major", **one}}
     return {"gate_up": {"BN": 128, "S": 4, "ORDER": "n_major", "GATHER": GATE_UP_GATHER},
             "down": {"BN": 128, "S": 6, "ORDER": "n_major"}}
 

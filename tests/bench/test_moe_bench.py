@@ -56,8 +56,8 @@ def test_planned_kernels_cover_every_launch_of_the_run():
                                with_correctness=False)
     names = {(m, n) for m, n, _ in plans}
     assert ("moe_combine", "moe_combine_atomic") in names and len(names) == 7
-    bns = {ov["BN"] for m, n, ov in plans if n == "moe_down"}
-    assert bns == {128, 64}       # prefill and decode configurations
+    downs = {tuple(sorted(ov.items())) for m, n, ov in plans if n == "moe_down"}
+    assert len(downs) == 2        # prefill and decode configurations
     assert len(plans) == len({(m, n, tuple(sorted(o.items()))) for m, n, o in plans})
 
 

@@ -34,13 +34,17 @@ def _load(name):
 
 
 GATE_UP, DOWN = _load("moe_gate_up"), _load("moe_down")
+DECODE = {"WG": 1, "CONSUMERS": (1,), "BN": 128}     # argus.ops.moe.config_for, T <= 64
 
 
 @pytest.mark.parametrize("module, name, overrides", [
     ("moe_gate_up", "moe_gate_up", {}), ("moe_gate_up", "moe_gate_up", {"ORDER": "m_major"}),
     ("moe_gate_up", "moe_gate_up", {"GATHER": "warpgroup"}),
     ("moe_gate_up", "moe_gate_up", {"GATHER": "warpgroup", "ORDER": "m_major"}),
-    ("moe_down", "moe_down", {}), ("moe_down", "moe_down", {"ORDER": "m_major", "BN": 256})])
+    ("moe_down", "moe_down", {}), ("moe_down", "moe_down", {"ORDER": "m_major", "BN": 256}),
+    # argus.ops.moe's decode configurations: one consumer warpgroup, 128-wide weight tiles
+    ("moe_gate_up", "moe_gate_up", {"GATHER": "warpgroup", **DECODE, "S": 5}),
+    ("moe_down", "moe_down", {**DECODE, "S": 8})])
 def test_verifies_with_no_finding_quickly(module, name, overrides):
     ir = kernel_ir(module, name, **overrides)
     budget = 2.0 * load_scale()
@@ -67,6 +71,7 @@ GATE_UP_CASES = [  # E, T tokens, P slots, K, F, routing, overrides
     (8, 9, 130, 64, 256, "one", {"ORDER": "m_major"}),
     (4, 30, 200, 192, 128, "spread", {"BN": 64, "S": 3, "BLOCKS": 3}),
     (16, 100, 261, 64, 128, "random", {"BLOCKS": 2}),
+    (8, 3, 6, 128, 256, "random", {**DECODE, "S": 5, "BLOCKS": 4}),     # decode: 3 tokens
 ]
 
 
@@ -110,6 +115,7 @@ DOWN_CASES = [  # E, P, K, N, routing, overrides
     (8, 131, 64, 256, "one", {"BN": 256, "ORDER": "m_major"}),
     (4, 260, 192, 128, "spread", {"BN": 64, "S": 3, "BLOCKS": 3}),
     (16, 77, 64, 128, "random", {"BLOCKS": 1}),
+    (8, 6, 192, 256, "random", {**DECODE, "S": 8, "BLOCKS": 3}),        # decode: 6 slots
 ]
 
 
