@@ -4,7 +4,8 @@
 #   0 build     every kernel specialisation the run launches, built in parallel (disk cache)
 #   a correct   correctness on small shapes (tails, empty expert, all-to-one, both combine
 #               modes) against fp64 torch, and CUDA-graph capture/replay equality
-#   b sanitize  compute-sanitizer memcheck of one small layer (both combine modes)
+#   b sanitize  compute-sanitizer memcheck of two small layers, prefill and decode
+#               configurations (both combine modes)
 #     racecheck compute-sanitizer racecheck of the same (the exchanges through shared memory)
 #   c bench     timing against torch._grouped_mm and a cuBLAS loop, the issue's shapes
 #   d sweep     the knob sweep on two shapes
@@ -20,11 +21,12 @@ TAIL=40
 SMALL='
 import torch, argus.ops as ops
 from argus.bench.moe_bench import make_inputs
-for det in (True, False):
-    x, L, w13, w2 = make_inputs(torch, 77, 8, 2, 256, 256, "random", 5, "cuda")
-    out = ops.moe(x, L, w13, w2, 2, True, det)
-    torch.cuda.synchronize()
-    print("finite", bool(torch.isfinite(out).all()), "deterministic", det)
+for t, e, k in ((77, 8, 2), (16, 64, 6)):      # a prefill and a decode configuration
+    for det in (True, False):
+        x, L, w13, w2 = make_inputs(torch, t, e, k, 256, 256, "random", 5, "cuda")
+        out = ops.moe(x, L, w13, w2, k, True, det)
+        torch.cuda.synchronize()
+        print("T", t, "E", e, "finite", bool(torch.isfinite(out).all()), "deterministic", det)
 '
 build()    { nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv | tee -a "$LOG"; run 200 $B --prebuild; }
 correct()  { run 150 $B --correctness; }
