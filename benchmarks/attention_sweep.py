@@ -15,7 +15,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHAPES = ["4x16x16x4096x4096x128", "4x16x16x4096x4096x128c", "8x16x16x2048x2048x64c"]
 # name -> the constants it sets (over the shape class's defaults); each FA3 technique on
 # and off, one at a time, against the default
-VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0, FOLD_SCALE=0)
+VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0, FOLD_SCALE=0,
+                 # PINGPONG=0)
     "default": {},
     "mask_all": {"MASK": "all"},               # every block masked (one key loop)
     "no_split_kv": {"SPLIT_KV": 0},            # K and V of a stage on one barrier
@@ -26,6 +27,8 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "stages3": {"S": 3},
     "fold_lpt": {"FOLD_SCALE": 1, "LPT": 1},
     "fold_lpt_s3": {"FOLD_SCALE": 1, "LPT": 1, "S": 3},
+    "pingpong": {"PINGPONG": 1},               # the consumers take turns at the tensor cores
+    "pingpong_fold": {"PINGPONG": 1, "FOLD_SCALE": 1},
 }
 
 

@@ -32,7 +32,7 @@ build per distinct scale, disk-cached), so exp2 computes the softmax with the sc
 Compile-time knobs (module constants, specialised by argus.ops like gemm.py's):
   DT "bf16"|"fp16", HD 64|128, G (query heads per KV head), CAUSAL 0|1,
   BN (keys per block), S (ring stages), and the FA3 techniques SPLIT_KV, MASK, OVERLAP,
-  LPT, FOLD_SCALE (each described where it is defined).
+  LPT, FOLD_SCALE, PINGPONG (each described where it is defined).
 
 Sizes: the sequence lengths SQ and SK are not the dims of any flattened tensor, so the
 kernel takes them as size parameters (`SQ: Dim, SK: Dim`), ints after the tensors.
@@ -41,7 +41,8 @@ kernel takes them as size parameters (`SQ: Dim, SK: Dim`), ints after the tensor
 from argus.lang import (Dim, Tensor, add_tag, arrive, assign, assume, block_id, cast, col_of,
                         const, convert_layout, coord, elect_one, exp2, expect_tx,
                         fence_mbarrier_init, fp32, fragment, helper, kernel, log2,
-                        maximum, mbarrier, mbarrier_init, minimum, nbytes, role, row_max,
+                        maximum, mbarrier, mbarrier_init, minimum, named_barrier, nbytes, role,
+                        row_max,
                         row_of, row_sum, segment, select, smem, store, sync_block, tag,
                         tag_assert, tile, tma_load, wait, warpgroup_index, wgmma,
                         wgmma_commit, wgmma_fence, wgmma_wait)
@@ -61,6 +62,10 @@ FOLD_SCALE = 0     # 1: row max on the raw scores, exp2(s * c - m * c) one FMA a
 OVERLAP = 0        # 1: S of block j + 1 is issued before the softmax of block j
 LPT = 0            # 1: heads on grid x, query blocks on y from the last down (causal: the
                    # longest tiles start first)
+PINGPONG = 0       # 1: the two consumer warpgroups take turns at the tensor cores: warpgroup
+                   # 0 issues a block's S = Q K^T only after warpgroup 1 has issued its own,
+                   # so one warpgroup's softmax runs under the other's GEMMs
+TURN = 1           # the named barrier of those turns (the compiler keeps 12..15)
 
 
 @helper
@@ -201,7 +206,13 @@ def block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empt
     """One key block, in order: S = Q K^T, the softmax, O += P V, the stage released."""
     s = j % S
     wait(k_full[s], (j // S) & 1)
+    if PINGPONG:
+        if wg == 0:
+            named_barrier(TURN, 256)     # after warpgroup 1 has issued this block's S
     scores_qk(s_acc, q_rows, k_s[s])
+    if PINGPONG:
+        if wg == 1:
+            named_barrier(TURN, 256)     # warpgroup 0 issues its S only now
     wgmma_wait(0)
     masked = masked_scores(s_acc, j, bx, wg, q0, k0, SQ, SK, mask)
     p16 = online_softmax(masked, m_i, l_i, o_acc, j)

@@ -16,7 +16,8 @@ from argus.runtime.launch_errors import LaunchError
 BLOCK_M = 128                     # query rows per block: two consumer warpgroups of 64
 HEAD_DIMS = (64, 128)
 KEY_BLOCKS = (64, 128)            # BN
-KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "FOLD_SCALE")   # attention.py's constants
+KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "FOLD_SCALE",
+         "PINGPONG")   # attention.py's constants
 
 
 def smem_bytes(hd: int, bn: int, stages: int) -> int:

@@ -7,7 +7,9 @@
   barriers.count          named_barrier(id, n) (bar.sync id, n) releases when n threads
                           have arrived: the warpgroups that reach it (its role's, narrowed by
                           branches on warpgroup_index(), plus every other role that syncs on
-                          the same id with the same count) must number exactly n / 128;
+                          the same id with the same count, plus the warpgroups of its own
+                          role that sync on it at another point of the same loop body, a
+                          ping-pong) must number exactly n / 128, none arriving twice;
                           fewer deadlock, more release early and mix two phases; two roles
                           using one id with different counts disagree
   barriers.elected        a bar.sync inside elect_one(): bar.sync is executed by whole warps,
@@ -141,6 +143,7 @@ def _participation(m: Model, s: Sync, syncs: list[Sync], wg_vars: dict,
                         "which warpgroups reach it is not decided", "branch on sizes, ids, "
                         "loop counters and warpgroup_index() arithmetic", severity="warning")]
     partners, clash = _partners(s, syncs)
+    halves = _other_points(s, syncs)
     if clash is not None:
         return [finding(
             "barriers.count", s.event.op,
@@ -159,10 +162,19 @@ def _participation(m: Model, s: Sync, syncs: list[Sync], wg_vars: dict,
             f"{p.event.op.loc.line}) inside different loops; that both reach it the same "
             "number of times is not decided", "reach the shared barrier at the same loop "
             "depth in both roles, or give each role its own id", severity="warning")]
-    arrived = z3.Sum(*[z3.If(r, z3.BitVecVal(WARPGROUP_THREADS, smt.WIDTH),
-                             z3.BitVecVal(0, smt.WIDTH)) for r in reach])
+    # the same role's syncs on this barrier at other points of the same loop body (one
+    # warpgroup syncs before an op, another after it: a ping-pong): each warpgroup arrives
+    # at one of the points per iteration, so their arrivals add up, and a warpgroup that
+    # reaches two of them arrives twice in one phase
+    # (only where some warpgroup of the role skips this point: where all reach it, each
+    # point is a phase of its own, as in an epilogue that syncs twice)
+    reaches = [reach] + [_reach(m, p, wg_vars) for p in halves]
+    counted = [z3.Sum(*[_threads(r) for rs in reaches[:n] for r in rs]) for n in (1, None)]
+    twice = [z3.And(reach[i], rs[i]) for rs in reaches[1:] for i in range(len(s.members))]
+    partial = z3.Or(*[z3.Not(r) for r in reach]) if halves else z3.BoolVal(False)
     runs = z3.Or(*reach)
-    wrong = z3.And(runs, arrived + others != s.count)
+    wrong = z3.And(runs, z3.If(partial, z3.Or(counted[1] + others != s.count, *twice),
+                               counted[0] + others != s.count))
     if z3.is_false(z3.simplify(wrong)):
         return []
     smallest = [l.counter for l in s.event.where.loops] + \
@@ -172,7 +184,11 @@ def _participation(m: Model, s: Sync, syncs: list[Sync], wg_vars: dict,
         return []
     here = [wg for wg, r in zip(s.members, reach)
             if z3.is_true(found.eval(r, model_completion=True))]
-    return [_report(m, s, found, here, partners, everyone)]
+    also = []
+    if z3.is_true(found.eval(partial, model_completion=True)):
+        also = [wg for p, rs in zip(halves, reaches[1:]) for wg, r in zip(p.members, rs)
+                if z3.is_true(found.eval(r, model_completion=True))]
+    return [_report(m, s, found, here, partners, everyone, also)]
 
 
 def _partners(s: Sync, syncs: list[Sync]):
@@ -191,6 +207,18 @@ def _partners(s: Sync, syncs: list[Sync]):
     return same, clash
 
 
+def _threads(reached):
+    return z3.If(reached, z3.BitVecVal(WARPGROUP_THREADS, smt.WIDTH), z3.BitVecVal(0, smt.WIDTH))
+
+
+def _other_points(s: Sync, syncs: list[Sync]) -> list[Sync]:
+    """The syncs of s's own role on the same barrier and count at other points of the same
+    loop nest (a branch on the warpgroup puts each warpgroup at one of them)."""
+    return [p for p in syncs if p is not s and p.role is s.role and p.key == s.key
+            and p.count == s.count and p.event.where.elect is None
+            and p.event.where.signature == s.event.where.signature]
+
+
 def _one_per_role(partners: list[Sync]) -> list[Sync]:
     seen, out = set(), []
     for p in partners:
@@ -201,11 +229,14 @@ def _one_per_role(partners: list[Sync]) -> list[Sync]:
 
 
 def _report(m: Model, s: Sync, found, here: list[int], partners: list[Sync],
-            everyone: tuple[int, ...]) -> Finding:
+            everyone: tuple[int, ...], also: list[int] = ()) -> Finding:
+    """`also`: the warpgroups of s's role that reach its other points in the loop body."""
     roles = _role_names(m)
-    joined = sorted(set(here) | {w for p in _one_per_role(partners) for w in p.members})
+    joined = sorted(set(here) | set(also) |
+                    {w for p in _one_per_role(partners) for w in p.members})
     absent = [w for w in everyone if w not in joined]
-    threads = WARPGROUP_THREADS * len(joined)
+    threads = WARPGROUP_THREADS * (len(here) + len(also) + sum(
+        len(p.members) for p in _one_per_role(partners)))
     reached = "; ".join(_group(roles, joined)) or "no warpgroup"
     missing = "; ".join(_group(roles, absent)) or "none"
     if s.key[0] == "cluster" or s.event.op.opcode == "barrier.block":
@@ -217,9 +248,13 @@ def _report(m: Model, s: Sync, found, here: list[int], partners: list[Sync],
                 f"or sync only these warpgroups with named_barrier(id, {threads}), id 1..11")
     else:
         check = "barriers.count"
-        left_out = [w for w in s.members if w not in here]
+        left_out = [w for w in s.members if w not in here and w not in also]
         missing = f", not by {'; '.join(_group(roles, left_out))}" if left_out else ""
-        if threads < s.count:
+        doubled = sorted(set(here) & set(also))
+        if doubled:
+            effect = (f"warpgroup {doubled[0]} reaches it and another of its points in one "
+                      "iteration, so it arrives twice in one phase")
+        elif threads < s.count:
             effect = (f"the arrivals never reach {s.count} (deadlock)")
         else:
             effect = (f"the barrier releases after {s.count} of them and the rest arrive in "

@@ -175,3 +175,44 @@ def test_library_and_examples_are_clean():
     for path in paths:
         for name, kernel in parse_file(path).items():
             assert barriers.check(kernel) == [], f"{path.name}::{name}"
+
+
+PINGPONG = '''
+@kernel(grid=(1,), block=384)
+def k(X: Tensor[64, 64, fp32], Y: Tensor[64, 64, fp32]):
+    with role("producer", warpgroups=(0,), regs=40):
+        fence_proxy_async()
+    with role("consumers", warpgroups=(1, 2), regs=232):
+        wg = warpgroup_index()
+        for j in range(3):
+            FIRST
+            fence_proxy_async()
+            SECOND
+        if wg == 0:
+            store(tile(Y, (64, 64), (0, 0)), load(tile(X, (64, 64), (0, 0)), "blocked") + 1.0)
+'''
+TURN_0 = "if wg == 0:\n                named_barrier(3, 256)"
+TURN_1 = "if wg == 1:\n                named_barrier(3, 256)"
+
+
+@pytest.mark.parametrize("first,second,expected", [
+    # warpgroup 0 waits before the op, 1 after it: they take turns, 256 arrivals a phase
+    (TURN_0, TURN_1, []),
+    # warpgroup 1 also syncs before the op: it arrives twice an iteration
+    ("named_barrier(3, 256)", TURN_1, [("barriers.count", 12, "error")]),
+    # warpgroup 1 never takes its turn: 128 arrivals, never 256
+    (TURN_0, "fence_proxy_async()", [("barriers.count", 10, "error")]),
+], ids=["ping-pong", "twice", "missing-turn"])
+def test_two_warpgroups_taking_turns_at_one_barrier(first, second, expected):
+    """A ping-pong (flash attention's consumers): each warpgroup of one role syncs on the
+    barrier at its own point of the loop body; the arrivals of both add up to a phase."""
+    body = PINGPONG.replace("FIRST", first).replace("SECOND", second)
+    assert _findings(body) == expected
+    result = interpret(_kernel(body), {"X": np.ones((64, 64), np.float32),
+                                       "Y": np.zeros((64, 64), np.float32)}, blocks=[0])
+    assert result.ok == (expected == []), result.failures()
+    if expected:
+        assert "deadlock" in " ".join(result.failures())
+    if first == "named_barrier(3, 256)":
+        f, = barriers.check(_kernel(body))
+        assert "arrives twice" in f.message and "warpgroup 2" in f.message
