@@ -15,12 +15,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHAPES = ["4x16x16x4096x4096x128", "4x16x16x4096x4096x128c", "8x16x16x2048x2048x64c"]
 # name -> the constants it sets (over the shape class's defaults); each FA3 technique on
 # and off, one at a time, against the default
-VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0, FOLD_SCALE=0,
+VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0, FOLD_SCALE=1,
                  # PINGPONG=0)
     "default": {},
     "mask_all": {"MASK": "all"},               # every block masked (one key loop)
     "no_split_kv": {"SPLIT_KV": 0},            # K and V of a stage on one barrier
     "fold_scale": {"FOLD_SCALE": 1},           # exp2(s c - m c): one FMA an element
+    "unfolded": {"FOLD_SCALE": 0},             # scores scaled before the max
     "overlap_bn64": {"OVERLAP": 1, "BN": 64},  # S of block j+1 under the softmax of j
     "lpt": {"LPT": 1},                         # longest query blocks first (causal)
     "bn64": {"BN": 64},

@@ -58,7 +58,7 @@ S = 2                                    # K/V ring stages
 SPLIT_KV = 1       # K and V of a stage on their own barriers: S = Q K^T starts before V lands
 MASK = "edge"      # only the diagonal and tail blocks are masked (two key loops); "all":
                    # every block (one loop, the example's structure)
-FOLD_SCALE = 0     # 1: row max on the raw scores, exp2(s * c - m * c) one FMA an element
+FOLD_SCALE = 1     # 1: row max on the raw scores, exp2(s * c - m * c) one FMA an element
 OVERLAP = 0        # 1: S of block j + 1 is issued before the softmax of block j
 LPT = 0            # 1: heads on grid x, query blocks on y from the last down (causal: the
                    # longest tiles start first)

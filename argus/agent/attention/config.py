@@ -12,7 +12,7 @@ class AttentionConfig:
     S: int = 2             # K/V ring stages
     SPLIT_KV: int = 1      # K and V of a stage on their own barriers
     MASK: str = "edge"     # mask only the diagonal and tail blocks ("all": every block)
-    FOLD_SCALE: int = 0    # the softmax scale folded into exp2's FMA
+    FOLD_SCALE: int = 1    # the softmax scale folded into exp2's FMA
     OVERLAP: int = 0       # S of block j + 1 issued before the softmax of block j
     LPT: int = 0           # longest query blocks first
 

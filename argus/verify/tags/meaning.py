@@ -305,6 +305,7 @@ class AttentionState:
     consumed: set = field(default_factory=set)         # contributions checked (ids)
     assigned: dict = field(default_factory=dict)       # id(Fragment) -> loc of last assign
     keygens: dict = field(default_factory=dict)        # id(Contribution) -> (key, valid, n)
+    scaled: dict = field(default_factory=dict)         # (id(Series), c) -> (it, c times it)
 
 
 def state(w) -> AttentionState:

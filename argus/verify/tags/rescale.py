@@ -1,6 +1,7 @@
 """The online softmax, continued: rescaling by alpha, the running row sum, and o / l.
 
   l * alpha, o * alpha         alpha starts from the max l (o) is relative to, same row
+  x * c (c > 0 constant)       the scale folded into the exponent (scaled.py)
   l * alpha + row_sum(p)       both relative to the same max, over adjacent blocks
   o / l                        the same max, the same blocks, the same row; the keys
                                accumulated are exactly the unmasked ones (keys.py)
@@ -27,7 +28,8 @@ def mul(w, op: Op, args) -> bool:
     if isinstance(mb, Alpha) or isinstance(ma, Alpha):
         x, alpha, xi = (a, mb, "lhs") if isinstance(mb, Alpha) else (b, ma, "rhs")
         return _rescale(w, op, x, alpha, op.arg(xi))
-    return False
+    from . import scaled
+    return scaled.mul(w, op, args)
 
 
 def _rescale(w, op, x, alpha: Alpha, operand) -> bool:

@@ -25,14 +25,14 @@ def test_defaults_are_within_25_percent_of_the_measured_times(task, measured_tfl
 
 
 def test_each_mechanism_moves_the_estimate_its_way():
-    base = AttentionConfig(BN=128, S=2)
+    base = AttentionConfig(BN=128, S=2, FOLD_SCALE=0)
     assert ms(AttentionConfig(BN=128, S=2, FOLD_SCALE=1), D128) < ms(base, D128)
-    assert ms(AttentionConfig(BN=128, S=2, MASK="all"), D128) > ms(base, D128)
+    assert ms(AttentionConfig(BN=128, S=2, MASK="all", FOLD_SCALE=0), D128) > ms(base, D128)
     assert ms(AttentionConfig(BN=64, S=2, OVERLAP=1), D128) < ms(AttentionConfig(BN=64, S=2), D128)
     assert ms(AttentionConfig(BN=32, S=2), D128) > ms(AttentionConfig(BN=64, S=2), D128)
     # causal: the longest query blocks first balance the SMs' tails
-    assert ms(AttentionConfig(LPT=1), D128C) < ms(base, D128C)
-    assert ms(AttentionConfig(LPT=1), D128) == pytest.approx(ms(base, D128))
+    assert ms(AttentionConfig(LPT=1, FOLD_SCALE=0), D128C) < ms(base, D128C)
+    assert ms(AttentionConfig(LPT=1, FOLD_SCALE=0), D128) == pytest.approx(ms(base, D128))
     # a shallow ring is load-bound on short iterations; SPLIT_KV shortens the wait
     short = AttentionTask(16, 16, 16, 1024, 1024, 64)
     assert ms(AttentionConfig(BN=32, S=2, SPLIT_KV=0), short) > ms(AttentionConfig(BN=32, S=4, SPLIT_KV=0), short)

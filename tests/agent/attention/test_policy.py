@@ -91,10 +91,10 @@ def test_a_broken_knob_value_is_given_up():
 def test_build_refusals_are_skipped_not_evaluated():
     task = SHAPES[2]
     space = AttentionSpace(build_check=True, builder=lambda spec: {
-        "errors": ["ptxas spills"] if dict(spec[2])["FOLD_SCALE"] else [], "spilled": 0})
+        "errors": ["ptxas spills"] if dict(spec[2])["SPLIT_KV"] == 0 else [], "spilled": 0})
     timer = FakeTimer(space, {})
     run = run_planner(timer, task, space, Budget(evaluations=5))
-    assert not any(c.FOLD_SCALE for c in timer.calls)
+    assert not any(c.SPLIT_KV == 0 for c in timer.calls)
     assert any(s.skipped for s in run.steps)
 
 
