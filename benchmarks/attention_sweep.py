@@ -22,6 +22,9 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "no_split_kv": {"SPLIT_KV": 0},            # K and V of a stage on one barrier
     "fold_scale": {"FOLD_SCALE": 1},           # exp2(s c - m c): one FMA an element
     "unfolded": {"FOLD_SCALE": 0},             # scores scaled before the max
+    "stages2": {"S": 2},
+    "stages4": {"S": 4},
+    "pingpong_lpt": {"PINGPONG": 1, "LPT": 1},
     "overlap_bn64": {"OVERLAP": 1, "BN": 64},  # S of block j+1 under the softmax of j
     "lpt": {"LPT": 1},                         # longest query blocks first (causal)
     "bn64": {"BN": 64},
