@@ -81,24 +81,25 @@ def moe_down(X: Tensor["T", "K", DT], W: Tensor["EN", "K", DT], counts: Tensor[E
                 else:
                     OUTER = MT
                     INNER = NT
-                for a in range(OUTER):
-                    for b in range(INNER):
-                        w = t0 * NT + a * INNER + b
-                        if w % BLOCKS == bid:
-                            i = w // BLOCKS
-                            if ORDER == "n_major":
-                                mt = b
-                                tn = a
-                            else:
-                                mt = a
-                                tn = b
-                            for k in range(KT):
-                                g = i * KT + k
-                                s = g % S
-                                wait(empty[s], ((g // S) & 1) ^ 1)
-                                expect_tx(full[s], nbytes(x_s[s]) + nbytes(w_s[s]))
-                                tma_load(x_s[s], tile(x_e, (BM, BK), (mt, k)), full[s])
-                                tma_load(w_s[s], tile(w_e, (BN, BK), (tn, k)), full[s])
+                if MT > 0:      # an expert without slots has no items: skip its walk
+                    for a in range(OUTER):
+                        for b in range(INNER):
+                            w = t0 * NT + a * INNER + b
+                            if w % BLOCKS == bid:
+                                i = w // BLOCKS
+                                if ORDER == "n_major":
+                                    mt = b
+                                    tn = a
+                                else:
+                                    mt = a
+                                    tn = b
+                                for k in range(KT):
+                                    g = i * KT + k
+                                    s = g % S
+                                    wait(empty[s], ((g // S) & 1) ^ 1)
+                                    expect_tx(full[s], nbytes(x_s[s]) + nbytes(w_s[s]))
+                                    tma_load(x_s[s], tile(x_e, (BM, BK), (mt, k)), full[s])
+                                    tma_load(w_s[s], tile(w_e, (BN, BK), (tn, k)), full[s])
 
     with role("consumer", warpgroups=CONSUMERS, regs=232):
         wg = warpgroup_index()
@@ -115,39 +116,40 @@ def moe_down(X: Tensor["T", "K", DT], W: Tensor["EN", "K", DT], counts: Tensor[E
             else:
                 OUTER = MT
                 INNER = NT
-            for a in range(OUTER):
-                for b in range(INNER):
-                    w = t0 * NT + a * INNER + b
-                    if w % BLOCKS == bid:
-                        i = w // BLOCKS
-                        if ORDER == "n_major":
-                            mt = b
-                            tn = a
-                        else:
-                            mt = a
-                            tn = b
-                        assign(acc, 0.0)
-                        for k in range(KT):
-                            g = i * KT + k
-                            s = g % S
-                            wait(full[s], (g // S) & 1)
-                            wgmma_fence()
-                            wgmma(acc, tile(x_s[s], (64, BK), (wg, 0)), w_s[s])
-                            wgmma_commit()
-                            # keep this step in flight; the one before (of this tile or
-                            # of the block's previous one) has retired: free its stage
-                            wgmma_wait(1)
-                            if g > 0:
-                                with elect_one():
-                                    arrive(empty[(g - 1) % S])
-                        wgmma_wait(0)
-                        # the routing weight of each row's slot, in the epilogue
-                        gate = load(tile(w_e, (64,), (mt * WG + wg,)), f"rows(wgmma_acc_m64n{BN})")
-                        out = cast(acc * gate, DT)
-                        dst = tile(y_e, (64, BN), (mt * WG + wg, tn))
-                        tag_assert(tag(out).row == coord(dst)[0]
-                                   and tag(out).col == e * N + coord(dst)[1])
-                        store(dst, out)
+            if MT > 0:      # an expert without slots has no items: skip its walk
+                for a in range(OUTER):
+                    for b in range(INNER):
+                        w = t0 * NT + a * INNER + b
+                        if w % BLOCKS == bid:
+                            i = w // BLOCKS
+                            if ORDER == "n_major":
+                                mt = b
+                                tn = a
+                            else:
+                                mt = a
+                                tn = b
+                            assign(acc, 0.0)
+                            for k in range(KT):
+                                g = i * KT + k
+                                s = g % S
+                                wait(full[s], (g // S) & 1)
+                                wgmma_fence()
+                                wgmma(acc, tile(x_s[s], (64, BK), (wg, 0)), w_s[s])
+                                wgmma_commit()
+                                # keep this step in flight; the one before (of this tile or
+                                # of the block's previous one) has retired: free its stage
+                                wgmma_wait(1)
+                                if g > 0:
+                                    with elect_one():
+                                        arrive(empty[(g - 1) % S])
+                            wgmma_wait(0)
+                            # the routing weight of each row's slot, in the epilogue
+                            gate = load(tile(w_e, (64,), (mt * WG + wg,)), f"rows(wgmma_acc_m64n{BN})")
+                            out = cast(acc * gate, DT)
+                            dst = tile(y_e, (64, BN), (mt * WG + wg, tn))
+                            tag_assert(tag(out).row == coord(dst)[0]
+                                       and tag(out).col == e * N + coord(dst)[1])
+                            store(dst, out)
 
 
 def reference(X, W, wsorted, counts):

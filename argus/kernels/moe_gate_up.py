@@ -76,34 +76,35 @@ def produce(X, W1, W3, ids, cnt, offs, tile_offs, x_s, g_s, u_s, full, empty, bi
         else:
             OUTER = MT
             INNER = NT
-        for a in range(OUTER):
-            for b in range(INNER):
-                w = t0 * NT + a * INNER + b
-                if w % BLOCKS == bid:
-                    i = w // BLOCKS
-                    if ORDER == "n_major":
-                        mt = b
-                        tn = a
-                    else:
-                        mt = a
-                        tn = b
-                    tokens = load_indices(tile(ids_e, (BM,), (mt,)))
-                    for k in range(KT):
-                        g = i * KT + k
-                        s = g % S
-                        wait(empty[s], ((g // S) & 1) ^ 1)
-                        if GATHER == "tma":
-                            expect_tx(full[s], nbytes(x_s[s]) + nbytes(g_s[s])
-                                      + nbytes(u_s[s]))
-                            gather_tma(x_s[s], X, tokens, k, full[s])
-                            tma_load(g_s[s], tile(wg_e, (BN, BK), (tn, k)), full[s])
-                            tma_load(u_s[s], tile(wu_e, (BN, BK), (tn, k)), full[s])
+        if MT > 0:      # an expert without slots has no items: skip its walk
+            for a in range(OUTER):
+                for b in range(INNER):
+                    w = t0 * NT + a * INNER + b
+                    if w % BLOCKS == bid:
+                        i = w // BLOCKS
+                        if ORDER == "n_major":
+                            mt = b
+                            tn = a
                         else:
-                            with elect_one():
-                                expect_tx(full[s], nbytes(g_s[s]) + nbytes(u_s[s]))
+                            mt = a
+                            tn = b
+                        tokens = load_indices(tile(ids_e, (BM,), (mt,)))
+                        for k in range(KT):
+                            g = i * KT + k
+                            s = g % S
+                            wait(empty[s], ((g // S) & 1) ^ 1)
+                            if GATHER == "tma":
+                                expect_tx(full[s], nbytes(x_s[s]) + nbytes(g_s[s])
+                                          + nbytes(u_s[s]))
+                                gather_tma(x_s[s], X, tokens, k, full[s])
                                 tma_load(g_s[s], tile(wg_e, (BN, BK), (tn, k)), full[s])
                                 tma_load(u_s[s], tile(wu_e, (BN, BK), (tn, k)), full[s])
-                            gather_cp_async(x_s[s], X, tokens, k, full[s])
+                            else:
+                                with elect_one():
+                                    expect_tx(full[s], nbytes(g_s[s]) + nbytes(u_s[s]))
+                                    tma_load(g_s[s], tile(wg_e, (BN, BK), (tn, k)), full[s])
+                                    tma_load(u_s[s], tile(wu_e, (BN, BK), (tn, k)), full[s])
+                                gather_cp_async(x_s[s], X, tokens, k, full[s])
 
 
 @kernel(grid=(BLOCKS,), block=128 * (1 + WG))
@@ -171,43 +172,44 @@ def moe_gate_up(X: Tensor["T", "K", DT], W1: Tensor["EF", "K", DT], W3: Tensor["
             else:
                 OUTER = MT
                 INNER = NT
-            for a in range(OUTER):
-                for b in range(INNER):
-                    w = t0 * NT + a * INNER + b
-                    if w % BLOCKS == bid:
-                        i = w // BLOCKS
-                        if ORDER == "n_major":
-                            mt = b
-                            tn = a
-                        else:
-                            mt = a
-                            tn = b
-                        assign(gate, 0.0)
-                        assign(up, 0.0)
-                        for k in range(KT):
-                            g = i * KT + k
-                            s = g % S
-                            wait(full[s], (g // S) & 1)
-                            if GATHER == "warpgroup":
-                                fence_proxy_async()    # the rows came by cp.async (generic proxy)
-                            x_rows = tile(x_s[s], (64, BK), (wg, 0))
-                            wgmma_fence()
-                            wgmma(gate, x_rows, g_s[s])
-                            wgmma(up, x_rows, u_s[s])
-                            wgmma_commit()
-                            # keep this step in flight; the one before (of this tile or
-                            # of the block's previous one) has retired: free its stage
-                            wgmma_wait(1)
-                            if g > 0:
-                                with elect_one():
-                                    arrive(empty[(g - 1) % S])
-                        wgmma_wait(0)
-                        act = gate / (exp2(gate * -LOG2E) + 1.0)   # silu(gate), fp32
-                        out = cast(act * up, DT)
-                        dst = tile(h_e, (64, BN), (mt * WG + wg, tn))
-                        tag_assert(tag(out).row == ids[coord(dst)[0]]
-                                   and tag(out).col == e * F + coord(dst)[1])
-                        store(dst, out)
+            if MT > 0:      # an expert without slots has no items: skip its walk
+                for a in range(OUTER):
+                    for b in range(INNER):
+                        w = t0 * NT + a * INNER + b
+                        if w % BLOCKS == bid:
+                            i = w // BLOCKS
+                            if ORDER == "n_major":
+                                mt = b
+                                tn = a
+                            else:
+                                mt = a
+                                tn = b
+                            assign(gate, 0.0)
+                            assign(up, 0.0)
+                            for k in range(KT):
+                                g = i * KT + k
+                                s = g % S
+                                wait(full[s], (g // S) & 1)
+                                if GATHER == "warpgroup":
+                                    fence_proxy_async()    # the rows came by cp.async (generic proxy)
+                                x_rows = tile(x_s[s], (64, BK), (wg, 0))
+                                wgmma_fence()
+                                wgmma(gate, x_rows, g_s[s])
+                                wgmma(up, x_rows, u_s[s])
+                                wgmma_commit()
+                                # keep this step in flight; the one before (of this tile or
+                                # of the block's previous one) has retired: free its stage
+                                wgmma_wait(1)
+                                if g > 0:
+                                    with elect_one():
+                                        arrive(empty[(g - 1) % S])
+                            wgmma_wait(0)
+                            act = gate / (exp2(gate * -LOG2E) + 1.0)   # silu(gate), fp32
+                            out = cast(act * up, DT)
+                            dst = tile(h_e, (64, BN), (mt * WG + wg, tn))
+                            tag_assert(tag(out).row == ids[coord(dst)[0]]
+                                       and tag(out).col == e * F + coord(dst)[1])
+                            store(dst, out)
 
 
 def reference(X, W1, W3, ids, counts):
