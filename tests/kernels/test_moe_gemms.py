@@ -34,7 +34,7 @@ def _load(name):
 
 
 GATE_UP, DOWN = _load("moe_gate_up"), _load("moe_down")
-DECODE = {"WG": 1, "CONSUMERS": (1,), "BN": 128}     # argus.ops.moe.config_for, T <= 64
+DECODE = {"WG": 1, "CONSUMERS": (1,), "BN": 128, "SKIP_EMPTY": 1}   # moe.config_for, T <= 64
 
 
 @pytest.mark.parametrize("module, name, overrides", [
