@@ -21,6 +21,8 @@ from __future__ import annotations
 import z3
 
 from argus.verify import termscan
+from argus.verify.integer_models import exact_check
+from argus.verify.least import least_value
 from argus.verify.smt import TIMEOUT_MS
 
 from argus.verify import integers
@@ -226,12 +228,18 @@ def integer_model(ctx, goal, order, extra):
     """A minimised model of facts & extra & goal found in integers and carried back to the
     bit-vectors (every variable and routing value pinned, the products given their
     meaning), for counterexamples of routing terms the bit-vector solver is slow on.
-    IMPOSSIBLE when the (exact) integer query is unsat; None when it cannot be used (a
-    fact or the goal does not translate, or the pinned bit-vector query fails)."""
+    Every model of the search gives the product atoms their products (true instances
+    asserted as models need them, integer_models.exact_check), so the minimum is that of
+    the real query, which the pinned bit-vector check then confirms. IMPOSSIBLE when the
+    (exact) integer query is unsat with the atoms free; None when it cannot be used (a
+    fact or the goal does not translate, the products do not settle, or the pinned
+    bit-vector query fails)."""
     tr = integers.Translator(integers.bounds_of(ctx))
     try:
         facts = [tr.term(f) for f in ctx.facts]
         rest = [tr.term(x) for x in extra] + [tr.term(goal)]
+        products = [(tr.term(atom), tr.term(a), tr.term(b))
+                    for atom, a, b in termscan.products_reached(ctx.atoms, [*extra, goal])]
     except integers.Untranslatable:
         return None
     s = z3.Solver()
@@ -240,7 +248,7 @@ def integer_model(ctx, goal, order, extra):
     verdict = s.check()
     if verdict == z3.unsat:
         return IMPOSSIBLE
-    if verdict != z3.sat:
+    if verdict != z3.sat or exact_check(s, products, checked=True)[0] != z3.sat:
         return None
     atoms = {key(a) for a, _, _ in ctx.atoms.values()}
     targets = []
@@ -251,7 +259,7 @@ def integer_model(ctx, goal, order, extra):
             continue
     # then the routing values (counts, ids), smallest first: a small routing to replay
     targets += [i for b, i in tr.leaves if not z3.is_const(b) and key(b) not in atoms]
-    _least_int(s, targets)
+    _least_int(s, targets, products)
     m = s.model()
     pins = [bv_leaf == m.eval(int_leaf, model_completion=True).as_long()
             for bv_leaf, int_leaf in tr.leaves if key(bv_leaf) not in atoms]
@@ -261,40 +269,28 @@ def integer_model(ctx, goal, order, extra):
     return b.model() if b.check() == z3.sat else None
 
 
-def _least_int(s, terms) -> None:
-    """Pin each integer term in turn to its least value (s is sat and stays sat). The
-    model of the last satisfiable probe satisfies every pin so far, so it gives the next
+def _least_int(s, terms, products) -> None:
+    """Pin each integer term in turn to its least value in a model that gives the product
+    atoms their products (s is sat with such a model and stays so). The model of the last
+    satisfiable probe satisfies every pin so far and gives the term the least value found
+    (least_value moves to a probe's value only when it is sat), so it gives the next
     term's starting value without another check."""
     model = s.model()
 
-    def probe(bound):
+    def probe(t, bound):
         nonlocal model
         s.push()
-        s.add(bound)
+        s.add(t <= bound)
+        verdict, added = exact_check(s, products)
         found = None
-        if s.check() == z3.sat:
+        if verdict == z3.sat:
             model = s.model()
             found = model.eval(t, model_completion=True).as_long()
         s.pop()
+        s.add(*added)                # true facts: kept outside the probe's scope
         return found
 
     for t in terms:
-        best = model.eval(t, model_completion=True).as_long()
-        kept = model                 # a model in which t == best
-        lo = 0
-        if best > 1:                 # most terms of a minimal model are 0 or 1 (smt.least)
-            found = probe(t <= 1)
-            if found is not None:
-                best, kept = found, model
-            else:
-                lo = 2
-        while lo < best:             # binary search for the least value of t
-            mid = (lo + best) // 2
-            found = probe(t <= mid)
-            if found is not None:
-                best, kept = found, model
-            else:
-                lo = mid + 1
-        s.add(t == best)
-        model = kept
-    s.check()
+        start = model.eval(t, model_completion=True).as_long()
+        s.add(t == least_value(lambda bound: probe(t, bound), start))
+    exact_check(s, products)
