@@ -242,9 +242,9 @@ def integer_model(ctx, goal, order, extra):
                     for atom, a, b in termscan.products_reached(ctx.atoms, [*extra, goal])]
     except integers.Untranslatable:
         return None
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*tr.ranges, *facts, *rest)
+    s = z3.SimpleSolver()             # the incremental core from the first check: its
+    s.set("timeout", TIMEOUT_MS)      # probes are all incremental, and the tactics
+    s.add(*tr.ranges, *facts, *rest)  # before a first check cost seconds on some queries
     verdict = s.check()
     if verdict == z3.unsat:
         return IMPOSSIBLE
@@ -257,10 +257,13 @@ def integer_model(ctx, goal, order, extra):
             targets.append(tr.term(t))
         except integers.Untranslatable:
             continue
-    # then the routing values (counts, ids), smallest first: a small routing to replay
-    targets += [i for b, i in tr.leaves if not z3.is_const(b) and key(b) not in atoms]
-    _least_int(s, targets, products)
-    m = s.model()
+    pinned, m = _least_int(s, targets, products, s.model())
+    # then the routing values (counts, ids), smallest first: a small routing to replay,
+    # asked of the query with the values pinned so far put in (the if-then-else chains
+    # over the expert counter and the sizes fold away: each probe a fraction of the cost)
+    _, m = _least_int(_substituted(s, pinned), [i for b, i in tr.leaves
+                                              if not z3.is_const(b) and key(b) not in atoms],
+                      products, m)
     pins = [bv_leaf == m.eval(int_leaf, model_completion=True).as_long()
             for bv_leaf, int_leaf in tr.leaves if key(bv_leaf) not in atoms]
     b = z3.Solver()
@@ -269,14 +272,13 @@ def integer_model(ctx, goal, order, extra):
     return b.model() if b.check() == z3.sat else None
 
 
-def _least_int(s, terms, products) -> None:
+def _least_int(s, terms, products, model) -> tuple:
     """Pin each integer term in turn to its least value in a model that gives the product
-    atoms their products (s is sat with such a model and stays so). The model of the last
-    satisfiable probe satisfies every pin so far and gives the term the least value found
-    (least_value moves to a probe's value only when it is sat), so it gives the next
-    term's starting value without another check."""
-    model = s.model()
-
+    atoms their products (`model`, one of s); returns the (term, value) pins and such a
+    model of them all. The model of the last satisfiable probe satisfies every pin so far
+    and gives the term the least value found (least_value moves to a probe's value only
+    when it is sat), so it gives the next term's starting value, and the answer, without
+    another check."""
     def probe(t, bound):
         nonlocal model
         s.push()
@@ -290,7 +292,21 @@ def _least_int(s, terms, products) -> None:
         s.add(*added)                # true facts: kept outside the probe's scope
         return found
 
+    pinned = []
     for t in terms:
         start = model.eval(t, model_completion=True).as_long()
-        s.add(t == least_value(lambda bound: probe(t, bound), start))
-    exact_check(s, products)
+        pinned.append((t, least_value(lambda bound: probe(t, bound), start)))
+        s.add(t == pinned[-1][1])
+    return pinned, model
+
+
+def _substituted(s, pinned):
+    """A fresh solver of s's assertions with the pinned terms replaced by their values
+    (and the pins themselves, so models still give them): the same models, a smaller
+    query."""
+    values = [(t, z3.IntVal(v)) for t, v in pinned]
+    out = z3.SimpleSolver()
+    out.set("timeout", TIMEOUT_MS)
+    out.add(*[z3.simplify(z3.substitute(a, *values)) if values else a
+              for a in s.assertions()], *[t == v for t, v in values])
+    return out
