@@ -21,9 +21,10 @@ from __future__ import annotations
 import z3
 
 from argus.verify import termscan
+from argus.verify import integer_models
 from argus.verify.integer_models import exact_check
 from argus.verify.least import least_value
-from argus.verify.smt import TIMEOUT_MS
+from argus.verify.smt import TIMEOUT_MS, relevant
 
 from argus.verify import integers
 from argus.verify.integers import key
@@ -199,6 +200,17 @@ def install(ctx) -> "Abstraction":
 def refuted(ctx, constraints) -> bool:
     """Shown impossible by the fast attempts (only for contexts with routing data)."""
     return ctx.abstraction is not None and ctx.abstraction.refutes(list(constraints))
+
+
+def confirmed_model(ctx, constraints):
+    """A model of the facts and `constraints` found in integers and confirmed in the
+    bit-vectors with the real products (integer_models.decide), or None (no routing data,
+    nothing found, or not confirmed). With one, an attempt to prove the constraints
+    impossible is bound to fail, and the caller can go straight to its counterexample."""
+    if ctx.abstraction is None:
+        return None
+    facts = relevant(ctx.facts, constraints)
+    return integer_models.decide(ctx, facts, z3.And(*constraints))[1]
 
 
 def upper_bound(ctx, term) -> int:
