@@ -20,14 +20,11 @@ from __future__ import annotations
 
 import z3
 
-from argus.verify import termscan
-from argus.verify import integer_models
+from argus.verify import integer_models, integers, termscan
 from argus.verify.integer_models import exact_check
+from argus.verify.integers import key
 from argus.verify.least import least_value
 from argus.verify.smt import TIMEOUT_MS, relevant
-
-from argus.verify import integers
-from argus.verify.integers import key
 
 
 class Abstraction:
