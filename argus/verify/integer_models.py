@@ -79,17 +79,36 @@ def _atoms_reached(ctx: Context, formulas) -> list:
 def _exact(s, products):
     """A model of s giving every integer atom the product of its factors' values, found
     by adding true instances of the products (s is sat); None after PRODUCT_ROUNDS."""
-    for _ in range(PRODUCT_ROUNDS + 1):
-        m = s.model()
-        lemmas = []
-        for atom, x, y in products:
-            va, vx, vy = (m.eval(t, model_completion=True).as_long() for t in (atom, x, y))
-            if va != vx * vy:
-                lemmas.append(z3.And(z3.Implies(x == vx, atom == vx * y),
-                                     z3.Implies(y == vy, atom == vy * x)))
+    return s.model() if exact_check(s, products, checked=True)[0] == z3.sat else None
+
+
+def exact_check(s, products, checked: bool = False) -> tuple:
+    """s.check() until its model gives every integer atom of `products` ((atom, x, y),
+    integer terms) the product of its factors' values: where it does not, the true linear
+    instances of the product at the model's factors are asserted and s asked again, at
+    most PRODUCT_ROUNDS times (then unknown). Returns the answer and the instances
+    asserted (true facts: a caller that pops the scope they went into asserts them
+    again). `checked`: s was just checked and is sat."""
+    added = []
+    for rounds in range(PRODUCT_ROUNDS + 1):
+        verdict = z3.sat if checked and not rounds else s.check()
+        if verdict != z3.sat:
+            return verdict, added
+        lemmas = product_lemmas(s.model(), products)
         if not lemmas:
-            return m
+            return verdict, added
         s.add(*lemmas)
-        if s.check() != z3.sat:
-            return None
-    return None
+        added += lemmas
+    return z3.unknown, added
+
+
+def product_lemmas(m, products) -> list:
+    """For each product the model m gets wrong, its instances at m's factor values:
+    x == vx => atom == vx * y, y == vy => atom == vy * x (true, and linear)."""
+    out = []
+    for atom, x, y in products:
+        va, vx, vy = (m.eval(t, model_completion=True).as_long() for t in (atom, x, y))
+        if va != vx * vy:
+            out.append(z3.And(z3.Implies(x == vx, atom == vx * y),
+                              z3.Implies(y == vy, atom == vy * x)))
+    return out

@@ -21,6 +21,7 @@ import z3
 
 from argus.layout import symbolic as sym
 from argus.verify import termscan
+from argus.verify.least import least_value
 from argus.verify.arith import WIDTH, bv  # noqa: F401 (smt.WIDTH and smt.bv, as callers use them)
 from argus.verify.query_limits import TIMEOUT_MS
 
@@ -634,14 +635,20 @@ def holds(ctx: Context, claim, extra: Iterable = (), in_integers: bool = False) 
     a claim about layouts (positions, kk) then does not drag in every size's bounds.
     `in_integers`: first try the exact translation to linear integer arithmetic
     (integers.py), for claims about tile and block arithmetic with divisions by constants
-    (a causal loop's bound), which bit-blasting is slow on."""
+    (a causal loop's bound), which bit-blasting is slow on. A context with routing data
+    (ctx.abstraction) always does: when its abstraction does not prove the claim, the
+    integers usually find the counterexample of a false one in milliseconds where the
+    bit-blasted routing sums take seconds (a model is used only once it is confirmed
+    with the bit-vector formulas and real products, integer_models.decide)."""
     asked = [*extra, z3.Not(claim)]
     facts = relevant(ctx.facts, asked)
     if ctx.refute([*asked, *facts]):          # a model found before: the claim fails
         return False
+    if known_unsat([*facts, *asked]):         # proved before (another warpgroup's walk)
+        return True
     if ctx.abstraction is not None and ctx.abstraction.proves(claim, list(extra)):
         return True
-    if in_integers:                           # and a false claim's model, made exact
+    if in_integers or ctx.abstraction is not None:   # and a false claim's model
         from argus.verify import integer_models
         answer, model = integer_models.decide(ctx, [*facts, *extra], z3.Not(claim))
         if answer == z3.unsat:
@@ -749,21 +756,8 @@ def least(s, order, lazy: dict | None = None) -> None:
         return found
 
     for term in order:
-        best = s.model().eval(term, model_completion=True).as_long()
-        lo = 0
-        if best > 1:                 # most variables of a minimal model are 0 or 1
-            found = probe(z3.ULE(term, 1))
-            if found is not None:
-                best = found
-            else:
-                lo = 2
-        while lo < best:             # binary search for the least value of `term`
-            mid = (lo + best) // 2
-            found = probe(z3.ULE(term, mid))
-            if found is not None:
-                best = found
-            else:
-                lo = mid + 1
+        start = s.model().eval(term, model_completion=True).as_long()
+        best = least_value(lambda bound: probe(z3.ULE(term, bound)), start)
         s.add(term == best)
         _lazy_check(s, lazy)
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import z3
 
-from argus.verify import termscan
-from argus.verify.smt import TIMEOUT_MS
-
-from argus.verify import integers
+from argus.verify import integer_models, integers, termscan
+from argus.verify.integer_models import exact_check
 from argus.verify.integers import key
+from argus.verify.least import least_value
+from argus.verify.smt import TIMEOUT_MS, relevant
 
 
 class Abstraction:
@@ -199,6 +199,17 @@ def refuted(ctx, constraints) -> bool:
     return ctx.abstraction is not None and ctx.abstraction.refutes(list(constraints))
 
 
+def confirmed_model(ctx, constraints):
+    """A model of the facts and `constraints` found in integers and confirmed in the
+    bit-vectors with the real products (integer_models.decide), or None (no routing data,
+    nothing found, or not confirmed). With one, an attempt to prove the constraints
+    impossible is bound to fail, and the caller can go straight to its counterexample."""
+    if ctx.abstraction is None:
+        return None
+    facts = relevant(ctx.facts, constraints)
+    return integer_models.decide(ctx, facts, z3.And(*constraints))[1]
+
+
 def upper_bound(ctx, term) -> int:
     """An upper bound of `term`'s value from the bounds of its variables (intervals)."""
     try:
@@ -226,21 +237,27 @@ def integer_model(ctx, goal, order, extra):
     """A minimised model of facts & extra & goal found in integers and carried back to the
     bit-vectors (every variable and routing value pinned, the products given their
     meaning), for counterexamples of routing terms the bit-vector solver is slow on.
-    IMPOSSIBLE when the (exact) integer query is unsat; None when it cannot be used (a
-    fact or the goal does not translate, or the pinned bit-vector query fails)."""
+    Every model of the search gives the product atoms their products (true instances
+    asserted as models need them, integer_models.exact_check), so the minimum is that of
+    the real query, which the pinned bit-vector check then confirms. IMPOSSIBLE when the
+    (exact) integer query is unsat with the atoms free; None when it cannot be used (a
+    fact or the goal does not translate, the products do not settle, or the pinned
+    bit-vector query fails)."""
     tr = integers.Translator(integers.bounds_of(ctx))
     try:
         facts = [tr.term(f) for f in ctx.facts]
         rest = [tr.term(x) for x in extra] + [tr.term(goal)]
+        products = [(tr.term(atom), tr.term(a), tr.term(b))
+                    for atom, a, b in termscan.products_reached(ctx.atoms, [*extra, goal])]
     except integers.Untranslatable:
         return None
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*tr.ranges, *facts, *rest)
+    s = z3.SimpleSolver()             # the incremental core from the first check: its
+    s.set("timeout", TIMEOUT_MS)      # probes are all incremental, and the tactics
+    s.add(*tr.ranges, *facts, *rest)  # before a first check cost seconds on some queries
     verdict = s.check()
     if verdict == z3.unsat:
         return IMPOSSIBLE
-    if verdict != z3.sat:
+    if verdict != z3.sat or exact_check(s, products, checked=True)[0] != z3.sat:
         return None
     atoms = {key(a) for a, _, _ in ctx.atoms.values()}
     targets = []
@@ -249,10 +266,13 @@ def integer_model(ctx, goal, order, extra):
             targets.append(tr.term(t))
         except integers.Untranslatable:
             continue
-    # then the routing values (counts, ids), smallest first: a small routing to replay
-    targets += [i for b, i in tr.leaves if not z3.is_const(b) and key(b) not in atoms]
-    _least_int(s, targets)
-    m = s.model()
+    pinned, m = _least_int(s, targets, products, s.model())
+    # then the routing values (counts, ids), smallest first: a small routing to replay,
+    # asked of the query with the values pinned so far put in (the if-then-else chains
+    # over the expert counter and the sizes fold away: each probe a fraction of the cost)
+    _, m = _least_int(_substituted(s, pinned), [i for b, i in tr.leaves
+                                              if not z3.is_const(b) and key(b) not in atoms],
+                      products, m)
     pins = [bv_leaf == m.eval(int_leaf, model_completion=True).as_long()
             for bv_leaf, int_leaf in tr.leaves if key(bv_leaf) not in atoms]
     b = z3.Solver()
@@ -261,40 +281,41 @@ def integer_model(ctx, goal, order, extra):
     return b.model() if b.check() == z3.sat else None
 
 
-def _least_int(s, terms) -> None:
-    """Pin each integer term in turn to its least value (s is sat and stays sat). The
-    model of the last satisfiable probe satisfies every pin so far, so it gives the next
-    term's starting value without another check."""
-    model = s.model()
-
-    def probe(bound):
+def _least_int(s, terms, products, model) -> tuple:
+    """Pin each integer term in turn to its least value in a model that gives the product
+    atoms their products (`model`, one of s); returns the (term, value) pins and such a
+    model of them all. The model of the last satisfiable probe satisfies every pin so far
+    and gives the term the least value found (least_value moves to a probe's value only
+    when it is sat), so it gives the next term's starting value, and the answer, without
+    another check."""
+    def probe(t, bound):
         nonlocal model
         s.push()
-        s.add(bound)
+        s.add(t <= bound)
+        verdict, added = exact_check(s, products)
         found = None
-        if s.check() == z3.sat:
+        if verdict == z3.sat:
             model = s.model()
             found = model.eval(t, model_completion=True).as_long()
         s.pop()
+        s.add(*added)                # true facts: kept outside the probe's scope
         return found
 
+    pinned = []
     for t in terms:
-        best = model.eval(t, model_completion=True).as_long()
-        kept = model                 # a model in which t == best
-        lo = 0
-        if best > 1:                 # most terms of a minimal model are 0 or 1 (smt.least)
-            found = probe(t <= 1)
-            if found is not None:
-                best, kept = found, model
-            else:
-                lo = 2
-        while lo < best:             # binary search for the least value of t
-            mid = (lo + best) // 2
-            found = probe(t <= mid)
-            if found is not None:
-                best, kept = found, model
-            else:
-                lo = mid + 1
-        s.add(t == best)
-        model = kept
-    s.check()
+        start = model.eval(t, model_completion=True).as_long()
+        pinned.append((t, least_value(lambda bound: probe(t, bound), start)))
+        s.add(t == pinned[-1][1])
+    return pinned, model
+
+
+def _substituted(s, pinned):
+    """A fresh solver of s's assertions with the pinned terms replaced by their values
+    (and the pins themselves, so models still give them): the same models, a smaller
+    query."""
+    values = [(t, z3.IntVal(v)) for t, v in pinned]
+    out = z3.SimpleSolver()
+    out.set("timeout", TIMEOUT_MS)
+    out.add(*[z3.simplify(z3.substitute(a, *values)) if values else a
+              for a in s.assertions()], *[t == v for t, v in values])
+    return out

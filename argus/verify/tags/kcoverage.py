@@ -12,7 +12,7 @@ from argus.verify.smt import TIMEOUT_MS, bv, holds, relevant, solve, value
 
 from . import report
 from .witness import split_proof
-from .abstraction import refuted
+from .abstraction import confirmed_model, refuted
 
 
 def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=None,
@@ -126,10 +126,12 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor,
     asked = [*w.path, *bounds, goal]
     if refuted(w.ctx, asked):          # routing sums (MoE): abstracted or in integers
         return
-    if split_proof(w.ctx.facts, [*w.path, *bounds], hit_witness, kappa, below):
-        return
-    if solve([*relevant(w.ctx.facts, asked), *asked], solver=False)[0] == z3.unsat:
-        return
+    # a counterexample the integers found and the bit-vectors confirmed: no proof to try
+    if confirmed_model(w.ctx, asked) is None:
+        if split_proof(w.ctx.facts, [*w.path, *bounds], hit_witness, kappa, below):
+            return
+        if solve([*relevant(w.ctx.facts, asked), *asked], solver=False)[0] == z3.unsat:
+            return
     model = report.find(w, goal, scope, bounds, minimise_first=(kappa,))
     if model is None:
         return

@@ -94,7 +94,8 @@ def refute(w, op: Op, check: str, bad, *, layout=None, rows=None, cols=None, mes
         bounds.append(z3.ULT(pc, cols))
     bounds += list(extra)
     claim = bad if not isinstance(bad, bool) else z3.BoolVal(bad)
-    if z3.is_false(z3.simplify(claim)) or holds(w.ctx, z3.Not(claim), [*w.path, *bounds]):
+    if z3.is_false(z3.simplify(claim)) or holds(w.ctx, z3.Not(claim), [*w.path, *bounds],
+                                                in_integers=True):
         return None
     scope = w.scope_vars()
     model = report.find(w, claim, scope, bounds)

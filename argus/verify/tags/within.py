@@ -83,7 +83,7 @@ def _prove(w, op: Op, claim, message: str, hint: str) -> bool:
     path = list(w.path)
     try:
         # a segment start b * SQ against the rows R == Q * SQ: the products' order facts
-        if holds(w.ctx, claim, [*path, *w.ctx.order_facts([claim, *path])]):
+        if holds(w.ctx, claim, [*path, *w.ctx.order_facts([claim, *path])], in_integers=True):
             return True
         asked = [*path, z3.Not(claim)]
         products = w.ctx.product_facts()     # for what they connect; solved lazily

@@ -67,6 +67,27 @@ def test_an_integer_model_is_a_real_bit_vector_model():
         is abstraction.IMPOSSIBLE                                  # offs[0] is 0
 
 
+def test_an_integer_model_is_the_least_with_real_products():
+    """The integers see a product atom as a free integer: the search gives every model
+    its products, so the minimum is that of the real query (x * y >= 6 with x least: 1,
+    and then y is 6, not the 1 a free atom would allow)."""
+    ctx, e, n, counts, start, rows = _ctx_with_routing()
+    abstraction.install(ctx)
+    x, y = ctx.var("x", "iteration", upper=100), ctx.var("y", "iteration", upper=100)
+    goal = z3.UGE(ctx.mul(x, y), 6)
+    m = abstraction.integer_model(ctx, goal, [x, y], [])
+    assert (m.eval(x).as_long(), m.eval(y).as_long()) == (1, 6)
+
+
+def test_a_confirmed_integer_model_only_for_what_can_happen():
+    ctx, e, n, counts, start, rows = _ctx_with_routing()
+    assert abstraction.confirmed_model(ctx, [start == 5]) is None      # no routing data yet
+    abstraction.install(ctx)
+    m = abstraction.confirmed_model(ctx, [start == 5, e == 2])
+    assert m is not None and z3.is_true(m.eval(z3.And(start == 5, e == 2), True))
+    assert abstraction.confirmed_model(ctx, [start == 1, e == 0]) is None   # offs[0] is 0
+
+
 def test_small_loop_counters_multiply_exactly():
     ctx = Context()
     e = ctx.var("e", "iteration", upper=8)
