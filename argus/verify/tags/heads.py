@@ -144,6 +144,7 @@ def check_store(w, op: Op, dst, src_origin, warpgroup) -> None:
                                                 f"{read.loc.line} may cross a head of {hr.cols} "
                                    f"columns")
                 continue
+            dh_name = f"{dst.tensor}'s head"
             if hr.group == hd.group:
                 want = dst_head
                 claim = src_head == dst_head
@@ -151,8 +152,8 @@ def check_store(w, op: Op, dst, src_origin, warpgroup) -> None:
             else:
                 want = z3.UDiv(dst_head, hd.group) * hr.group
                 claim = z3.UDiv(src_head, hr.group) == z3.UDiv(dst_head, hd.group)
-                rel = (f"head {dst.tensor}-head // {hd.group}" if hr.group == 1 else
-                       "the same KV head")
+                rel = (f"the KV head of its head, {dh_name} // {hd.group}" if hr.group == 1
+                       else "the same KV head")
             if holds(w.ctx, claim, w.path):
                 continue
             key = (read.loc, op.loc)
@@ -172,8 +173,9 @@ def check_store(w, op: Op, dst, src_origin, warpgroup) -> None:
             w.report(Finding(
                 "tag.operand-head", "error",
                 f"this load reads head {got} of {read.tensor}, but the value stored into "
-                f"head {dh} of {dst.tensor} at line {op.loc.line} must come from {rel} "
-                f"(heads({read.tensor}, {hr.cols}, group={hr.group}), "
+                f"head {dh} of {dst.tensor} at line {op.loc.line} must come from head "
+                f"{value(model, want)} of {read.tensor} ({rel}; "
+                f"heads({read.tensor}, {hr.cols}, group={hr.group}), "
                 f"heads({dst.tensor}, {hd.cols}, group={hd.group}))",
                 read.loc, "tma_load",
                 f"load {read.tensor} at the column block of the head that {dst.tensor}'s head "
