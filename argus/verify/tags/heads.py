@@ -118,6 +118,8 @@ def check_store(w, op: Op, dst, src_origin, warpgroup) -> None:
     hd = of(w, dst.tensor)
     if hd is None:
         return
+    if src_origin is None:               # no data (a constant): no head to check
+        return
     if not isinstance(src_origin, Origin):
         w.not_modelled(op, f"the loads the value stored into {dst.tensor} comes from are not "
                            f"known, so its heads cannot be checked")
