@@ -111,21 +111,19 @@ def head_of(w, tile):
     return z3.UDiv(col0, h.cols)
 
 
-def check_store(w, op: Op, dst, src_origin, warpgroup) -> None:
+def check_store(w, op: Op, dst, src_reads, warpgroup) -> None:
     """Every load of a declared tensor that feeds the value stored into the declared
-    tensor `dst` reads the head the relation names (see the module docstring)."""
-    from .origin import Origin
+    tensor `dst` reads the head the relation names (see the module docstring).
+    `src_reads`: the value's origin.Read's (None: not known)."""
     hd = of(w, dst.tensor)
     if hd is None:
         return
-    if src_origin is None:               # no data (a constant): no head to check
-        return
-    if not isinstance(src_origin, Origin):
+    if src_reads is None:
         w.not_modelled(op, f"the loads the value stored into {dst.tensor} comes from are not "
                            f"known, so its heads cannot be checked")
         return
     dst_head = head_of(w, dst)
-    reads = sorted((r for r in src_origin.reads if of(w, r.tensor) is not None),
+    reads = sorted((r for r in src_reads if of(w, r.tensor) is not None),
                    key=lambda r: (r.loc.line, r.loc.col))
     if reads and dst_head is None:
         w.not_modelled(op, f"a store into {dst.tensor} whose tile may cross a head of "

@@ -148,4 +148,6 @@ def tensor_of_origin(w, op: Op, rec: StoreRecord, dst: GlobalTile, src: Fragment
             thread_base=rec.thread_base,
             elements=(origin.element(w, model, rec.tensor, idx, actual, expected),))
     origin.check_store(w, op, dst, src.origin, model_of)
-    heads.check_store(w, op, dst, src.origin, rec.warpgroup)
+    if src.origin is not None:           # None: no data (a constant), no head to check
+        reads = src.origin.reads if isinstance(src.origin, origin.Origin) else None
+        heads.check_store(w, op, dst, reads, rec.warpgroup)
