@@ -40,7 +40,7 @@ kernel takes them as size parameters (`SQ: Dim, SK: Dim`), ints after the tensor
 
 from argus.lang import (Dim, Tensor, add_tag, arrive, assign, assume, block_id, cast, col_of,
                         const, convert_layout, coord, elect_one, exp2, expect_tx,
-                        fence_mbarrier_init, fp32, fragment, helper, kernel, log2,
+                        fence_mbarrier_init, fp32, fragment, heads, helper, kernel, log2,
                         maximum, mbarrier, mbarrier_init, minimum, named_barrier, nbytes, role,
                         row_max,
                         row_of, row_sum, segment, select, smem, store, sync_block, tag,
@@ -274,7 +274,10 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
                            j, bx, wg, q0, k0, SQ, SK, 1)
         out = cast(o_acc / l_i, DT)
         dst = tile(o_dst, (64, HD), (bx * 2 + wg, qc))
-        tag_assert(tag(out).row == coord(dst)[0] and tag(out).col == coord(dst)[1])
+        # O's column c holds column d = c % HD of the KV head its query head reads (bshd
+        # declares heads(O, HD, group=G); in bhsd c < HD and this is c)
+        tag_assert(tag(out).row == coord(dst)[0]
+                   and tag(out).col == coord(dst)[1] // HD // G * HD + coord(dst)[1] % HD)
         store(dst, out)
         # the log-sum-exp of every row (natural log of the scaled scores), always stored: it
         # costs 4 bytes a row beside O's 2 HD
@@ -329,10 +332,15 @@ def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
     assume(RK // SK == RQ // SQ)
     assume(CQ % HD == 0)               # HQ heads of HD columns
     assume(CQ == G * CK)               # HQ = G * HK
+    assume(CK % HD == 0)               # HK heads of HD columns
     assume(RL % SQ == 0)               # B * HQ * SQ log-sum-exp entries
     assume(RL // SQ == RQ // SQ * (CQ // HD))
     if CAUSAL:
         assume(SK >= SQ)
+    heads(Q, HD, group=G)              # query head h (columns [h*HD, +HD)) reads KV head h // G
+    heads(O, HD, group=G)
+    heads(K, HD)
+    heads(V, HD)
     if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
         h = block_id("x")
         bx = (SQ + 127) // 128 - 1 - block_id("y")

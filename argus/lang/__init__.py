@@ -13,7 +13,7 @@ from .scan import element, round_up, segment, to_indices
 from .structure import (assume, block_id, cdiv, cluster_rank, elect_one, nbytes, pipeline,
                         role, schedule, warpgroup_index)
 from .sync import cluster_sync, fence_mbarrier_init, fence_proxy_async, named_barrier, sync_block
-from .tags import add_tag, coord, tag, tag_assert
+from .tags import add_tag, coord, heads, tag, tag_assert
 from .tma import tma_load, tma_store, tma_store_commit, tma_store_wait
 from .math import TABLE_STUBS
 from .types import Dim, Scalar, Tensor, bf16, const, fp8e4m3, fp16, fp32, int32

@@ -15,6 +15,16 @@ def add_tag(x, **fields):
 
 
 @surface
+def heads(x, cols, group=1):
+    """Declares that the columns of kernel tensor x are heads of `cols` columns and that
+    head h of x reads (or is computed from) head h // group of the tensors declared with
+    group 1: GQA's query side is heads(Q, HD, group=G), its KV side heads(K, HD). For the
+    verifier only (no code): a column c of x is tagged with the column of that KV head it
+    meets, (c // cols // group) * cols + c % cols, and every value stored into a declared
+    tensor must come from loads of the heads the relation names."""
+
+
+@surface
 def tag(x):
     """In a tag_assert: the tag of each element of x; read fields as tag(x).row, and the
     tensor x was loaded from as tag(x).tensor (compared with a kernel tensor by name:

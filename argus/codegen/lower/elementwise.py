@@ -140,7 +140,8 @@ def _consumers(ctx, value):
             stack.extend(region.ops)
 
 
-DEFERRED = ("store", "tma.store", "atomic.add", "frag.slice", "tag.assert", "tag.assume")
+DEFERRED = ("store", "tma.store", "atomic.add", "frag.slice", "tag.assert", "tag.assume",
+            "tag.heads")
 # the ops that write a register fragment in place, and the operand they write
 WRITES_IN_PLACE = {"frag.assign": "dst", "wgmma.mma": "acc"}
 

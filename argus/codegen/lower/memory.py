@@ -197,7 +197,13 @@ def _tag_assume(ctx, op):
     ctx.em.line(f"// tag assumption {op.attrs.get('text', '')}: used by `argus check`, no code")
 
 
+def _tag_heads(ctx, op):
+    ctx.em.line(f"// heads of {op.arg('tensor').name}: {op.attrs['cols']} columns, group "
+                f"{op.attrs['group']} (used by `argus check`, no code)")
+
+
 RULES = {"tile": _tile, "smem.alloc": _smem_alloc, "smem.stage": _smem_stage,
          "smem.tile": _smem_tile, "frag.alloc": _frag_alloc,
          "frag.slice": _frag_slice, "store": _store, "atomic.add": _atomic_add,
-         "tag.assert": _tag_assert, "tag.add": _tag_add, "tag.assume": _tag_assume}
+         "tag.assert": _tag_assert, "tag.add": _tag_add, "tag.assume": _tag_assume,
+         "tag.heads": _tag_heads}

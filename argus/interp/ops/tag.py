@@ -17,4 +17,5 @@ def _assert(agent, op, args):
     return None
 
 
-RULES = {"tag.add": _add, "tag.assert": _assert, "tag.assume": _assert}
+RULES = {"tag.add": _add, "tag.assert": _assert, "tag.assume": _assert,
+         "tag.heads": _assert}

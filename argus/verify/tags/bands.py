@@ -39,7 +39,7 @@ import z3
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, concrete, holds, value
 
-from . import cluster, operands, report
+from . import cluster, heads, operands, report
 from .values import GlobalTile, SmemView, Writer
 
 
@@ -113,10 +113,12 @@ def read(w, op, view: SmemView, major: str, mn_extent: int, k_total: int, name: 
         elems = [p.element(R, C) for p in near]
         e0, e1 = _select(covers, [e[0] for e in elems]), _select(covers, [e[1] for e in elems])
         inside = z3.And(z3.ULT(e0, bv(src.extents[0])), z3.ULT(e1, bv(src.extents[1])))
-        mn_terms.append(e0 if major == "K" else e1)
-        k_terms.append(e1 if major == "K" else e0)
+        tag1 = heads.column(w, src.tensor, e1)      # a declared head's: its KV head's column
+        mn_terms.append(e0 if major == "K" else tag1)
+        k_terms.append(tag1 if major == "K" else e0)
         inside_terms.append(inside)
-    k_extent = src.extents[1] if major == "K" else src.extents[0]
+    k_extent = heads.extent(w, src.tensor, 1, src.extents[1]) if major == "K" else \
+        src.extents[0]
     return operands.OperandTags(src.tensor, mn_terms, k_terms, inside_terms, k_extent,
                                 at.kinstr)
 

@@ -30,7 +30,7 @@ from argus.layout.hopper import (DescriptorError, SmemLayoutError, descriptor_fo
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, concrete, holds, narrow, value
 
-from . import meet, report, segments
+from . import heads, meet, report, segments
 from .tma import stage_layout
 from .values import SmemView, Writer
 
@@ -208,11 +208,13 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
             return None
         t0 = segments.row_at(src, want_r)
         t1 = bv(src.origin[1]) + bv(want_c)
-        mn_terms.append(t0 if major == "K" else t1)
-        k_terms.append(t1 if major == "K" else t0)
+        tag1 = heads.tile_column(w, src, want_c)    # a declared head's: its KV head's column
+        mn_terms.append(t0 if major == "K" else tag1)
+        k_terms.append(tag1 if major == "K" else t0)
         inb_terms.append(segments.inside(src, (t0, t1), w))
         fields.append(meet.operand_fields(w, src, want_r, t0, t1))
-    k_extent = src.extents[1] if major == "K" else src.extents[0]
+    k_extent = heads.extent(w, src.tensor, 1, src.extents[1]) if major == "K" else \
+        src.extents[0]
     return OperandTags(src.tensor, mn_terms, k_terms, inb_terms, k_extent, kinstr, fields,
                        _mn_real(w, src, major, row0 + mn_var if major == "K" else None,
                                 mn_terms[0] if mn_terms else None),

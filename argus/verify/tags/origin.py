@@ -40,6 +40,7 @@ from argus.ir.types import GlobalTensorType
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, holds, value as model_value
 
+from . import heads
 from .values import Fragment, GlobalTile, SmemView
 
 
@@ -300,21 +301,30 @@ def _wrong_role(w, origin: Origin, dst: GlobalTile, inputs):
     for axis, along in ((0, origin.rows), (1, origin.cols)):
         if along is None or axis >= len(dst.extents):
             continue
-        ext = w.tensors.get(along.read.tensor)
-        if ext is None or along.axis >= len(ext) or \
-                _same_extent(w, ext[along.axis], dst.extents[axis]):
+        ext = _tag_extents(w, along.read.tensor)
+        want = _tag_extents(w, dst.tensor)[axis]
+        if ext is None or along.axis >= len(ext) or _same_extent(w, ext[along.axis], want):
             continue
         for name in inputs:
-            other = w.tensors[name]
+            other = _tag_extents(w, name)
             if name == along.read.tensor or len(other) != len(ext):
                 continue
-            if _same_extent(w, other[along.axis], dst.extents[axis]):
+            if _same_extent(w, other[along.axis], want):
                 what = "rows" if axis == 0 else "columns"
                 return along.read, name, (
                     f"its {what} run along {along.read.tensor}'s axis {along.axis} (extent "
                     f"{_show(ext[along.axis])}) while {dst.tensor}'s {what} have extent "
                     f"{_show(dst.extents[axis])}, which is {name}'s axis {along.axis}")
     return None
+
+
+def _tag_extents(w, tensor: str):
+    """The extents of the axes a tensor's tags name (heads.py: a declared query head's
+    columns name the columns of its KV head), None for an unknown tensor."""
+    ext = w.tensors.get(tensor)
+    if ext is None:
+        return None
+    return tuple(heads.extent(w, tensor, a, e) for a, e in enumerate(ext))
 
 
 def _unread_twin(w, origin: Origin, inputs):

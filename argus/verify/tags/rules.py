@@ -1,7 +1,7 @@
 """Which transfer rule handles which opcode: the idiom packs (packs.py) in their stated
 order (structure and scalars are in walker.py)."""
 
-from . import asserts, attention, memory, reduction, routing_rules, store, tma, tma_store, wgmma
+from . import asserts, attention, heads, memory, reduction, routing_rules, store, tma, tma_store, wgmma
 from .packs import IdiomPack, compose
 
 # The generic transfers: one rule per op of the op table that moves tagged data (every
@@ -27,6 +27,7 @@ CORE = IdiomPack(
            "wgmma.mma": wgmma.mma,
            "store": store.store,
            "tag.assert": asserts.tag_assert,
+           "tag.heads": heads.declare,
            **{opcode: memory.elementwise for opcode in memory.ELEMENTWISE}})
 
 # The order: the generic transfers, then the softmax idioms (which refine the elementwise

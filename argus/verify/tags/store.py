@@ -17,7 +17,7 @@ from argus.ir.nodes import Op
 from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
 
-from . import cluster, origin, report, segments, smem_store, storechecks
+from . import cluster, heads, origin, report, segments, smem_store, storechecks
 from .kcoverage import k_coverage
 from .values import Fragment, GlobalTile, SmemView, StoreRecord
 
@@ -110,7 +110,8 @@ def coordinates(w, op: Op, rec: StoreRecord, src: Fragment, inst, bounds, when=N
     for axis, field in enumerate(("row", "col")):
         if field not in tag.fields:
             continue
-        claim = z3.Implies(into, inst(tag.fields[field]) == inst(rec.dst[axis]))
+        want = rec.dst[axis] if axis == 0 else heads.column(w, rec.tensor, rec.dst[axis])
+        claim = z3.Implies(into, inst(tag.fields[field]) == inst(want))
         if holds(w.ctx, claim, [*w.path, *bounds]):
             continue
         model = report.find(w, z3.Not(claim), scope, bounds)
@@ -118,7 +119,7 @@ def coordinates(w, op: Op, rec: StoreRecord, src: Fragment, inst, bounds, when=N
             continue
         idx = (inst(rec.dst[0]), inst(rec.dst[1]))
         actual = {f: inst(tag.fields[f]) for f in ("row", "col") if f in tag.fields}
-        expected = {"row": idx[0], "col": idx[1]}
+        expected = {"row": idx[0], "col": heads.column(w, rec.tensor, idx[1])}
         cex = report.counterexample(
             w, model, scope, layout=src.layout, warpgroup=rec.warpgroup,
             thread_base=rec.thread_base,
@@ -147,3 +148,6 @@ def tensor_of_origin(w, op: Op, rec: StoreRecord, dst: GlobalTile, src: Fragment
             thread_base=rec.thread_base,
             elements=(origin.element(w, model, rec.tensor, idx, actual, expected),))
     origin.check_store(w, op, dst, src.origin, model_of)
+    if src.origin is not None:           # None: no data (a constant), no head to check
+        reads = src.origin.reads if isinstance(src.origin, origin.Origin) else None
+        heads.check_store(w, op, dst, reads, rec.warpgroup)

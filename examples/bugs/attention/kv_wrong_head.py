@@ -1,0 +1,336 @@
+"""Bug: K and V of the query's own head instead of its KV head (GQA).
+
+In bshd with G = 2 query heads per KV head, query head h must read column block h // G of
+K and V; the producer is handed h, so head 1 (and every odd head) attends over the keys
+and values of KV head 1, another group's (or none: past the last KV head's columns TMA
+reads zeros).
+
+A copy of argus/kernels/attention.py (attention_bshd, G = 2) with this one bug.
+Expected: tag.wgmma-k at line 117.
+"""
+
+
+from argus.lang import (Dim, Tensor, add_tag, arrive, assign, assume, block_id, cast, col_of,
+                        const, convert_layout, coord, elect_one, exp2, expect_tx,
+                        fence_mbarrier_init, fp32, fragment, heads, helper, kernel, log2,
+                        maximum, mbarrier, mbarrier_init, minimum, named_barrier, nbytes, role,
+                        row_max,
+                        row_of, row_sum, segment, select, smem, store, sync_block, tag,
+                        tag_assert, tile, tma_load, wait, warpgroup_index, wgmma,
+                        wgmma_commit, wgmma_fence, wgmma_wait)
+
+DT = "bf16"
+HD = 64                                  # head dim: 64 or 128
+G = 2                                    # query heads per KV head (GQA group; 1: MHA)
+CAUSAL = 0
+SCALE_LOG2 = 1.4426950408889634 / 8.0    # scale * log2(e); the op specialises it
+LN2 = 0.6931471805599453
+BN = 128                                 # keys per block
+S = 2                                    # K/V ring stages
+SPLIT_KV = 1       # K and V of a stage on their own barriers: S = Q K^T starts before V lands
+MASK = "edge"      # only the diagonal and tail blocks are masked (two key loops); "all":
+                   # every block (one loop, the example's structure)
+FOLD_SCALE = 0     # 1: row max on the raw scores, exp2(s * c - m * c) one FMA an element
+OVERLAP = 0        # 1: S of block j + 1 is issued before the softmax of block j
+LPT = 0            # 1: heads on grid x, query blocks on y from the last down (causal: the
+                   # longest tiles start first)
+PINGPONG = 0       # 1: the two consumer warpgroups take turns at the tensor cores: warpgroup
+                   # 0 issues a block's S = Q K^T only after warpgroup 1 has issued its own,
+                   # so one warpgroup's softmax runs under the other's GEMMs
+TURN = 1           # the named barrier of those turns (the compiler keeps 12..15)
+
+
+@helper
+def ring():
+    """Q's barrier and the K/V ring's: k_full[s] (v_full[s]) completes when stage s's K (V)
+    tile has landed (one barrier for both without SPLIT_KV), kv_empty[s] when both consumer
+    warpgroups have released the stage."""
+    q_full = mbarrier(1)
+    k_full = mbarrier(S)
+    kv_empty = mbarrier(S)
+    if SPLIT_KV:
+        v_full = mbarrier(S)
+    else:
+        v_full = k_full
+    with elect_one("block"):
+        mbarrier_init(q_full[0], 1)
+        for s in range(S):
+            mbarrier_init(k_full[s], 1)
+            if SPLIT_KV:
+                mbarrier_init(v_full[s], 1)
+            mbarrier_init(kv_empty[s], 2)
+    fence_mbarrier_init()
+    sync_block()
+    return q_full, k_full, v_full, kv_empty
+
+
+@helper
+def key_blocks(bx, SQ, SK):
+    """How many key blocks the query block bx visits: every block holding a kept key of its
+    last row (causal: up to the diagonal, bottom-right aligned), at most the head's blocks."""
+    if CAUSAL:
+        nj = minimum((SK + BN - 1) // BN, ((bx + 1) * 128 + SK - SQ + BN - 1) // BN)
+    else:
+        nj = (SK + BN - 1) // BN
+    return nj
+
+
+@helper
+def unmasked_blocks(bx, nj, SQ, SK):
+    """MASK="edge": how many leading key blocks keep every key for every row of the query
+    block (no mask needed): whole blocks of the head's keys, below the diagonal of the
+    block's first row when causal."""
+    if CAUSAL:
+        nf = minimum(SK // BN, (bx * 128 + SK - SQ + 1) // BN)
+    else:
+        nf = SK // BN
+    return minimum(nf, nj)
+
+
+@helper
+def producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, qc,
+             kc):
+    """Warpgroup 0: the Q tile once, then K and V of every visited key block into the ring."""
+    with role("producer", warpgroups=(0,), regs=24):
+        with elect_one():
+            expect_tx(q_full[0], nbytes(q_s[0]))
+            tma_load(q_s[0], tile(q_src, (128, HD), (bx, qc)), q_full[0])
+            for j in range(nj):
+                s = j % S
+                wait(kv_empty[s], ((j // S) & 1) ^ 1)
+                if SPLIT_KV:
+                    expect_tx(k_full[s], nbytes(k_s[s]))
+                    tma_load(k_s[s], tile(k_src, (BN, HD), (j, kc)), k_full[s])
+                    expect_tx(v_full[s], nbytes(v_s[s]))
+                    tma_load(v_s[s], tile(v_src, (BN, HD), (j, kc)), v_full[s])
+                else:
+                    expect_tx(k_full[s], nbytes(k_s[s]) + nbytes(v_s[s]))
+                    tma_load(k_s[s], tile(k_src, (BN, HD), (j, kc)), k_full[s])
+                    tma_load(v_s[s], tile(v_src, (BN, HD), (j, kc)), k_full[s])
+
+
+@helper
+def scores_qk(s_acc, q_rows, k_stage):
+    """S = Q K^T of one key block, issued (not waited for)."""
+    assign(s_acc, 0.0)
+    wgmma_fence()
+    wgmma(s_acc, q_rows, k_stage)
+    wgmma_commit()
+
+
+@helper
+def masked_scores(s_acc, j, bx, wg, q0, k0, SQ, SK, mask):
+    """The scores of key block j in log2 units (scale folded in), masked when `mask`:
+    -inf where the key is past the head's keys, or after the query's diagonal (causal)."""
+    # S holds this warpgroup's 64 query rows against the BN keys of block j
+    tag_assert(tag(s_acc).row == q0 + bx * 128 + wg * 64 + coord(s_acc)[0]
+               and tag(s_acc).col == k0 + j * BN + coord(s_acc)[1])
+    if FOLD_SCALE:
+        scores = add_tag(s_acc, iteration=j)      # raw: the scale is folded into exp2's FMA
+    else:
+        scores = add_tag(s_acc * SCALE_LOG2, iteration=j)
+    if mask:
+        if CAUSAL:
+            keep = col_of(scores) + j * BN <= row_of(scores) + bx * 128 + wg * 64 + SK - SQ
+            # the mask keeps exactly the keys at or before the query's diagonal
+            tag_assert(keep == (tag(scores).col - k0 <= tag(scores).row - q0 + SK - SQ))
+        else:
+            keep = col_of(scores) + j * BN < SK
+            # the mask keeps exactly the head's keys
+            tag_assert(keep == (tag(scores).col < k0 + SK))
+        masked = select(keep, scores, -inf)
+    else:
+        masked = scores
+    return masked
+
+
+@helper
+def online_softmax(masked, m_i, l_i, o_acc, j):
+    """One block of the online softmax: the new row max, P = exp2(S - m), the row sum and
+    O rescaled; P in the register-A layout of the P V wgmma."""
+    m_new = maximum(m_i, row_max(masked))
+    tag_assert(tag(m_new).row == tag(masked).row and tag(m_new).iteration == j)
+    if FOLD_SCALE:     # m is in raw units; s * c - m * c is one FMA an element
+        m_scaled = m_new * SCALE_LOG2
+        p = exp2(masked * SCALE_LOG2 - m_scaled)
+        alpha = exp2((m_i - m_new) * SCALE_LOG2)
+    else:
+        p = exp2(masked - m_new)
+        alpha = exp2(m_i - m_new)
+    assign(l_i, l_i * alpha + row_sum(p))
+    assign(o_acc, o_acc * alpha)
+    p16 = convert_layout(cast(p, DT), "wgmma_a_rs_16bit")
+    assign(m_i, m_new)
+    return p16
+
+
+@helper
+def accumulate_pv(o_acc, p16, v_stage):
+    """O += P V of one key block, issued (not waited for)."""
+    wgmma_fence()
+    wgmma(o_acc, p16, v_stage, b_major="mn")
+    wgmma_commit()
+
+
+@helper
+def block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty, j, bx, wg,
+               q0, k0, SQ, SK, mask):
+    """One key block, in order: S = Q K^T, the softmax, O += P V, the stage released."""
+    s = j % S
+    wait(k_full[s], (j // S) & 1)
+    if PINGPONG:
+        if wg == 0:
+            named_barrier(TURN, 256)     # after warpgroup 1 has issued this block's S
+    scores_qk(s_acc, q_rows, k_s[s])
+    if PINGPONG:
+        if wg == 1:
+            named_barrier(TURN, 256)     # warpgroup 0 issues its S only now
+    wgmma_wait(0)
+    masked = masked_scores(s_acc, j, bx, wg, q0, k0, SQ, SK, mask)
+    p16 = online_softmax(masked, m_i, l_i, o_acc, j)
+    if SPLIT_KV:
+        wait(v_full[s], (j // S) & 1)
+    accumulate_pv(o_acc, p16, v_s[s])
+    wgmma_wait(0)
+    with elect_one():
+        arrive(kv_empty[s])
+
+
+@helper
+def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, qc, q0,
+             k0, l0, SQ, SK):
+    """Warpgroups 1 and 2, 64 query rows each: S = Q K^T of every visited key block, the
+    masked online softmax, O += P V; then O / l (and the log-sum-exp) into the head's rows.
+    q0, k0 and l0 are the first rows of the head's queries, keys and log-sum-exps in Q, K
+    and L (tags name rows of the whole tensors)."""
+    with role("consumer", warpgroups=(1, 2), regs=240):
+        wg = warpgroup_index()
+        q_rows = tile(q_s[0], (64, HD), (wg, 0))
+        m_i = fragment(fp32, (64,), f"rows(wgmma_acc_m64n{BN})", init=-inf)
+        l_i = fragment(fp32, (64,), f"rows(wgmma_acc_m64n{BN})", init=0.0)
+        o_acc = fragment(fp32, (64, HD), f"wgmma_acc_m64n{HD}", init=0.0)
+        s_acc = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}")
+        wait(q_full[0], 0)
+        if OVERLAP:
+            # S of block j + 1 is issued before the softmax of block j and runs under it
+            s_cur = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}", init=0.0)
+            wait(k_full[0], 0)
+            scores_qk(s_acc, q_rows, k_s[0])
+            wgmma_wait(0)
+            for j in range(nj):
+                s = j % S
+                assign(s_cur, s_acc)
+                if j + 1 < nj:
+                    wait(k_full[(j + 1) % S], ((j + 1) // S) & 1)
+                    scores_qk(s_acc, q_rows, k_s[(j + 1) % S])
+                masked = masked_scores(s_cur, j, bx, wg, q0, k0, SQ, SK, 1)
+                p16 = online_softmax(masked, m_i, l_i, o_acc, j)
+                if SPLIT_KV:
+                    wait(v_full[s], (j // S) & 1)
+                accumulate_pv(o_acc, p16, v_s[s])
+                wgmma_wait(0)
+                with elect_one():
+                    arrive(kv_empty[s])
+        elif MASK == "edge":
+            # the blocks every row keeps whole skip the mask; the diagonal and tail are masked
+            nf = unmasked_blocks(bx, nj, SQ, SK)
+            for j in range(nf):
+                block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
+                           j, bx, wg, q0, k0, SQ, SK, 0)
+            for j in range(nf, nj):
+                block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
+                           j, bx, wg, q0, k0, SQ, SK, 1)
+        else:
+            for j in range(nj):
+                block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
+                           j, bx, wg, q0, k0, SQ, SK, 1)
+        out = cast(o_acc / l_i, DT)
+        dst = tile(o_dst, (64, HD), (bx * 2 + wg, qc))
+        # O's column c holds column d = c % HD of the KV head its query head reads (bshd
+        # declares heads(O, HD, group=G); in bhsd c < HD and this is c)
+        tag_assert(tag(out).row == coord(dst)[0]
+                   and tag(out).col == coord(dst)[1] // HD // G * HD + coord(dst)[1] % HD)
+        store(dst, out)
+        # the log-sum-exp of every row (natural log of the scaled scores), always stored: it
+        # costs 4 bytes a row beside O's 2 HD
+        if FOLD_SCALE:
+            lse = (m_i * SCALE_LOG2 + log2(l_i)) * LN2
+        else:
+            lse = (m_i + log2(l_i)) * LN2
+        lse_tile = tile(lse_dst, (64,), (bx * 2 + wg,))
+        # L numbers the head's rows from l0 as Q does from q0 (bshd: L is (B*HQ*SQ), Q is
+        # (B*SQ, HQ*D), so the two row numbers differ by the head's place)
+        tag_assert(tag(lse).row - q0 == coord(lse_tile)[0] - l0)
+        store(lse_tile, lse)
+
+
+@kernel(grid=("(SQ + 127) // 128 * (1 - LPT) + RQ // SQ * LPT",
+              "RQ // SQ * (1 - LPT) + (SQ + 127) // 128 * LPT"), block=384)
+def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["RK", HD, DT],
+                   O: Tensor["RQ", HD, DT], L: Tensor["RQ", fp32], SQ: Dim, SK: Dim):
+    assume(RQ % SQ == 0)               # B*HQ heads of SQ rows
+    assume(RK % SK == 0)               # B*HK heads of SK rows
+    assume(RQ // SQ == G * (RK // SK))  # HQ = G * HK
+    if CAUSAL:
+        assume(SK >= SQ)
+    if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
+        bh = block_id("x")
+        bx = (SQ + 127) // 128 - 1 - block_id("y")
+    else:
+        bx = block_id("x")
+        bh = block_id("y")             # b * HQ + h
+    q_src = segment(Q, bh * SQ, SQ)
+    k_src = segment(K, (bh // G) * SK, SK)
+    v_src = segment(V, (bh // G) * SK, SK)
+    o_dst = segment(O, bh * SQ, SQ)
+    lse_dst = segment(L, bh * SQ, SQ)
+    nj = key_blocks(bx, SQ, SK)
+    q_s = smem(DT, (128, HD), swizzle="128B")
+    k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
+    v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
+    q_full, k_full, v_full, kv_empty = ring()
+    producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, 0, 0)
+    consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, 0,
+             bh * SQ, (bh // G) * SK, bh * SQ, SQ, SK)
+
+
+@kernel(grid=("(SQ + 127) // 128 * (1 - LPT) + CQ // HD * LPT",
+              "CQ // HD * (1 - LPT) + (SQ + 127) // 128 * LPT", "RQ // SQ"), block=384)
+def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
+                   V: Tensor["RK", "CK", DT], O: Tensor["RQ", "CQ", DT], L: Tensor["RL", fp32],
+                   SQ: Dim, SK: Dim):
+    assume(RQ % SQ == 0)               # B batches of SQ rows
+    assume(RK % SK == 0)               # the same B batches of SK rows
+    assume(RK // SK == RQ // SQ)
+    assume(CQ % HD == 0)               # HQ heads of HD columns
+    assume(CQ == G * CK)               # HQ = G * HK
+    assume(CK % HD == 0)               # HK heads of HD columns
+    assume(RL % SQ == 0)               # B * HQ * SQ log-sum-exp entries
+    assume(RL // SQ == RQ // SQ * (CQ // HD))
+    if CAUSAL:
+        assume(SK >= SQ)
+    heads(Q, HD, group=G)              # query head h (columns [h*HD, +HD)) reads KV head h // G
+    heads(O, HD, group=G)
+    heads(K, HD)
+    heads(V, HD)
+    if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
+        h = block_id("x")
+        bx = (SQ + 127) // 128 - 1 - block_id("y")
+    else:
+        bx = block_id("x")
+        h = block_id("y")
+    b = block_id("z")
+    q_src = segment(Q, b * SQ, SQ)
+    k_src = segment(K, b * SK, SK)
+    v_src = segment(V, b * SK, SK)
+    o_dst = segment(O, b * SQ, SQ)
+    lse_dst = segment(L, (b * (CQ // HD) + h) * SQ, SQ)
+    nj = key_blocks(bx, SQ, SK)
+    q_s = smem(DT, (128, HD), swizzle="128B")
+    k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
+    v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
+    q_full, k_full, v_full, kv_empty = ring()
+    producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, h,
+             h)
+    consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, h,
+             b * SQ, b * SK, (b * (CQ // HD) + h) * SQ, SQ, SK)
