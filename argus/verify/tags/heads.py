@@ -117,6 +117,15 @@ def check_store(w, op: Op, dst, src_reads, warpgroup) -> None:
     `src_reads`: the value's origin.Read's (None: not known)."""
     hd = of(w, dst.tensor)
     if hd is None:
+        # a declaration changes what A.k == B.k compares: a value computed from a declared
+        # tensor must land in a declared one, where the heads are checked, or the mapping
+        # (which forgets the query head) is not checked at all
+        fed = sorted({r.tensor for r in src_reads or () if of(w, r.tensor) is not None
+                      and of(w, r.tensor).group > 1})
+        if fed:
+            w.not_modelled(op, f"the value stored into {dst.tensor} comes from "
+                               f"{', '.join(fed)}, declared as heads with a group, but "
+                               f"{dst.tensor} declares no heads, so the heads are not checked")
         return
     if src_reads is None:
         w.not_modelled(op, f"the loads the value stored into {dst.tensor} comes from are not "

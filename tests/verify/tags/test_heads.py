@@ -4,6 +4,7 @@ only."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -52,3 +53,28 @@ def test_heads_is_declared_on_a_kernel_tensor():
 def test_heads_refuses_what_is_no_head_block(args):
     with pytest.raises(Exception):
         parse_source(SOURCE.replace("HEADS_ARG", args), "k.py")
+
+
+GEMM = Path(__file__).resolve().parents[3] / "examples" / "gemm.py"
+
+
+def _gemm_with(line: str, *edits):
+    src = GEMM.read_text().replace("    assume(K % BK == 0)\n",
+                                   "    assume(K % BK == 0)\n" + line, 1)
+    src = src.replace("from argus.lang import (", "from argus.lang import (heads, ", 1)
+    for old, new in edits:
+        assert old in src, old
+        src = src.replace(old, new)
+    return parse_source(src, "gemm_heads.py")["gemm"]
+
+
+def test_a_declaration_whose_value_lands_in_an_undeclared_tensor_is_not_a_pass():
+    """heads() changes what A.k == B.k compares; a GEMM that declares A's columns as heads
+    with a group (which would make A's k tile 2t meet B's tile t) and stores into a C
+    without a declaration is left unverified: the heads are checked only at a declared
+    destination."""
+    from argus.verify.driver import verify
+    findings = verify(_gemm_with("    heads(A, 64, group=2)\n"))
+    assert any(f.check == "tag.not-modelled" and "declares no heads" in f.message
+               for f in findings), [f.message for f in findings]
+    assert verify(_gemm_with("")) == []
