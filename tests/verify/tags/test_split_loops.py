@@ -37,11 +37,11 @@ def _kernel(src: str, **overrides):
     return parse_source(src, "attention.py", {**SMALL, **overrides})["attention_bhsd"]
 
 
-def _wrong_on_the_interpreter(src: str, sq=70, sk=150) -> bool:
+def _wrong_on_the_interpreter(src: str, sq=70, sk=150, **overrides) -> bool:
     """One head of sq queries against sk keys (sk off the block: a masked tail block)."""
     rng = np.random.default_rng(3)
     q, k, v = (rng.standard_normal((1, 1, s, 64)).astype(np.float32) for s in (sq, sk, sk))
-    res = interpret(_kernel(src), {"Q": q[0, 0], "K": k[0, 0], "V": v[0, 0],
+    res = interpret(_kernel(src, **overrides), {"Q": q[0, 0], "K": k[0, 0], "V": v[0, 0],
                                    "O": np.full((sq, 64), np.nan, np.float32),
                                    "L": np.full(sq, np.nan, np.float32), "SQ": sq, "SK": sk},
                     seed=0)
@@ -66,17 +66,18 @@ def test_the_split_loop_verifies_and_the_kernel_is_right():
 
 
 def test_parts_that_scale_the_scores_differently_are_caught():
-    """The masked part forgets the softmax scale: its scores are not the unmasked part's."""
+    """The masked part forgets the softmax scale: its scores are not the unmasked part's
+    (the scale applied to the scores before the max: FOLD_SCALE = 0)."""
     src = _edited("    else:\n        scores = add_tag(s_acc * SCALE_LOG2, iteration=j)",
                   "    elif mask:\n        scores = add_tag(s_acc, iteration=j)\n"
                   "    else:\n        scores = add_tag(s_acc * SCALE_LOG2, iteration=j)")
-    errors = [f for f in verify(_kernel(src)).findings if f.severity == "error"]
+    errors = [f for f in verify(_kernel(src, FOLD_SCALE=0)).findings if f.severity == "error"]
     assert errors and {f.check for f in errors} == {"tag.loop-carried"}, errors
     assert any("not computed the same way" in f.message for f in errors)
     # reported at the state the second part (the `for j in range(nf, nj)`) enters with
     second = _line(src, "for j in range(nf, nj)")
     assert all(f"line {second}" in f.message for f in errors)
-    assert _wrong_on_the_interpreter(src)
+    assert _wrong_on_the_interpreter(src, FOLD_SCALE=0)
 
 
 def test_an_unmasked_part_over_the_tail_block_is_caught():
