@@ -35,6 +35,10 @@ CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt",
 # compile-time operands fold through the op table's semantics (argus/ir/ops/arith.py): what
 # the interpreter computes and the generated code means, floor division Python's
 FOLD = SEMANTICS
+
+
+def _is_pred(x) -> bool:
+    return isinstance(x, Value) and x.type == PRED
 UNSUPPORTED_STMT = {
     ast.While: "use `for i in range(n)` with a compile-time or symbolic bound",
     ast.Try: "kernels cannot catch exceptions; state preconditions with assume(...)",
@@ -495,12 +499,22 @@ class KernelVisitor:
         return self.binop(CMP[op], x, y, node)
 
     def expr_BoolOp(self, node: ast.BoolOp):
+        """`and` / `or`, folded where a compile-time operand decides or drops out (a module
+        constant beside a runtime predicate: `SKIP == 0 or n > 0` is `True` when SKIP is
+        0, and `n > 0` otherwise), so a switched-off condition leaves no code."""
         op = "land" if isinstance(node.op, ast.And) else "lor"
+        decides = op == "lor"              # True decides `or`, False decides `and`
         out = self.expr(node.values[0])
         for v in node.values[1:]:
+            if isinstance(out, bool) and out == decides:
+                return out                 # the rest is never evaluated, as in Python
             y = self.expr(v)
             if isinstance(out, bool) and isinstance(y, bool):
                 out = FOLD[op](out, y)
+            elif isinstance(out, bool) and _is_pred(y):
+                out = y                    # False or y, True and y
+            elif isinstance(y, bool) and _is_pred(out):
+                out = y if y == decides else out
             else:
                 out = self.emit(f"arith.{op}", (out, y), node, PRED)
         return out

@@ -1,5 +1,7 @@
 """Structure: params, constants, launch, roles, loops, if, schedules, assume, tags."""
 
+import pytest
+
 from argus.frontend import parse_source
 from argus.ir.types import DType, GlobalTensorType, ScalarType
 
@@ -163,3 +165,24 @@ def test_pipeline_helper_expands_to_stage_and_phase(body_ops):
 def test_pipeline_binds_three_names(dsl_error):
     err = dsl_error("for k, s in pipeline(8, stages=2):\n    pass")
     assert "binds 3 name(s)" in err.message
+
+
+@pytest.mark.parametrize("cond, kept", [
+    ("2 > 1 or bx > 0", None),                 # decided: no comparison emitted, no branch
+    ("2 < 1 and bx > 0", "cluster"),
+    ("2 < 1 or bx > 0", "branch"),             # the constant drops out: only bx > 0
+    ("bx > 0 and 2 > 1", "branch"),
+    ("bx > 0 or 2 < 1", "branch"),
+])
+def test_and_or_fold_around_a_compile_time_operand(body_ops, cond, kept):
+    ops = body_ops(f'bx = block_id("x")\nif {cond}:\n    sync_block()\nelse:\n    cluster_sync()')
+    logic = [o for o in ops if "arith.lor" in o or "arith.land" in o]
+    assert logic == []
+    if kept is None:
+        assert ops[-1] == "barrier.block" and not any(o.startswith("if ") for o in ops)
+    elif kept == "cluster":
+        assert ops[-1] == "barrier.cluster" and not any(o.startswith("if ") for o in ops)
+    else:
+        (cmp,) = [o for o in ops if "arith.gt" in o]
+        (branch,) = [o for o in ops if o.startswith("if ")]
+        assert cmp.split(" = ")[0] in branch
