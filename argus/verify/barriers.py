@@ -169,12 +169,13 @@ def _participation(m: Model, s: Sync, syncs: list[Sync], wg_vars: dict,
     # (only where some warpgroup of the role skips this point: where all reach it, each
     # point is a phase of its own, as in an epilogue that syncs twice)
     reaches = [reach] + [_reach(m, p, wg_vars) for p in halves]
-    counted = [z3.Sum(*[_threads(r) for rs in reaches[:n] for r in rs]) for n in (1, None)]
+    here_only = _arrivals(reach)
+    with_halves = z3.Sum(here_only, *[_arrivals(rs) for rs in reaches[1:]])
     twice = [z3.And(reach[i], rs[i]) for rs in reaches[1:] for i in range(len(s.members))]
     partial = z3.Or(*[z3.Not(r) for r in reach]) if halves else z3.BoolVal(False)
     runs = z3.Or(*reach)
-    wrong = z3.And(runs, z3.If(partial, z3.Or(counted[1] + others != s.count, *twice),
-                               counted[0] + others != s.count))
+    wrong = z3.And(runs, z3.If(partial, z3.Or(with_halves + others != s.count, *twice),
+                               here_only + others != s.count))
     if z3.is_false(z3.simplify(wrong)):
         return []
     smallest = [l.counter for l in s.event.where.loops] + \
@@ -207,8 +208,10 @@ def _partners(s: Sync, syncs: list[Sync]):
     return same, clash
 
 
-def _threads(reached):
-    return z3.If(reached, z3.BitVecVal(WARPGROUP_THREADS, smt.WIDTH), z3.BitVecVal(0, smt.WIDTH))
+def _arrivals(reach: list):
+    """The threads that arrive, 128 for each warpgroup whose condition in `reach` holds."""
+    return z3.Sum(*[z3.If(r, z3.BitVecVal(WARPGROUP_THREADS, smt.WIDTH),
+                          z3.BitVecVal(0, smt.WIDTH)) for r in reach])
 
 
 def _other_points(s: Sync, syncs: list[Sync]) -> list[Sync]:
