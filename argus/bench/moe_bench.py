@@ -74,21 +74,12 @@ SWEEP = [
      "down": {"BK": 128, "S": 4}},
     {"label": "gate_up BK128", "when": "decode", "gate_up": {"BK": 128, "S": 2}},
     {"label": "down BK128", "when": "decode", "down": {"BK": 128, "S": 4}},
-    {"label": "gate_up BN128", "when": "decode", "gate_up": {"BN": 128, "S": 4}},
-    {"label": "down BN128", "when": "decode", "down": {"BN": 128, "S": 6}},
-    {"label": "gate_up BN128, down BK128", "when": "decode", "gate_up": {"BN": 128, "S": 4},
+    {"label": "gate_up S4", "when": "decode", "gate_up": {"S": 4}},
+    {"label": "down S6", "when": "decode", "down": {"S": 6}},
+    {"label": "gate_up S4, down BK128", "when": "decode", "gate_up": {"S": 4},
      "down": {"BK": 128, "S": 4}},
-    # one consumer warpgroup, 64-slot m-tiles: half the gathered padding rows a stage
-    {"label": "WG1", "when": "decode", "gate_up": {"WG": 1, "CONSUMERS": (1,)},
-     "down": {"WG": 1, "CONSUMERS": (1,)}},
-    {"label": "gate_up WG1", "when": "decode", "gate_up": {"WG": 1, "CONSUMERS": (1,)}},
-    # over the one-warpgroup default: wider weight tiles, fewer and longer items
-    {"label": "gate_up BN128 S5", "when": "decode", "gate_up": {"BN": 128, "S": 5}},
-    {"label": "gate_up BN128, down BN128", "when": "decode", "gate_up": {"BN": 128, "S": 4},
-     "down": {"BN": 128, "S": 6}},
-    {"label": "gate_up BN128 S5, down BN128 S8", "when": "decode",
-     "gate_up": {"BN": 128, "S": 5}, "down": {"BN": 128, "S": 8}},
-    # over the 128-wide default: the down GEMM's items twice as long again
+    # over the default (128-wide tiles, one warpgroup since 2026-12-06): shallower rings,
+    # and the down GEMM's items twice as long again or half as long
     {"label": "down BN256 S4", "when": "decode", "down": {"BN": 256, "S": 4}},
     {"label": "down BN256 S5", "when": "decode", "down": {"BN": 256, "S": 5}},
     {"label": "down BN64 S8", "when": "decode", "down": {"BN": 64, "S": 8}},

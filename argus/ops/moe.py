@@ -45,8 +45,8 @@ GATE_UP_GATHER = "warpgroup"
 
 def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
     """The knobs of each GEMM for a layer shape: {"gate_up": {...}, "down": {...}} (kernel
-    constants BN, S and the module constants ORDER, WG/CONSUMERS and, for the gate-up,
-    GATHER). Prefill: 128 x 256 gate-up tiles (two 128-wide accumulators) and 128 x 128 down
+    constants BN, S and the module constants ORDER, WG/CONSUMERS, SKIP_EMPTY and, for the
+    gate-up, GATHER). Prefill: 128 x 256 gate-up tiles (two 128-wide accumulators) and 128 x 128 down
     tiles; decode: 64 x 128 tiles (one consumer warpgroup) and deeper rings (memory
     bound)."""
     if t <= DECODE_T:
