@@ -1,7 +1,7 @@
 """The router of the MoE layer (argus.ops.moe), on the device in three kernels, no host
 synchronisation: from router logits to what the expert GEMMs take.
 
-- `moe_topk` (a block per BT tokens): the softmax of each token's E logits (fp32), its
+- `moe_topk` (a block per BT tokens, 128 | BT * E): the softmax of each token's E logits (fp32), its
   TOPK largest (the lowest expert index first among equal logits) and their weights, the
   softmax probabilities, renormalised over the k chosen when RENORM (the weight of choice j
   is then exp(l_j - m) / sum_i exp(l_i - m) over the chosen i only). Writes `experts` and
@@ -27,7 +27,7 @@ from argus.lang import (Tensor, assign, assume, block_id, cast, col_of, coord, e
 E = 8             # experts
 TOPK = 2          # experts per token
 RENORM = 1        # 1: the k weights of a token sum to 1; 0: the softmax probabilities
-BT = 32           # tokens per tile of moe_topk
+BT = 32           # tokens per tile of moe_topk (argus.ops.moe.route_block_tokens picks it)
 BS = 1024         # entries per tile of moe_count and moe_place (8 a thread, "blocked")
 LOG2E = 1.4426950408889634
 

@@ -29,6 +29,8 @@ Under ARGUS_INTERPRET=1 every kernel runs on the CPU interpreter instead (tests)
 
 from __future__ import annotations
 
+import math
+
 from argus.runtime.launch_errors import LaunchError
 
 from .library import library_kernel
@@ -64,6 +66,21 @@ def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
             "down": {"BN": 128, "S": 6, "ORDER": "n_major"}}
 
 
+def route_block_tokens(t: int, e: int) -> int:
+    """Tokens per block of the router's moe_topk (its BT). Each block holds its (BT, E)
+    logits in the `blocked` layout, which the backend spreads over all 128 threads only when
+    128 divides BT * E; every row result of its 4k + 2 row reductions is then held whole in
+    every thread, so the block's latency grows with BT. The smallest BT that fills the
+    threads, from 4 for a decode batch and from 8 for prefill, where more tokens a block pay
+    for the per-block reductions (H100, scripts/device_moe_topk.py, 2026-12-06: E=64 k=6
+    T=1 23 -> 7 us at BT 4, T=4096 23 -> 11 us at BT 8; E=128 k=8 T=8192 50 -> 26 us;
+    BT 1 and 2 spread a row over a warp or more and were 3-17x slower)."""
+    for bt in ((4, 8, 16, 32) if t <= DECODE_T else (8, 16, 32)):
+        if bt * e % 128 == 0:
+            return bt
+    return 128 // math.gcd(128, e)
+
+
 def kernels_for(t: int, e: int, hidden: int, inter: int, top_k: int, renormalize: bool,
                 deterministic: bool, dtype: str, cfg: dict | None = None) -> dict:
     """The (module, kernel, overrides) of each launch of a call: what moe_into launches, and
@@ -71,7 +88,7 @@ def kernels_for(t: int, e: int, hidden: int, inter: int, top_k: int, renormalize
     cfg = cfg or config_for(t, e, hidden, inter, top_k)
     route = {"E": e, "TOPK": top_k, "RENORM": int(bool(renormalize))}
     combine = "moe_combine" if deterministic else "moe_combine_atomic"
-    return {"topk": ("moe_route", "moe_topk", route),
+    return {"topk": ("moe_route", "moe_topk", {**route, "BT": route_block_tokens(t, e)}),
             "count": ("moe_route", "moe_count", route),
             "place": ("moe_route", "moe_place", route),
             "gate_up": ("moe_gate_up", "moe_gate_up", {"E": e, "DT": dtype, **cfg["gate_up"]}),

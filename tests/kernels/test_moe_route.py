@@ -112,3 +112,35 @@ def test_a_wrong_slot_order_is_caught_by_the_comparison():
     ids = np.asarray(got[3]).copy()
     ids[[0, -1]] = ids[[-1, 0]]
     assert not np.array_equal(ids, want[3])
+
+
+# the tokens per block argus.ops.moe gives moe_topk (route_block_tokens: decode from 4,
+# prefill from 8, the smallest with 128 | BT * E): each specialisation verifies as the
+# default does (only the data-chosen top-k unproved) and gives the fp64 routing; E = 6 needs
+# 64 tokens a block (BT = 32 did not generate), whose row vectors the resource pass reports
+# as spilling
+BT_CASES = [(1, 64, 6, True, "random", 4), (70, 64, 6, False, "ties", 8),
+            (5, 128, 8, True, "random", 4), (66, 128, 8, True, "random", 8),
+            (21, 8, 2, True, "empty", 16), (9, 6, 2, True, "ties", 64)]
+
+
+@pytest.mark.parametrize("t, e, k, renorm, kind, bt", BT_CASES)
+def test_topk_at_the_tokens_per_block_the_op_picks(t, e, k, renorm, kind, bt):
+    from argus.ops.moe import DECODE_T, route_block_tokens
+    assert route_block_tokens(t, e) == bt and (t <= DECODE_T or bt * e % 128 == 0)
+    ov = {"E": e, "TOPK": k, "RENORM": int(renorm), "BT": bt}
+    findings = verify(kernel_ir("moe_route", "moe_topk", **ov))
+    spill = {"resources.register-spill"} if bt > 32 else set()
+    assert {f.check for f in findings} == {"tag.value-unproved"} | spill, \
+        [f.message for f in findings]
+    assert all(f.severity == "warning" for f in findings)
+    rng = np.random.default_rng(t * 7 + e)
+    L = logits(rng, t, e, kind)
+    p = t * k
+    res = interpret(kernel_ir("moe_route", "moe_topk", **ov),
+                    {"L": L, "experts": np.full(p, -7, np.int32),
+                     "gates": np.full(p, np.nan, np.float32)}, seed=1)
+    assert res.ok, res.failures()
+    _, experts, gates, *_ = ROUTE.reference(L, k, renorm)
+    assert np.array_equal(res.outputs["experts"], experts)
+    assert np.allclose(res.outputs["gates"], gates, rtol=1e-5, atol=1e-6)
