@@ -33,6 +33,9 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "fold_lpt_s3": {"FOLD_SCALE": 1, "LPT": 1, "S": 3},
     "pingpong": {"PINGPONG": 1},               # the consumers take turns at the tensor cores
     "pingpong_fold": {"PINGPONG": 1, "FOLD_SCALE": 1},
+    "defer": {"DEFER": 1},                     # P V waited with the next block's S
+    "defer_s3": {"DEFER": 1, "S": 3},
+    "defer_pingpong": {"DEFER": 1, "PINGPONG": 1},
 }
 
 

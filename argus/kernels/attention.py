@@ -66,6 +66,8 @@ PINGPONG = 0       # 1: the two consumer warpgroups take turns at the tensor cor
                    # 0 issues a block's S = Q K^T only after warpgroup 1 has issued its own,
                    # so one warpgroup's softmax runs under the other's GEMMs
 TURN = 1           # the named barrier of those turns (the compiler keeps 12..15)
+DEFER = 0          # 1: P V of block j is waited for with S of block j + 1 (one wait a block:
+                   # the two GEMMs queue back to back), its stage released after that wait
 
 
 @helper
@@ -214,14 +216,19 @@ def block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empt
         if wg == 1:
             named_barrier(TURN, 256)     # warpgroup 0 issues its S only now
     wgmma_wait(0)
+    if DEFER:
+        if j > 0:      # P V of block j - 1 is done too: its stage is free
+            with elect_one():
+                arrive(kv_empty[(j - 1) % S])
     masked = masked_scores(s_acc, j, bx, wg, q0, k0, SQ, SK, mask)
     p16 = online_softmax(masked, m_i, l_i, o_acc, j)
     if SPLIT_KV:
         wait(v_full[s], (j // S) & 1)
     accumulate_pv(o_acc, p16, v_s[s])
-    wgmma_wait(0)
-    with elect_one():
-        arrive(kv_empty[s])
+    if DEFER == 0:
+        wgmma_wait(0)
+        with elect_one():
+            arrive(kv_empty[s])
 
 
 @helper
@@ -272,6 +279,11 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
             for j in range(nj):
                 block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
                            j, bx, wg, q0, k0, SQ, SK, 1)
+        if DEFER:          # the last block's P V, and its stage
+            wgmma_wait(0)
+            if nj > 0:
+                with elect_one():
+                    arrive(kv_empty[(nj - 1) % S])
         out = cast(o_acc / l_i, DT)
         dst = tile(o_dst, (64, HD), (bx * 2 + wg, qc))
         # O's column c holds column d = c % HD of the KV head its query head reads (bshd

@@ -17,7 +17,7 @@ BLOCK_M = 128                     # query rows per block: two consumer warpgroup
 HEAD_DIMS = (64, 128)
 KEY_BLOCKS = (64, 128)            # BN
 KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "FOLD_SCALE",
-         "PINGPONG")   # attention.py's constants
+         "PINGPONG", "DEFER")   # attention.py's constants
 
 
 def smem_bytes(hd: int, bn: int, stages: int) -> int:
