@@ -82,8 +82,10 @@ def is_backward(m: Model, array: Value) -> bool:
     return False
 
 
-def data_partner(m: Model, release: Value):
-    """The data barrier a release barrier pairs with (full for empty), or None."""
+def data_partners(m: Model, release: Value) -> list:
+    """The data barriers a release barrier pairs with (full for empty): one, or several when
+    a stage's buffers land on barriers of their own (attention's k_full and v_full, released
+    together on kv_empty); [] when none."""
     fill, wait = fillers(m, release), waiters(m, release)
     sigs = {e.where.signature for e in on_array(m, release, "mbarrier.wait")}
     found = [other for other in m.arrays
@@ -91,7 +93,7 @@ def data_partner(m: Model, release: Value):
              and fillers(m, other) & wait]
     same = [o for o in found if array_count(o) == array_count(release)
             and {e.where.signature for e in on_array(m, o, *TMA_BAR)} & sigs]
-    return (same or found or [None])[0]
+    return same or found
 
 
 def main_place(m: Model, array: Value):

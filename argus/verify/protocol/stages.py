@@ -22,7 +22,7 @@ from argus.ir.ops import OPS
 from . import smt
 from .model import Event, Model, stages
 from .report import counterexample, finding
-from .ring import (DATA_FILLS, _minimise, data_partner, fillers, is_backward, is_data, m_find,
+from .ring import (DATA_FILLS, _minimise, data_partners, fillers, is_backward, is_data, m_find,
                    on_array, waiters)
 
 # the operands each op reads, from the op table; only shared-memory tiles (m.smem) matter
@@ -58,9 +58,11 @@ def check(m: Model) -> list:
     for release in m.arrays:
         if not is_backward(m, release):
             continue
-        data = data_partner(m, release)
-        if data is not None:
-            out += _early_release(m, release, _guarded(m, data))
+        guarded = set()
+        for data in data_partners(m, release):     # every buffer the release frees
+            guarded |= _guarded(m, data)
+        if guarded:
+            out += _early_release(m, release, guarded)
     return out
 
 
