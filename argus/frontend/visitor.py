@@ -39,6 +39,12 @@ FOLD = SEMANTICS
 
 def _is_pred(x) -> bool:
     return isinstance(x, Value) and x.type == PRED
+
+
+def _known(x) -> bool:
+    """A compile-time bool or number (a module constant, a folded comparison): its truth
+    decides or drops out of `and` / `or`."""
+    return isinstance(x, (bool, int, float)) and not isinstance(x, Value)
 UNSUPPORTED_STMT = {
     ast.While: "use `for i in range(n)` with a compile-time or symbolic bound",
     ast.Try: "kernels cannot catch exceptions; state preconditions with assume(...)",
@@ -506,15 +512,13 @@ class KernelVisitor:
         decides = op == "lor"              # True decides `or`, False decides `and`
         out = self.expr(node.values[0])
         for v in node.values[1:]:
-            if isinstance(out, bool) and out == decides:
+            if _known(out) and bool(out) == decides:
                 return out                 # the rest is never evaluated, as in Python
             y = self.expr(v)
-            if isinstance(out, bool) and isinstance(y, bool):
-                out = FOLD[op](out, y)
-            elif isinstance(out, bool) and _is_pred(y):
-                out = y                    # False or y, True and y
-            elif isinstance(y, bool) and _is_pred(out):
-                out = y if y == decides else out
+            if _known(out):
+                out = y                    # a neutral constant drops out: 0 or y, 1 and y
+            elif _known(y) and _is_pred(out):
+                out = bool(y) if bool(y) == decides else out    # p or 1: true; p and 1: p
             else:
                 out = self.emit(f"arith.{op}", (out, y), node, PRED)
         return out

@@ -173,6 +173,11 @@ def test_pipeline_binds_three_names(dsl_error):
     ("2 < 1 or bx > 0", "branch"),             # the constant drops out: only bx > 0
     ("bx > 0 and 2 > 1", "branch"),
     ("bx > 0 or 2 < 1", "branch"),
+    ("1 and bx > 0", "branch"),                # an int knob (DEFER = 1) as a truth value
+    ("0 and bx > 0", "cluster"),
+    ("3 or bx > 0", None),
+    ("bx > 0 and 1", "branch"),
+    ("bx > 0 or 0", "branch"),
 ])
 def test_and_or_fold_around_a_compile_time_operand(body_ops, cond, kept):
     ops = body_ops(f'bx = block_id("x")\nif {cond}:\n    sync_block()\nelse:\n    cluster_sync()')
