@@ -34,12 +34,14 @@ def deepest_ring(hd: int, bn: int, most: int = 4) -> int:
 
 def config_for(hd: int, causal: bool, sq: int, sk: int) -> dict:
     """BN = 128 keys a block (the S accumulator is 64 registers a thread, beside O's HD / 2)
-    and the deepest ring that fits, capped at 3 stages for d = 64 and 2 for d = 128 (the
-    consumers read one stage while the producer fills the next). Shapes whose key sequence
-    fits one or two blocks of 64 take BN = 64 (less masked work)."""
+    and the deepest ring that fits, capped at 3 stages: with DEFER (the kernel's default) a
+    stage is held until the next block's S = Q K^T retires, so the consumers hold two stages
+    while the producer fills the third (H100 sweep, 2026-12-06: d = 128 at 2 stages with DEFER
+    0.71-0.78 of cuDNN, at 3 0.87-1.04; docs/perf-log.md). Shapes whose key sequence fits
+    one or two blocks of 64 take BN = 64 (less masked work)."""
     del causal, sq
     bn = 64 if sk <= 64 else 128
-    cfg = {"BN": bn, "S": min(deepest_ring(hd, bn), 3 if hd == 64 else 2)}
+    cfg = {"BN": bn, "S": min(deepest_ring(hd, bn), 3)}
     cfg.update(env_override())
     return cfg
 

@@ -134,7 +134,7 @@ def test_config_override_knobs_are_checked_and_reach_the_kernel(monkeypatch):
     from argus.ops.attention_configs import config_for
 
     monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"MASK": "edge", "LPT": 1}')
-    assert config_for(128, True, 4096, 4096) == {"BN": 128, "S": 2, "MASK": "edge", "LPT": 1}
+    assert config_for(128, True, 4096, 4096) == {"BN": 128, "S": 3, "MASK": "edge", "LPT": 1}
     q, k, v = qkv(hq=2, hk=1, sq=150, sk=300)
     o = ops.attention(q, k, v, causal=True)
     ro, _ = reference(*(x.float().numpy() for x in (q, k, v)), True)

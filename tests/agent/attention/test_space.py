@@ -45,7 +45,7 @@ def test_the_shipped_configurations_are_accepted():
     for task in (D128, D64, AttentionTask(1, 2, 2, 64, 64, 64, True)):
         default = space().library_default(task)
         assert space().accepts(default, task), default
-    assert space().library_default(D128) == AttentionConfig(BN=128, S=2)
+    assert space().library_default(D128) == AttentionConfig(BN=128, S=3)
     assert space().library_default(D64) == AttentionConfig(BN=128, S=3)
 
 

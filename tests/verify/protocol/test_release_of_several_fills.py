@@ -45,11 +45,11 @@ def _line_of(text: str) -> int:
 
 def test_the_shipped_release_verifies():
     assert driver.run(_kernel(None, "")).verdict == "verified"
-    assert driver.run(_kernel(None, "", DEFER=1)).verdict == "verified"
+    assert driver.run(_kernel(None, "", DEFER=0)).verdict == "verified"
 
 
 def test_release_before_the_pv_wgmma_retires_is_caught():
-    report = driver.run(_kernel(RELEASE_AFTER_WAIT, RELEASE_BEFORE_WAIT))
+    report = driver.run(_kernel(RELEASE_AFTER_WAIT, RELEASE_BEFORE_WAIT, DEFER=0))
     found = [f for f in report.findings if f.check == "protocol.stage-reuse"]
     assert report.verdict == "failed" and found, [str(f) for f in report.findings]
     assert "v_s" in found[0].message and "in flight" in found[0].message
@@ -60,14 +60,14 @@ def test_release_before_the_pv_wgmma_retires_is_caught():
 def test_deferred_release_before_its_wait_is_caught():
     """DEFER = 1 releases block j - 1's stage in step j: before the wait that retires its
     P V wgmma, the previous step's wgmma may still read V."""
-    report = driver.run(_kernel(DEFERRED_AFTER_WAIT, DEFERRED_BEFORE_WAIT, DEFER=1))
+    report = driver.run(_kernel(DEFERRED_AFTER_WAIT, DEFERRED_BEFORE_WAIT))
     found = [f for f in report.findings if f.check == "protocol.stage-reuse"]
     assert report.verdict == "failed" and found, [str(f) for f in report.findings]
     assert "previous step" in found[0].message and "v_s" in found[0].message
 
 
 def test_the_interpreter_shows_the_early_release_race():
-    kernel = _kernel(RELEASE_AFTER_WAIT, RELEASE_BEFORE_WAIT, BN=64)
+    kernel = _kernel(RELEASE_AFTER_WAIT, RELEASE_BEFORE_WAIT, BN=64, DEFER=0)
     rng = np.random.default_rng(3)
     sq, sk, d = 64, 320, 64                  # five key blocks through a two-stage ring
     q, k, v = (rng.standard_normal((n, d)).astype(np.float32) for n in (sq, sk, sk))
