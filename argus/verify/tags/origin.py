@@ -382,7 +382,11 @@ MIXING = {"math.select": "a position or count chosen by comparing data",
 
 
 def _decides_by_data(w, op: Op, out) -> bool:
-    if op.opcode not in MIXING or getattr(out.tag, "meaning", None) is not None:
+    """A discrete choice made by comparing data: indices computed from data, or a select
+    whose condition reads data and whose values carry none (an argmax, a one-hot). Whatever
+    meaning an idiom gave the result (an index fragment, a masked tile) does not prove that
+    choice, so it does not exempt it."""
+    if op.opcode not in MIXING:
         return False
     if op.opcode == "indices.from_frag":
         return True

@@ -111,3 +111,21 @@ def test_gate_up_reading_the_up_weights_of_another_expert():
     k, line = variant("moe_gate_up", "w3_e = segment(W3, e * F, F)",
                       "w3_e = segment(W3, ((e + 1) % E) * F, F)")
     assert any(c == "tag.routing" for c, _ in findings_of(k))
+
+
+@pytest.mark.parametrize("renorm", [0, 1])
+def test_the_router_in_an_accumulator_layout_is_not_verified_either(renorm):
+    """The library router's top-k with its logits in a wgmma accumulator layout (a row in
+    one quad: the fastest form on the GPU): the softmax pack gives the masked tiles and the
+    index fragments a meaning, but no idiom proves which experts the comparisons choose, so
+    the stores of the choice stay value-unproved. Until 2026-12-06 a meaning exempted the
+    choice, and RENORM = 0 came out verified with no finding."""
+    src = (Path(__file__).resolve().parents[3] / "argus" / "kernels" / "moe_route.py").read_text()
+    for old, new in (('(tt, 0)), "blocked")', '(tt, 0)), f"wgmma_acc_m64n{E}")'),
+                     ('fragment(fp32, (BT, E), "blocked")', 'fragment(fp32, (BT, E), f"wgmma_acc_m64n{E}")'),
+                     ("\nBT = ", "\nBT = 64  # "), ("\nRENORM = ", f"\nRENORM = {renorm}  # ")):
+        assert old in src, f"moe_route.py changed: {old!r}; update this test"
+        src = src.replace(old, new)
+    found = check(parse_source(src, "moe_route_acc.py")["moe_topk"])
+    unproved = [f for f in found if f.check == "tag.value-unproved"]
+    assert unproved and not [f for f in found if f.severity == "error"], [str(f) for f in found]
