@@ -36,6 +36,8 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "defer": {"DEFER": 1},                     # P V waited with the next block's S
     "defer_s3": {"DEFER": 1, "S": 3},
     "defer_pingpong": {"DEFER": 1, "PINGPONG": 1},
+    "wgs3": {"WGS": 3},                        # three consumer warpgroups: 192 query rows
+    "wgs3_s4": {"WGS": 3, "S": 4},
 }
 
 

@@ -49,6 +49,10 @@ from argus.lang import (Dim, Tensor, add_tag, arrive, assign, assume, block_id, 
 
 DT = "bf16"
 HD = 64                                  # head dim: 64 or 128
+WGS = 2                                  # consumer warpgroups, 64 query rows each: a block
+                                         # takes BM = 64 * WGS query rows
+CONSUMERS = (1, 2)                       # their warpgroup indices (specialised with WGS)
+CONSUMER_REGS = 240                      # their setmaxnreg (3 consumers: 160)
 G = 1                                    # query heads per KV head (GQA group; 1: MHA)
 CAUSAL = 0
 SCALE_LOG2 = 1.4426950408889634 / 8.0    # scale * log2(e); the op specialises it
@@ -91,7 +95,7 @@ def ring():
             mbarrier_init(k_full[s], 1)
             if SPLIT_KV:
                 mbarrier_init(v_full[s], 1)
-            mbarrier_init(kv_empty[s], 2)
+            mbarrier_init(kv_empty[s], WGS)
     fence_mbarrier_init()
     sync_block()
     return q_full, k_full, v_full, kv_empty
@@ -102,7 +106,7 @@ def key_blocks(bx, SQ, SK):
     """How many key blocks the query block bx visits: every block holding a kept key of its
     last row (causal: up to the diagonal, bottom-right aligned), at most the head's blocks."""
     if CAUSAL:
-        nj = minimum((SK + BN - 1) // BN, ((bx + 1) * 128 + SK - SQ + BN - 1) // BN)
+        nj = minimum((SK + BN - 1) // BN, ((bx + 1) * (64 * WGS) + SK - SQ + BN - 1) // BN)
     else:
         nj = (SK + BN - 1) // BN
     return nj
@@ -114,7 +118,7 @@ def unmasked_blocks(bx, nj, SQ, SK):
     block (no mask needed): whole blocks of the head's keys, below the diagonal of the
     block's first row when causal."""
     if CAUSAL:
-        nf = minimum(SK // BN, (bx * 128 + SK - SQ + 1) // BN)
+        nf = minimum(SK // BN, (bx * (64 * WGS) + SK - SQ + 1) // BN)
     else:
         nf = SK // BN
     return minimum(nf, nj)
@@ -127,7 +131,7 @@ def producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empt
     with role("producer", warpgroups=(0,), regs=24):
         with elect_one():
             expect_tx(q_full[0], nbytes(q_s[0]))
-            tma_load(q_s[0], tile(q_src, (128, HD), (bx, qc)), q_full[0])
+            tma_load(q_s[0], tile(q_src, (64 * WGS, HD), (bx, qc)), q_full[0])
             for j in range(nj):
                 s = j % S
                 wait(kv_empty[s], ((j // S) & 1) ^ 1)
@@ -156,7 +160,7 @@ def masked_scores(s_acc, j, bx, wg, q0, k0, SQ, SK, mask):
     """The scores of key block j in log2 units (scale folded in), masked when `mask`:
     -inf where the key is past the head's keys, or after the query's diagonal (causal)."""
     # S holds this warpgroup's 64 query rows against the BN keys of block j
-    tag_assert(tag(s_acc).row == q0 + bx * 128 + wg * 64 + coord(s_acc)[0]
+    tag_assert(tag(s_acc).row == q0 + bx * (64 * WGS) + wg * 64 + coord(s_acc)[0]
                and tag(s_acc).col == k0 + j * BN + coord(s_acc)[1])
     if FOLD_SCALE:
         scores = add_tag(s_acc, iteration=j)      # raw: the scale is folded into exp2's FMA
@@ -164,7 +168,7 @@ def masked_scores(s_acc, j, bx, wg, q0, k0, SQ, SK, mask):
         scores = add_tag(s_acc * SCALE_LOG2, iteration=j)
     if mask:
         if CAUSAL:
-            keep = col_of(scores) + j * BN <= row_of(scores) + bx * 128 + wg * 64 + SK - SQ
+            keep = col_of(scores) + j * BN <= row_of(scores) + bx * (64 * WGS) + wg * 64 + SK - SQ
             # the mask keeps exactly the keys at or before the query's diagonal
             tag_assert(keep == (tag(scores).col - k0 <= tag(scores).row - q0 + SK - SQ))
         else:
@@ -241,7 +245,7 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
     masked online softmax, O += P V; then O / l (and the log-sum-exp) into the head's rows.
     q0, k0 and l0 are the first rows of the head's queries, keys and log-sum-exps in Q, K
     and L (tags name rows of the whole tensors)."""
-    with role("consumer", warpgroups=(1, 2), regs=240):
+    with role("consumer", warpgroups=CONSUMERS, regs=CONSUMER_REGS):
         wg = warpgroup_index()
         q_rows = tile(q_s[0], (64, HD), (wg, 0))
         m_i = fragment(fp32, (64,), f"rows(wgmma_acc_m64n{BN})", init=-inf)
@@ -289,7 +293,7 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
                     with elect_one():
                         arrive(kv_empty[(nj - 1) % S])
         out = cast(o_acc / l_i, DT)
-        dst = tile(o_dst, (64, HD), (bx * 2 + wg, qc))
+        dst = tile(o_dst, (64, HD), (bx * WGS + wg, qc))
         # O's column c holds column d = c % HD of the KV head its query head reads (bshd
         # declares heads(O, HD, group=G); in bhsd c < HD and this is c)
         tag_assert(tag(out).row == coord(dst)[0]
@@ -301,15 +305,16 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
             lse = (m_i * SCALE_LOG2 + log2(l_i)) * LN2
         else:
             lse = (m_i + log2(l_i)) * LN2
-        lse_tile = tile(lse_dst, (64,), (bx * 2 + wg,))
+        lse_tile = tile(lse_dst, (64,), (bx * WGS + wg,))
         # L numbers the head's rows from l0 as Q does from q0 (bshd: L is (B*HQ*SQ), Q is
         # (B*SQ, HQ*D), so the two row numbers differ by the head's place)
         tag_assert(tag(lse).row - q0 == coord(lse_tile)[0] - l0)
         store(lse_tile, lse)
 
 
-@kernel(grid=("(SQ + 127) // 128 * (1 - LPT) + RQ // SQ * LPT",
-              "RQ // SQ * (1 - LPT) + (SQ + 127) // 128 * LPT"), block=384)
+@kernel(grid=("(SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + RQ // SQ * LPT",
+              "RQ // SQ * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT"),
+        block=128 * (1 + WGS))
 def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["RK", HD, DT],
                    O: Tensor["RQ", HD, DT], L: Tensor["RQ", fp32], SQ: Dim, SK: Dim):
     assume(RQ % SQ == 0)               # B*HQ heads of SQ rows
@@ -319,7 +324,7 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
         assume(SK >= SQ)
     if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
         bh = block_id("x")
-        bx = (SQ + 127) // 128 - 1 - block_id("y")
+        bx = (SQ + 64 * WGS - 1) // (64 * WGS) - 1 - block_id("y")
     else:
         bx = block_id("x")
         bh = block_id("y")             # b * HQ + h
@@ -329,7 +334,7 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
     o_dst = segment(O, bh * SQ, SQ)
     lse_dst = segment(L, bh * SQ, SQ)
     nj = key_blocks(bx, SQ, SK)
-    q_s = smem(DT, (128, HD), swizzle="128B")
+    q_s = smem(DT, (64 * WGS, HD), swizzle="128B")
     k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
     v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
     q_full, k_full, v_full, kv_empty = ring()
@@ -338,8 +343,9 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
              bh * SQ, (bh // G) * SK, bh * SQ, SQ, SK)
 
 
-@kernel(grid=("(SQ + 127) // 128 * (1 - LPT) + CQ // HD * LPT",
-              "CQ // HD * (1 - LPT) + (SQ + 127) // 128 * LPT", "RQ // SQ"), block=384)
+@kernel(grid=("(SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + CQ // HD * LPT",
+              "CQ // HD * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT", "RQ // SQ"),
+        block=128 * (1 + WGS))
 def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
                    V: Tensor["RK", "CK", DT], O: Tensor["RQ", "CQ", DT], L: Tensor["RL", fp32],
                    SQ: Dim, SK: Dim):
@@ -359,7 +365,7 @@ def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
     heads(V, HD)
     if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
         h = block_id("x")
-        bx = (SQ + 127) // 128 - 1 - block_id("y")
+        bx = (SQ + 64 * WGS - 1) // (64 * WGS) - 1 - block_id("y")
     else:
         bx = block_id("x")
         h = block_id("y")
@@ -370,7 +376,7 @@ def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
     o_dst = segment(O, b * SQ, SQ)
     lse_dst = segment(L, (b * (CQ // HD) + h) * SQ, SQ)
     nj = key_blocks(bx, SQ, SK)
-    q_s = smem(DT, (128, HD), swizzle="128B")
+    q_s = smem(DT, (64 * WGS, HD), swizzle="128B")
     k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
     v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
     q_full, k_full, v_full, kv_empty = ring()

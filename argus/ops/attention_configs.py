@@ -17,12 +17,23 @@ BLOCK_M = 128                     # query rows per block: two consumer warpgroup
 HEAD_DIMS = (64, 128)
 KEY_BLOCKS = (64, 128)            # BN
 KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "FOLD_SCALE",
-         "PINGPONG", "DEFER")   # attention.py's constants
+         "PINGPONG", "DEFER", "WGS")   # attention.py's constants
+CONSUMER_REGS = {2: 240, 3: 160}  # setmaxnreg of the consumers by their count (producer 24)
 
 
-def smem_bytes(hd: int, bn: int, stages: int) -> int:
+def roles(wgs: int) -> dict:
+    """The constants that follow from the number of consumer warpgroups: their indices
+    and their registers (the producer keeps 24: 128 * 24 + 128 * wgs * regs <= 64K)."""
+    if wgs not in CONSUMER_REGS:
+        raise LaunchError(f"WGS = {wgs!r}: the attention kernel takes 2 or 3 consumer "
+                          "warpgroups")
+    return {"WGS": wgs, "CONSUMERS": tuple(range(1, wgs + 1)),
+            "CONSUMER_REGS": CONSUMER_REGS[wgs]}
+
+
+def smem_bytes(hd: int, bn: int, stages: int, wgs: int = 2) -> int:
     """Q's tile, the K/V ring (2 tiles a stage), the barriers and 1 KB of alignment slack."""
-    return BLOCK_M * hd * 2 + stages * 2 * bn * hd * 2 + 8 * (1 + 2 * stages) + 1024
+    return 64 * wgs * hd * 2 + stages * 2 * bn * hd * 2 + 8 * (1 + 2 * stages) + 1024
 
 
 def deepest_ring(hd: int, bn: int, most: int = 4) -> int:

@@ -99,8 +99,11 @@ def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
 def specialisation(cfg: AttentionConfig, task: AttentionTask) -> tuple:
     """(module, kernel, constants) that argus.ops.attention builds for `cfg`: the
     problem's constants (dtype, head dim, group, causal, the default scale) and every knob."""
+    from argus.ops.attention_configs import roles
+
+    knobs = cfg.to_json()
     constants = {"DT": task.dtype, "HD": task.d, "G": task.group, "CAUSAL": int(task.causal),
-                 "SCALE_LOG2": task.scale * LOG2E, **cfg.to_json()}
+                 "SCALE_LOG2": task.scale * LOG2E, **knobs, **roles(knobs.get("WGS", 2))}
     return "attention", f"attention_{task.layout}", tuple(sorted(constants.items()))
 
 

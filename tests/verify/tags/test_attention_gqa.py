@@ -72,7 +72,7 @@ def test_v_of_the_query_head_is_an_operand_head_error():
 
 
 def test_o_stored_into_another_head_is_an_error():
-    old = "dst = tile(o_dst, (64, HD), (bx * 2 + wg, qc))"
+    old = "dst = tile(o_dst, (64, HD), (bx * WGS + wg, qc))"
     findings = _edited(old, old.replace("qc))", "qc ^ 1))"))
     assert _errors(findings, "tag.operand-head"), [(f.check, f.message) for f in findings]
 

@@ -16,7 +16,7 @@ from argus.verify.driver import run as verify
 sys.path.insert(0, str(Path(__file__).parent))
 from test_split_loops import _edited, _kernel, _line, _wrong_on_the_interpreter  # noqa: E402
 
-Q_LOAD = "tma_load(q_s[0], tile(q_src, (128, HD), (bx, qc)), q_full[0])"
+Q_LOAD = "tma_load(q_s[0], tile(q_src, (64 * WGS, HD), (bx, qc)), q_full[0])"
 
 
 @pytest.mark.parametrize("block", ["qc + 1", "qc - 1"])
