@@ -650,6 +650,10 @@ def holds(ctx: Context, claim, extra: Iterable = (), in_integers: bool = False) 
         return True
     if in_integers or ctx.abstraction is not None:   # and a false claim's model
         from argus.verify import integer_models
+        if ctx.abstraction is None:           # first with the facts of its own variables
+            small = confined(facts, asked)    # (tile arithmetic: 10-17% of attention's check)
+            if len(small) < len(facts) and integer_unsat(ctx, [*small, *extra], z3.Not(claim)):
+                return True
         answer, model = integer_models.decide(ctx, [*facts, *extra], z3.Not(claim))
         if answer == z3.unsat:
             return True
