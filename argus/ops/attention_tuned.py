@@ -5,8 +5,10 @@ in the format of the GEMM's (tune_cache.TuneCache: atomic rewrites, merged with 
 processes wrote, a prediction never replacing a measurement), written by
 `argus optimize attention` (argus/agent/attention/optimize.py), read by argus.ops.attention.
 
-An entry's key is "GPU|attention|dtype|layout|shape class", e.g.
-"NVIDIA H200|attention|bf16|bhsd|d128-g1-causal-sq4096-sk4096-bh64": the head dim, the GQA
+An entry's key is "GPU|attention@REVISION|dtype|layout|shape class", e.g.
+"NVIDIA H200|attention@2|bf16|bhsd|d128-g1-causal-sq4096-sk4096-bh64": the revision of the
+kernel's defaults the knobs were measured over (an entry of an earlier one is not read: its
+knobs on today's kernel are not what was timed), the head dim, the GQA
 group and the mask exactly (each is its own kernel), the query and key lengths and the
 number of (batch, query head) pairs rounded up to powers of two (one tuning serves every
 length of the bucket). Its value holds the knobs (the module constants of attention.py
@@ -35,11 +37,16 @@ def shape_class(b: int, hq: int, hk: int, sq: int, sk: int, d: int, causal: bool
             f"bh{_pow2(b * hq)}")
 
 
+# Revision 2 (2026-12-06): DEFER = 1 by default, and it needs a third stage (a knob set tuned
+# before with S = 2 runs 10-18% slower on it); revision 1 had no tag in the key.
+REVISION = 2
+
+
 def entry_key(gpu: str, dtype: str, layout: str, b: int, hq: int, hk: int, sq: int, sk: int,
               d: int, causal: bool) -> str:
     if dtype not in ("bf16", "fp16") or layout not in ("bhsd", "bshd"):
         raise ValueError(f"dtype {dtype!r} / layout {layout!r}: bf16 or fp16, bhsd or bshd")
-    return "|".join((gpu, "attention", dtype, layout,
+    return "|".join((gpu, f"attention@{REVISION}", dtype, layout,
                      shape_class(b, hq, hk, sq, sk, d, causal)))
 
 

@@ -60,3 +60,16 @@ def test_the_calls_lookup_is_memoised_per_shape_class():
     assert len(attention_tuned._by_call) == 1
     assert attention_tuned.tuned_for("NVIDIA H200", "bf16", "bhsd", 4, 16, 16, 5000, 4096,
                                      128, True) is None
+
+
+def test_an_entry_of_an_earlier_kernel_revision_is_not_read():
+    """Knobs tuned over the kernel's earlier defaults (no DEFER: S = 2 was right) are not
+    applied to today's kernel, where they time differently."""
+    now = key("NVIDIA H100 80GB HBM3")
+    old = now.replace(f"attention@{attention_tuned.REVISION}", "attention")
+    assert old != now
+    attention_tuned.record(old, {"BN": 128, "S": 2}, 1.0, "test")
+    assert attention_tuned.tuned_knobs(now) is None
+    attention_tuned.record(now, {"BN": 128, "S": 3}, 1.0, "test")
+    assert attention_tuned.tuned_knobs(now)["S"] == 3
+    assert attention_tuned.tuned_knobs(old)["S"] == 2       # kept on disk, not used
