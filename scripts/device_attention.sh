@@ -6,7 +6,8 @@
 #   c) the benchmark: correctness of the timed shapes, then timing against SDPA's cuDNN and
 #      flash backends in the same run (JSON)
 #   d) the knob sweep: variants timed on 3 shapes, so defaults can be picked (JSON)
-#   bash scripts/device_attention.sh [a|b|c|d|ab|cd|all]   (phases in the order given)
+#   e) d = 64: the default against three consumer warpgroups (WGS = 3)
+#   bash scripts/device_attention.sh [a|b|c|d|e|ab|cd|all]   (phases in the order given)
 # Typical total 5-8 minutes; the bounds add up to 630 s (a 120, b 2 x 80, c 150, d 200),
 # over the device tool's 600 s a call at worst: "ab" then "cd" is the safe split.
 # Run from the repo root through the device tool with carry [".whl"] (the z3 wheel); logs
@@ -39,8 +40,15 @@ phase_c() {
 phase_d() {
   run 200 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep.json"
 }
+# e) d = 64 only: the default against three consumer warpgroups (WGS = 3, 192-row tiles),
+#    built and verified on 2026-12-06 but never timed (docs/perf-log.md, eighteenth session)
+phase_e() {
+  run 150 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-wgs3.json" \
+    --shapes 16x16x16x1024x1024x64,8x16x16x2048x2048x64c,16x16x16x1024x1024x64:bshd \
+    --variants default,wgs3,wgs3_s4
+}
 [ "$PHASE" = all ] && PHASE=abcd
-case "$PHASE" in *[!abcd]*|"") echo "usage: $0 [a|b|c|d|ab|cd|all]"; exit 2 ;; esac
+case "$PHASE" in *[!abcde]*|"") echo "usage: $0 [a|b|c|d|e|ab|cd|all]"; exit 2 ;; esac
 for ((i = 0; i < ${#PHASE}; i++)); do
   p="${PHASE:$i:1}"
   case "$p" in
@@ -48,5 +56,6 @@ for ((i = 0; i < ${#PHASE}; i++)); do
     b) phase_b 2>&1 | tee "$OUT/b-sanitize.log" ;;
     c) phase_c 2>&1 | tee "$OUT/c-bench.log" ;;
     d) phase_d 2>&1 | tee "$OUT/d-sweep.log" ;;
+    e) phase_e 2>&1 | tee "$OUT/e-wgs3.log" ;;
   esac
 done
