@@ -19,7 +19,7 @@ WG, CONSUMERS; kernel constants BM (64 * WG), BN (<= 256), BK, S.
 """
 
 from argus.lang import (Tensor, arrive, assign, assume, block_id, cast, cdiv, coord, const,
-                        elect_one, element, expect_tx, fence_mbarrier_init, fp32, fragment,
+                        elect_one, element, expect_tx, fence_mbarrier_init, fp32, fragment, helper,
                         int32, kernel, load, load_indices, mbarrier, mbarrier_init, nbytes,
                         prefix_sum, role, round_up, segment, smem, store, sync_block, tag,
                         tag_assert, tile, tma_load, wait, warpgroup_index, wgmma, wgmma_commit,
@@ -33,6 +33,31 @@ WG = 2               # consumer warpgroups, 64 rows of an m-tile each (BM = 64 *
 CONSUMERS = (1, 2)   # their warpgroup indices (specialised with WG)
 SKIP_EMPTY = 0       # 1: a block skips the item walk of an expert without slots (decode:
                      # most of 64 experts; measured 14% slower on Mixtral prefill, so off there)
+
+
+@helper
+def item_extents(MT, NT):
+    """(OUTER, INNER) of an expert's item walk: n-tiles outside (ORDER = "n_major": the
+    m-tiles sharing a weight tile run together) or m-tiles outside."""
+    if ORDER == "n_major":
+        OUTER = NT
+        INNER = MT
+    else:
+        OUTER = MT
+        INNER = NT
+    return OUTER, INNER
+
+
+@helper
+def item_tile(a, b):
+    """(m-tile, n-tile) of item (a, b) of the walk item_extents orders."""
+    if ORDER == "n_major":
+        mt = b
+        tn = a
+    else:
+        mt = a
+        tn = b
+    return mt, tn
 
 
 @kernel(grid=(BLOCKS,), block=128 * (1 + WG))
@@ -77,24 +102,14 @@ def moe_down(X: Tensor["T", "K", DT], W: Tensor["EN", "K", DT], counts: Tensor[E
                 w_e = segment(W, e * N, N)
                 t0 = element(tile_offs, e) // BM
                 MT = cdiv(rows, BM)
-                if ORDER == "n_major":
-                    OUTER = NT
-                    INNER = MT
-                else:
-                    OUTER = MT
-                    INNER = NT
-                if SKIP_EMPTY == 0 or MT > 0:    # SKIP_EMPTY: an expert without slots skips its walk
+                OUTER, INNER = item_extents(MT, NT)
+                if SKIP_EMPTY == 0 or MT > 0:    # an expert without slots: no walk
                     for a in range(OUTER):
                         for b in range(INNER):
                             w = t0 * NT + a * INNER + b
                             if w % BLOCKS == bid:
                                 i = w // BLOCKS
-                                if ORDER == "n_major":
-                                    mt = b
-                                    tn = a
-                                else:
-                                    mt = a
-                                    tn = b
+                                mt, tn = item_tile(a, b)
                                 for k in range(KT):
                                     g = i * KT + k
                                     s = g % S
@@ -112,24 +127,14 @@ def moe_down(X: Tensor["T", "K", DT], W: Tensor["EN", "K", DT], counts: Tensor[E
             w_e = segment(wsorted, element(offs, e), rows)
             t0 = element(tile_offs, e) // BM
             MT = cdiv(rows, BM)
-            if ORDER == "n_major":
-                OUTER = NT
-                INNER = MT
-            else:
-                OUTER = MT
-                INNER = NT
-            if SKIP_EMPTY == 0 or MT > 0:    # SKIP_EMPTY: an expert without slots skips its walk
+            OUTER, INNER = item_extents(MT, NT)
+            if SKIP_EMPTY == 0 or MT > 0:    # an expert without slots: no walk
                 for a in range(OUTER):
                     for b in range(INNER):
                         w = t0 * NT + a * INNER + b
                         if w % BLOCKS == bid:
                             i = w // BLOCKS
-                            if ORDER == "n_major":
-                                mt = b
-                                tn = a
-                            else:
-                                mt = a
-                                tn = b
+                            mt, tn = item_tile(a, b)
                             assign(acc, 0.0)
                             for k in range(KT):
                                 g = i * KT + k

@@ -59,6 +59,31 @@ LOG2E = 1.4426950408889634
 
 
 @helper
+def item_extents(MT, NT):
+    """(OUTER, INNER) of an expert's item walk: n-tiles outside (ORDER = "n_major": the
+    m-tiles sharing a weight tile run together) or m-tiles outside."""
+    if ORDER == "n_major":
+        OUTER = NT
+        INNER = MT
+    else:
+        OUTER = MT
+        INNER = NT
+    return OUTER, INNER
+
+
+@helper
+def item_tile(a, b):
+    """(m-tile, n-tile) of item (a, b) of the walk item_extents orders."""
+    if ORDER == "n_major":
+        mt = b
+        tn = a
+    else:
+        mt = a
+        tn = b
+    return mt, tn
+
+
+@helper
 def produce(X, W1, W3, ids, cnt, offs, tile_offs, x_s, g_s, u_s, full, empty, bid, F, KT, NT,
             BM, BN, BK, S):
     """The producer's walk: every item of this block, every k-step: wait until the consumers
@@ -72,24 +97,14 @@ def produce(X, W1, W3, ids, cnt, offs, tile_offs, x_s, g_s, u_s, full, empty, bi
         wu_e = segment(W3, e * F, F)
         t0 = element(tile_offs, e) // BM
         MT = cdiv(slots, BM)
-        if ORDER == "n_major":
-            OUTER = NT
-            INNER = MT
-        else:
-            OUTER = MT
-            INNER = NT
-        if SKIP_EMPTY == 0 or MT > 0:    # SKIP_EMPTY: an expert without slots skips its walk
+        OUTER, INNER = item_extents(MT, NT)
+        if SKIP_EMPTY == 0 or MT > 0:    # an expert without slots: no walk
             for a in range(OUTER):
                 for b in range(INNER):
                     w = t0 * NT + a * INNER + b
                     if w % BLOCKS == bid:
                         i = w // BLOCKS
-                        if ORDER == "n_major":
-                            mt = b
-                            tn = a
-                        else:
-                            mt = a
-                            tn = b
+                        mt, tn = item_tile(a, b)
                         tokens = load_indices(tile(ids_e, (BM,), (mt,)))
                         for k in range(KT):
                             g = i * KT + k
@@ -168,24 +183,14 @@ def moe_gate_up(X: Tensor["T", "K", DT], W1: Tensor["EF", "K", DT], W3: Tensor["
             h_e = segment(H, element(offs, e), slots)
             t0 = element(tile_offs, e) // BM
             MT = cdiv(slots, BM)
-            if ORDER == "n_major":
-                OUTER = NT
-                INNER = MT
-            else:
-                OUTER = MT
-                INNER = NT
-            if SKIP_EMPTY == 0 or MT > 0:    # SKIP_EMPTY: an expert without slots skips its walk
+            OUTER, INNER = item_extents(MT, NT)
+            if SKIP_EMPTY == 0 or MT > 0:    # an expert without slots: no walk
                 for a in range(OUTER):
                     for b in range(INNER):
                         w = t0 * NT + a * INNER + b
                         if w % BLOCKS == bid:
                             i = w // BLOCKS
-                            if ORDER == "n_major":
-                                mt = b
-                                tn = a
-                            else:
-                                mt = a
-                                tn = b
+                            mt, tn = item_tile(a, b)
                             assign(gate, 0.0)
                             assign(up, 0.0)
                             for k in range(KT):
