@@ -32,7 +32,7 @@ from itertools import product
 import z3
 
 from argus.verify.finding import Counterexample, ElementTag, Finding
-from argus.verify.smt import TIMEOUT_MS, WIDTH, bv, value
+from argus.verify.smt import TIMEOUT_MS, WIDTH, bv, integer_unsat, value
 
 from . import abstraction, report
 from argus.verify.integers import key
@@ -305,7 +305,7 @@ def _group_covered(w, r, tensor, recs) -> bool:
     facts = [f for f in w.ctx.facts if not _about_writers(w, f, recs)]
     facts = [sub(f) for f in abstraction.install(w.ctx).relevant(facts, [goal])]
     kept = _kept_bounds(w, pairs)
-    if _unsat_in_integers([*facts, *kept], goal):
+    if integer_unsat(w.ctx, [*facts, *kept], goal):
         return True                  # tiles of 64 * 3 rows: bit-blasted, 5 s; here, ms
     s = _solver(*facts, goal, *kept)
     if s.check() == z3.unsat:
@@ -347,17 +347,6 @@ def _group_covered(w, r, tensor, recs) -> bool:
         r.loc, "store", "the m-tiles of a group must cover its rows: loop over "
         "cdiv(rows, BM) tiles and store each warpgroup's rows", cex))
     return False
-
-
-def _unsat_in_integers(facts, goal) -> bool:
-    """facts & goal impossible in linear integer arithmetic (integers.check: the exact
-    translation of the bit-vector terms; a fact that does not translate is left out, which
-    can only make this fail). False when not shown so: the bit-vector query decides."""
-    from argus.verify import integers
-    try:
-        return integers.check(facts, goal) == z3.unsat
-    except integers.Untranslatable:
-        return False
 
 
 def _model(w, goal, first):
