@@ -27,6 +27,17 @@ MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)   # gridDim.x, .y, .z at most
 SMEM_PER_BLOCK = 227 * 1024     # 232448 B: the opt-in maximum of dynamic shared memory a block can have
 SMEM_PER_SM = 228 * 1024        # the SM's shared memory (the L1 carve-out at its largest)
 SMEM_RESERVED_PER_BLOCK = 1024  # what the runtime keeps of the SM's shared memory per resident block
+SMEM_BASE_ALIGN = 1024         # the 128B swizzle's 1024-byte alignment: the generated kernel
+                                # aligns its dynamic shared memory by hand, asking for this
+                                # much more than its tiles take
+
+
+def smem_fits_sm(block_bytes: int, blocks_per_sm: int) -> bool:
+    """Can `blocks_per_sm` blocks of `block_bytes` of dynamic shared memory each be resident
+    on one SM at once (each also costs the runtime's reserved kilobyte)?"""
+    return blocks_per_sm * (block_bytes + SMEM_RESERVED_PER_BLOCK) <= SMEM_PER_SM
+
+
 MBARRIER_BYTES = 8              # one mbarrier object in shared memory (8-byte aligned)
 
 # --- registers ----------------------------------------------------------------------
@@ -35,6 +46,15 @@ MAX_REGISTERS_PER_THREAD = 255  # the most registers ptxas gives one thread
 REGISTER_GRANULE = 8            # registers per thread are allocated (and setmaxnreg moves) in steps of 8
 SETMAXNREG_MIN = 24             # setmaxnreg.dec/.inc take 24..256 registers per thread ...
 SETMAXNREG_MAX = 256            # ... in steps of REGISTER_GRANULE
+
+
+def registers_at_entry(threads: int, blocks_per_sm: int = 1) -> int:
+    """Registers per thread a block of `threads` threads starts with when `blocks_per_sm`
+    such blocks share the SM's register file: in steps of REGISTER_GRANULE, at most
+    SETMAXNREG_MAX (255 addressable). setmaxnreg moves registers within a block's own pool
+    (this times `threads`), never between blocks."""
+    return min(SETMAXNREG_MAX, REGISTERS_PER_SM // (threads * blocks_per_sm)
+               // REGISTER_GRANULE * REGISTER_GRANULE)
 
 # --- barriers -----------------------------------------------------------------------
 NAMED_BARRIERS = 16             # bar.sync ids 0..15 per block (__syncthreads is id 0)

@@ -38,6 +38,13 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "defer_pingpong": {"DEFER": 1, "PINGPONG": 1},
     "wgs3": {"WGS": 3},                        # three consumer warpgroups: 192 query rows
     "wgs3_s4": {"WGS": 3, "S": 4},
+    # two blocks an SM, one consumer warpgroup each (64 query rows): a block's prologue and
+    # epilogue under the other's key loop
+    "occ2": {"WGS": 1, "BLOCKS_PER_SM": 2},
+    "occ2_s2": {"WGS": 1, "BLOCKS_PER_SM": 2, "S": 2},
+    "occ2_bn64": {"WGS": 1, "BLOCKS_PER_SM": 2, "BN": 64},
+    "occ2_bn64_s2": {"WGS": 1, "BLOCKS_PER_SM": 2, "BN": 64, "S": 2},
+    "occ2_nodefer_s2": {"WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 0, "S": 2},
 }
 
 

@@ -7,6 +7,7 @@
 #      flash backends in the same run (JSON)
 #   d) the knob sweep: variants timed on 3 shapes, so defaults can be picked (JSON)
 #   e) d = 64: the default against three consumer warpgroups (WGS = 3)
+#   f) two blocks an SM (BLOCKS_PER_SM = 2) against the default, d = 64 and 128
 #   bash scripts/device_attention.sh [a|b|c|d|e|ab|cd|all]   (phases in the order given)
 # Typical total 5-8 minutes; the bounds add up to 630 s (a 120, b 2 x 80, c 150, d 200),
 # over the device tool's 600 s a call at worst: "ab" then "cd" is the safe split.
@@ -47,8 +48,15 @@ phase_e() {
     --shapes 16x16x16x1024x1024x64,8x16x16x2048x2048x64c,16x16x16x1024x1024x64:bshd \
     --variants default,wgs3,wgs3_s4
 }
+# f) two blocks an SM (BLOCKS_PER_SM = 2, one consumer warpgroup each) against the default,
+#    on d = 64 (where the fixed cost of a block shows most) and d = 128
+phase_f() {
+  run 280 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-occ2.json" \
+    --shapes 16x16x16x1024x1024x64,8x16x16x2048x2048x64c,4x16x16x4096x4096x64,4x16x16x4096x4096x128,4x16x16x4096x4096x128c,16x32x8x16x4096x128 \
+    --variants default,occ2,occ2_s2,occ2_bn64,occ2_bn64_s2,occ2_nodefer_s2
+}
 [ "$PHASE" = all ] && PHASE=abcd
-case "$PHASE" in *[!abcde]*|"") echo "usage: $0 [a|b|c|d|e|ab|cd|all]"; exit 2 ;; esac
+case "$PHASE" in *[!abcdef]*|"") echo "usage: $0 [a|b|c|d|e|f|ab|cd|all]"; exit 2 ;; esac
 for ((i = 0; i < ${#PHASE}; i++)); do
   p="${PHASE:$i:1}"
   case "$p" in
@@ -57,5 +65,6 @@ for ((i = 0; i < ${#PHASE}; i++)); do
     c) phase_c 2>&1 | tee "$OUT/c-bench.log" ;;
     d) phase_d 2>&1 | tee "$OUT/d-sweep.log" ;;
     e) phase_e 2>&1 | tee "$OUT/e-wgs3.log" ;;
+    f) phase_f 2>&1 | tee "$OUT/f-occ2.log" ;;
   esac
 done

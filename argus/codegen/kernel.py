@@ -17,8 +17,8 @@ from pathlib import Path
 from argus.ir import gather_chunks
 from argus.ir.nodes import Kernel
 from argus.ir.types import GlobalTensorType, ScalarType
-from argus.limits import (MAX_REGISTERS_PER_THREAD, REGISTER_GRANULE, REGISTERS_PER_SM,
-                          SMEM_PER_BLOCK, WARPGROUP_THREADS)
+from argus.limits import (MAX_REGISTERS_PER_THREAD, SMEM_BASE_ALIGN, SMEM_PER_BLOCK,
+                          WARPGROUP_THREADS, registers_at_entry, smem_fits_sm)
 
 from .context import Context, ParamSpec, TensorMapSpec
 from .emitter import Emitter
@@ -43,17 +43,13 @@ class GeneratedKernel:
     cluster: tuple[int, int, int]
     assumptions: tuple[tuple[str, str], ...]    # (python expression, "file:line")
     roles: dict
+    blocks_per_sm: int = 1       # resident blocks an SM is meant to hold (the runtime asks
+                                 # for the shared-memory carveout that lets them)
 
     def describe(self) -> dict:
         return {"name": self.name, "smem_bytes": self.smem_bytes, "block": self.block,
                 "grid": list(self.grid), "cluster": list(self.cluster),
-                "params": [p.name for p in self.params]}
-
-
-def _registers_at_entry(block: int) -> int:
-    """Registers per thread when one block of `block` threads holds the SM's register file,
-    rounded down to the allocation granule."""
-    return REGISTERS_PER_SM // block // REGISTER_GRANULE * REGISTER_GRANULE
+                "blocks_per_sm": self.blocks_per_sm, "params": [p.name for p in self.params]}
 
 
 def generate(kernel: Kernel, source_lines: list[str] | None = None) -> GeneratedKernel:
@@ -69,7 +65,8 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
     if block % WARPGROUP_THREADS and kernel.launch.roles:
         raise CodegenError(f"a kernel with roles needs whole warpgroups (block={block})",
                            kernel.loc)
-    ctx.default_regs = min(MAX_REGISTERS_PER_THREAD, _registers_at_entry(block))
+    occupancy = kernel.launch.blocks_per_sm
+    ctx.default_regs = min(MAX_REGISTERS_PER_THREAD, registers_at_entry(block, occupancy))
     params: list[ParamSpec] = []
     sizes: dict[str, str] = {}
     for sym in kernel.symbols:
@@ -98,11 +95,15 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
     if ctx.exchange_bytes:       # one exchange buffer per warpgroup, after the kernel's own
         per_warpgroup = -(-ctx.exchange_bytes // 16) * 16
         exchange_offset = ctx.allocate_smem(per_warpgroup * max(1, block // 128), 16)
-    smem_bytes = ctx.smem_bytes + (1024 if ctx.smem_bytes else 0)
+    smem_bytes = ctx.smem_bytes + (SMEM_BASE_ALIGN if ctx.smem_bytes else 0)
     if ctx.smem_bytes > SMEM_PER_BLOCK:
         raise CodegenError(f"the kernel needs {ctx.smem_bytes} B of shared memory, over the "
                            f"{SMEM_PER_BLOCK} B a block can have", kernel.loc,
                            "use fewer stages or smaller tiles")
+    if not smem_fits_sm(smem_bytes, occupancy):
+        raise CodegenError(f"blocks_per_sm={occupancy} blocks of {smem_bytes} B of shared "
+                           "memory do not fit one SM's", kernel.loc,
+                           "use fewer blocks per SM, fewer stages or smaller tiles")
     named = _named_in_code(body.lines, [p.name for p in params if p.kind == "pointer"])
     params = [replace(p, addressed=p.name in named) if p.kind == "pointer" else p
               for p in params]
@@ -124,16 +125,18 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
             args.append(f"const int {p.name}")
         else:
             args.append(f"const __grid_constant__ argus::TensorMap {p.name}")
-    # one block per SM as the register budget: ptxas may use up to 65536 / block registers
-    # a thread (with no minimum, it aims at occupancy and spills fragment-heavy kernels)
-    bounds = f"__launch_bounds__({block}, 1)"
+    # blocks_per_sm blocks (one by default) share the SM's registers: ptxas may use up to
+    # 65536 / (block * blocks_per_sm) registers a thread (with no minimum, it aims at
+    # occupancy and spills fragment-heavy kernels)
+    bounds = f"__launch_bounds__({block}, {occupancy})"
     if kernel.launch.roles:
-        # one block per SM; the registers each thread starts with must lie between the
-        # smallest and the largest role budget (setmaxnreg.dec lowers, .inc raises or
-        # keeps): 65536 / 384 threads gives 168, but 256 threads would start at 255, above
-        # a consumer's 232, so there the count is capped (the two cannot be combined)
+        # the registers each thread starts with must lie between the smallest and the
+        # largest role budget (setmaxnreg.dec lowers, .inc raises or keeps): 65536 / 384
+        # threads gives 168, but one block of 256 threads would start at 255, above a
+        # consumer's 232, so there the count is capped (the two cannot be combined); two
+        # blocks of 256 start at 128
         cap = max(r.regs for r in kernel.launch.roles)
-        bounds = (f"__launch_bounds__({block}, 1)" if _registers_at_entry(block) <= cap
+        bounds = (bounds if registers_at_entry(block, occupancy) <= cap
                   else f"__maxnreg__({cap})")
     out.line(f'extern "C" __global__ void {bounds} {kernel.name}(')
     for i, a in enumerate(args):
@@ -161,7 +164,7 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
                            tuple(kernel.launch.grid), tuple(kernel.launch.cluster),
                            tuple(_assumptions(kernel)),
                            {r.name: {"warpgroups": list(r.warpgroups), "regs": r.regs}
-                            for r in kernel.launch.roles})
+                            for r in kernel.launch.roles}, occupancy)
 
 
 def _named_in_code(lines: list[str], names: list[str]) -> set[str]:

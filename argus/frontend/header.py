@@ -6,7 +6,8 @@ import ast
 from typing import Any
 
 from argus.ir.nodes import Value
-from argus.limits import MAX_CLUSTER_SIZE, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
+from argus.limits import (MAX_BLOCKS_PER_SM, MAX_CLUSTER_SIZE, MAX_GRID_DIMS,
+                          MAX_THREADS_PER_BLOCK, MAX_THREADS_PER_SM)
 from argus.ir.types import DTYPES, INDEX, GlobalTensorType, ScalarType
 
 DTYPE_NAMES = tuple(n for n in DTYPES if n not in ("index", "pred"))
@@ -124,7 +125,7 @@ class Header:
         return params, symbols, constants
 
     def launch(self, dec: ast.expr | None, symbols: dict[str, Value]) -> dict[str, Any]:
-        launch = {"grid": ("1",), "block": 128, "cluster": (1, 1, 1)}
+        launch = {"grid": ("1",), "block": 128, "cluster": (1, 1, 1), "blocks_per_sm": 1}
         if not isinstance(dec, ast.Call):
             return launch
         if dec.args:
@@ -158,10 +159,29 @@ class Header:
                                         f"use at most {MAX_CLUSTER_SIZE} blocks per cluster, "
                                         f"e.g. cluster=(2, 1, 1)")
                 launch["cluster"] = cluster
+            elif kw.arg == "blocks_per_sm":
+                launch["blocks_per_sm"] = self.blocks_per_sm(kw.value)
             else:
                 raise self.fx.error(kw, f"unknown kernel argument {kw.arg!r}",
-                                    "kernel(grid=..., block=..., cluster=...)")
+                                    "kernel(grid=..., block=..., cluster=..., blocks_per_sm=...)")
+        resident = launch["block"] * launch["blocks_per_sm"]
+        if resident > MAX_THREADS_PER_SM:
+            node = next(kw.value for kw in dec.keywords if kw.arg == "blocks_per_sm")
+            raise self.fx.error(node, f"{launch['blocks_per_sm']} blocks of {launch['block']} "
+                                f"threads are {resident} threads, over the {MAX_THREADS_PER_SM} "
+                                "an SM holds", "fewer blocks per SM, or fewer warpgroups a block")
         return launch
+
+    def blocks_per_sm(self, node: ast.expr) -> int:
+        """How many blocks an SM is meant to hold at once (an int in 1..MAX_BLOCKS_PER_SM):
+        the code generator budgets each block 1/n of the register file, the resource pass
+        checks n blocks' shared memory against the SM's."""
+        n = self.fx.static(node, what="blocks_per_sm")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_BLOCKS_PER_SM:
+            raise self.fx.error(node, f"blocks_per_sm={n!r} is not an int in 1..{MAX_BLOCKS_PER_SM}",
+                                "blocks_per_sm=2: two blocks share each SM (1, the default: "
+                                "one block has the whole SM)")
+        return n
 
     def fold_text(self, node: ast.expr) -> str:
         """The source of `node` with compile-time constants substituted (for the launch

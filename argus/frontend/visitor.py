@@ -188,7 +188,8 @@ class KernelVisitor:
         self.statements(body)
         return Kernel(fn.name, tuple(params), tuple(symbols.values()), constants,
                       Launch(launch["grid"], launch["block"], launch["cluster"],
-                             tuple(self.roles), tuple(self.schedules)),
+                             tuple(self.roles), tuple(self.schedules),
+                             launch["blocks_per_sm"]),
                       self.b.root, self.loc(fn), self._arguments(params))
 
     def _arguments(self, params) -> tuple[str, ...]:

@@ -156,6 +156,8 @@ class Launch:
     cluster: tuple[int, int, int]
     roles: tuple[Role, ...] = ()
     schedules: tuple[Schedule, ...] = ()
+    blocks_per_sm: int = 1    # resident blocks an SM is meant to hold: each gets 1/n of its
+                              # registers (setmaxnreg's pool) and shares its shared memory
 
 
 @dataclass(eq=False)

@@ -146,7 +146,7 @@ class _Reader:
             name, type_ = p.split(": ", 1)
             params.append(self.define(name.lstrip("%"), parse_type(type_)))
         symbols, constants, roles, schedules, arguments = [], {}, [], [], ()
-        grid, block, cluster = ("1",), 128, (1, 1, 1)
+        grid, block, cluster, blocks_per_sm = ("1",), 128, (1, 1, 1), 1
         self.pos = 1
         while self.pos < len(self.lines):
             line = self.lines[self.pos].strip()
@@ -163,9 +163,11 @@ class _Reader:
                 name, val = line[6:].split(" = ", 1)
                 constants[name] = parse_value(val)
             elif line.startswith("launch "):
-                m = re.fullmatch(r"launch grid=\((.*)\) block=(\d+) cluster=\((.*)\)", line)
+                m = re.fullmatch(r"launch grid=\((.*)\) block=(\d+) cluster=\(([^)]*)\)"
+                                 r"(?: blocks_per_sm=(\d+))?", line)
                 grid = tuple(split_top(m.group(1)))
                 block, cluster = int(m.group(2)), tuple(int(c) for c in m.group(3).split(","))
+                blocks_per_sm = int(m.group(4) or 1)
             elif re.match(r"role \w+ warpgroups=", line):
                 m = re.fullmatch(r"role (\w+) warpgroups=\((.*)\) regs=(\d+)", line)
                 roles.append(Role(m.group(1), tuple(int(w) for w in m.group(2).split(",")),
@@ -179,7 +181,8 @@ class _Reader:
             self.pos += 1
         body = self.block(())
         return Kernel(_kernel_name(self.lines[0]), tuple(params), tuple(symbols), constants,
-                      Launch(grid, block, cluster, tuple(roles), tuple(schedules)), body,
+                      Launch(grid, block, cluster, tuple(roles), tuple(schedules),
+                             blocks_per_sm), body,
                       Loc("<ir>", 1, 1), arguments)
 
     def block(self, args: tuple[Value, ...]) -> Block:

@@ -3,10 +3,11 @@ per (batch, query head), bf16 or fp16 in, fp32 softmax and accumulation, O in th
 dtype, and the log-sum-exp of every query row (fp32, natural log of the scaled scores: what
 a backward pass needs; argus.ops returns it on request).
 
-Grid: one block per 128 query rows (BM) of one head; heads and batches on the other grid
-axes. A producer warpgroup loads the block's Q tile once and streams the head's K and V
-blocks (BN keys each) through an S-stage ring by TMA; two consumer warpgroups each own 64
-query rows and keep the online softmax (row max m, row sum l, accumulator o) in registers.
+Grid: one block per BM = 64 * WGS query rows of one head; heads and batches on the other
+grid axes. A producer warpgroup loads the block's Q tile once and streams the head's K and
+V blocks (BN keys each) through an S-stage ring by TMA; WGS consumer warpgroups (two by
+default) each own 64 query rows and keep the online softmax (row max m, row sum l,
+accumulator o) in registers. BLOCKS_PER_SM = 2 asks for two resident blocks an SM.
 
 Layouts (two kernels sharing every helper, like gemm_nt / gemm_nn): TMA tensor maps are
 2-D, so the tensors are flattened.
@@ -52,7 +53,11 @@ HD = 64                                  # head dim: 64 or 128
 WGS = 2                                  # consumer warpgroups, 64 query rows each: a block
                                          # takes BM = 64 * WGS query rows
 CONSUMERS = (1, 2)                       # their warpgroup indices (specialised with WGS)
-CONSUMER_REGS = 240                      # their setmaxnreg (3 consumers: 160)
+CONSUMER_REGS = 240                      # their setmaxnreg (3 consumers: 160; derived by
+                                         # argus.ops.attention_configs.roles)
+BLOCKS_PER_SM = 1  # 2: two blocks share an SM (each half its registers and shared memory),
+                   # so one block's prologue and epilogue run under the other's key loop
+                   # (with WGS = 1: 64 query rows a block)
 G = 1                                    # query heads per KV head (GQA group; 1: MHA)
 CAUSAL = 0
 SCALE_LOG2 = 1.4426950408889634 / 8.0    # scale * log2(e); the op specialises it
@@ -241,7 +246,7 @@ def block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empt
 @helper
 def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, qc, q0,
              k0, l0, SQ, SK):
-    """Warpgroups 1 and 2, 64 query rows each: S = Q K^T of every visited key block, the
+    """The WGS consumer warpgroups (1, 2, ...), 64 query rows each: S = Q K^T of every visited key block, the
     masked online softmax, O += P V; then O / l (and the log-sum-exp) into the head's rows.
     q0, k0 and l0 are the first rows of the head's queries, keys and log-sum-exps in Q, K
     and L (tags name rows of the whole tensors)."""
@@ -314,7 +319,7 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
 
 @kernel(grid=("(SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + RQ // SQ * LPT",
               "RQ // SQ * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT"),
-        block=128 * (1 + WGS))
+        block=128 * (1 + WGS), blocks_per_sm=BLOCKS_PER_SM)
 def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["RK", HD, DT],
                    O: Tensor["RQ", HD, DT], L: Tensor["RQ", fp32], SQ: Dim, SK: Dim):
     assume(RQ % SQ == 0)               # B*HQ heads of SQ rows
@@ -345,7 +350,7 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
 
 @kernel(grid=("(SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + CQ // HD * LPT",
               "CQ // HD * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT", "RQ // SQ"),
-        block=128 * (1 + WGS))
+        block=128 * (1 + WGS), blocks_per_sm=BLOCKS_PER_SM)
 def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
                    V: Tensor["RK", "CK", DT], O: Tensor["RQ", "CQ", DT], L: Tensor["RL", fp32],
                    SQ: Dim, SK: Dim):

@@ -1,4 +1,4 @@
-"""`@argus.kernel(grid=..., block=..., cluster=...)`: marks a function as a kernel;
+"""`@argus.kernel(grid=..., block=..., cluster=..., blocks_per_sm=...)`: marks a function as a kernel;
 `@argus.helper`: marks a module-level function as a device helper, inlined at parse time
 into every kernel (or helper) that calls it.
 
@@ -47,12 +47,14 @@ class GridLaunch:
         argus.run_kernel(self.kernel, tensors, constants, self.grid)
 
 
-def kernel(grid=(1,), block=128, cluster=(1, 1, 1)):
+def kernel(grid=(1,), block=128, cluster=(1, 1, 1), blocks_per_sm=1):
     """Declare a kernel: grid (ints or expressions over shape symbols and constants),
-    threads per block, cluster shape."""
+    threads per block, cluster shape, and how many blocks an SM is meant to hold at once
+    (each then has 1/blocks_per_sm of the register file and shared memory)."""
     def wrap(fn):
         return KernelDef(fn.__name__, inspect.getsourcefile(fn) or "<unknown>", fn,
-                         dict(grid=grid, block=block, cluster=cluster))
+                         dict(grid=grid, block=block, cluster=cluster,
+                              blocks_per_sm=blocks_per_sm))
     return wrap
 
 

@@ -23,7 +23,7 @@ import math
 from argus.runtime.launch_errors import LaunchError
 from argus.runtime.modes import interpret_mode
 
-from .attention_configs import HEAD_DIMS, check_knobs, config_for, roles
+from .attention_configs import HEAD_DIMS, check_fits, check_knobs, config_for, roles
 from .library import library_kernel
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
@@ -147,7 +147,8 @@ def plan(p: Problem, causal: bool, scale: float, sk_run: int, sq_run: int, knobs
         knobs = _tuned(p, causal, gpu)
     if knobs:
         cfg.update(check_knobs(knobs))
-    cfg.update(roles(cfg.get("WGS", 2)))
+    check_fits(cfg, p.d)
+    cfg.update(roles(cfg.get("WGS", 2), cfg.get("BLOCKS_PER_SM", 1)))
     name = f"attention_{p.layout}"
     return library_kernel("attention", name, DT=p.dtype, HD=p.d, G=p.hq // p.hk,
                           CAUSAL=int(causal), SCALE_LOG2=scale * LOG2E, **cfg)

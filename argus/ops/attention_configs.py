@@ -10,30 +10,58 @@ from __future__ import annotations
 import json
 import os
 
-from argus.limits import SMEM_PER_BLOCK
+from argus.limits import (REGISTER_GRANULE, SETMAXNREG_MIN, SMEM_BASE_ALIGN, SMEM_PER_BLOCK,
+                          WARPGROUP_THREADS, registers_at_entry, smem_fits_sm)
 from argus.runtime.launch_errors import LaunchError
 
 BLOCK_M = 128                     # query rows per block: two consumer warpgroups of 64
 HEAD_DIMS = (64, 128)
 KEY_BLOCKS = (64, 128)            # BN
 KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "FOLD_SCALE",
-         "PINGPONG", "DEFER", "WGS")   # attention.py's constants
-CONSUMER_REGS = {2: 240, 3: 160}  # setmaxnreg of the consumers by their count (producer 24)
+         "PINGPONG", "DEFER", "WGS", "BLOCKS_PER_SM")   # attention.py's constants
+PRODUCER_REGS = 24                # the producer's setmaxnreg (attention.py's producer role)
+CONSUMER_REGS_MOST = 240          # what a consumer can use (spill-free at d = 128, WGS = 2)
 
 
-def roles(wgs: int) -> dict:
-    """The constants that follow from the number of consumer warpgroups: their indices
-    and their registers (the producer keeps 24: 128 * 24 + 128 * wgs * regs <= 64K)."""
-    if wgs not in CONSUMER_REGS:
-        raise LaunchError(f"WGS = {wgs!r}: the attention kernel takes 2 or 3 consumer "
+def roles(wgs: int, blocks_per_sm: int = 1) -> dict:
+    """The constants that follow from the number of consumer warpgroups and of blocks an
+    SM holds: the consumers' indices and their setmaxnreg, the block's register pool
+    (registers at launch times its threads, the file split among blocks_per_sm blocks) less
+    the producer's, shared among them (WGS = 2: 240; 3: 160; 1 with two blocks an SM: 232)."""
+    if wgs not in (1, 2, 3):
+        raise LaunchError(f"WGS = {wgs!r}: the attention kernel takes 1, 2 or 3 consumer "
                           "warpgroups")
-    return {"WGS": wgs, "CONSUMERS": tuple(range(1, wgs + 1)),
-            "CONSUMER_REGS": CONSUMER_REGS[wgs]}
+    if blocks_per_sm not in (1, 2):
+        raise LaunchError(f"BLOCKS_PER_SM = {blocks_per_sm!r}: the attention kernel runs one "
+                          "or two blocks an SM")
+    pool = registers_at_entry(WARPGROUP_THREADS * (1 + wgs), blocks_per_sm) * (1 + wgs)
+    regs = min(CONSUMER_REGS_MOST, (pool - PRODUCER_REGS) // wgs
+               // REGISTER_GRANULE * REGISTER_GRANULE)
+    if regs < SETMAXNREG_MIN:
+        raise LaunchError(f"WGS = {wgs} with BLOCKS_PER_SM = {blocks_per_sm} leaves the "
+                          f"consumers {regs} registers a thread")
+    return {"WGS": wgs, "BLOCKS_PER_SM": blocks_per_sm, "CONSUMERS": tuple(range(1, wgs + 1)),
+            "CONSUMER_REGS": regs}
 
 
 def smem_bytes(hd: int, bn: int, stages: int, wgs: int = 2) -> int:
-    """Q's tile, the K/V ring (2 tiles a stage), the barriers and 1 KB of alignment slack."""
-    return 64 * wgs * hd * 2 + stages * 2 * bn * hd * 2 + 8 * (1 + 2 * stages) + 1024
+    """Q's tile, the K/V ring (2 tiles a stage), the barriers and the alignment slack."""
+    return 64 * wgs * hd * 2 + stages * 2 * bn * hd * 2 + 8 * (1 + 2 * stages) + SMEM_BASE_ALIGN
+
+
+def check_fits(cfg: dict, hd: int) -> None:
+    """LaunchError unless the configuration's blocks fit the SM's shared memory and its
+    knobs go together (PINGPONG takes turns between two consumer warpgroups)."""
+    wgs, bps = cfg.get("WGS", 2), cfg.get("BLOCKS_PER_SM", 1)
+    need = smem_bytes(hd, cfg["BN"], cfg["S"], wgs)
+    if need > SMEM_PER_BLOCK or not smem_fits_sm(need, bps):
+        raise LaunchError(f"attention with HD = {hd}, BN = {cfg['BN']}, S = {cfg['S']}, "
+                          f"WGS = {wgs} needs {need} B of shared memory a block: "
+                          f"{bps} such block(s) do not fit an SM; use fewer stages (S), a "
+                          "smaller BN, or BLOCKS_PER_SM = 1")
+    if cfg.get("PINGPONG", 0) and wgs < 2:
+        raise LaunchError("PINGPONG takes turns between two consumer warpgroups: it needs "
+                          "WGS >= 2")
 
 
 def deepest_ring(hd: int, bn: int, most: int = 4) -> int:

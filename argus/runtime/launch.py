@@ -115,6 +115,10 @@ class Launcher:
             _ok(driver.cuFuncSetAttribute(
                 fn, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 self.gen.smem_bytes), "setting the dynamic shared memory size")
+        if self.gen.blocks_per_sm > 1:    # all of the SM's memory as shared memory, so that
+            _ok(driver.cuFuncSetAttribute(  # the blocks fit beside each other (a hint)
+                fn, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                100), "setting the shared memory carveout")
         self._module, self._function = module, fn
         self._launch, self._success = driver.cuLaunchKernelEx, driver.CUresult.CUDA_SUCCESS
         if not os.environ.get("ARGUS_LAUNCH_BINDING"):     # 1: the cuda-python call instead

@@ -39,7 +39,8 @@ from argus.layout import symbolic as sym
 from argus.layout.hopper.tma import TmaBox, TmaError
 from argus.limits import (MAX_CLUSTER_SIZE, MAX_REGISTERS_PER_THREAD, MBARRIER_BYTES,
                           REGISTER_GRANULE, REGISTERS_PER_SM, SETMAXNREG_MAX, SETMAXNREG_MIN,
-                          SMEM_PER_BLOCK, WARPGROUP_THREADS)
+                          SMEM_BASE_ALIGN, SMEM_PER_BLOCK, SMEM_PER_SM, WARPGROUP_THREADS, registers_at_entry,
+                          smem_fits_sm)
 from argus.verify.register_pressure import fragment_registers, pressure
 
 SWIZZLE_SPAN = {"32B": 32, "64B": 64, "128B": 128}
@@ -89,9 +90,17 @@ def smem_bytes(kernel: Kernel) -> tuple[int, list[tuple[object, int]]]:
 
 def _smem(m: Model) -> list:
     total, parts = smem_bytes(m.kernel)
-    if total <= SMEM_PER_BLOCK:
+    occupancy = m.kernel.launch.blocks_per_sm
+    if total <= SMEM_PER_BLOCK and smem_fits_sm(total + SMEM_BASE_ALIGN, occupancy):
         return []
     biggest = max(parts, key=lambda p: p[1])[0]
+    if total <= SMEM_PER_BLOCK:
+        return [finding(
+            "resources.smem", biggest,
+            f"blocks_per_sm={occupancy}: {occupancy} blocks of {total} B of shared memory "
+            f"(with {SMEM_BASE_ALIGN} B of alignment slack each) do not fit the SM's "
+            f"{SMEM_PER_SM} B", "use fewer blocks per SM, fewer stages or smaller tiles",
+            Counterexample(smem_byte=total))]
     listing = ", ".join(f"{op.result.name} {size // 1024} KB" if size >= 1024 else
                         f"{op.result.name} {size} B" for op, size in parts)
     return [finding(
@@ -102,12 +111,11 @@ def _smem(m: Model) -> list:
         "stages=S-1)", Counterexample(smem_byte=total))]
 
 
-def register_pool(threads: int) -> int:
-    """Registers the block holds after launch: per-thread allocation in steps of 8, at most
-    256 a thread (255 addressable)."""
-    per_thread = min(SETMAXNREG_MAX, REGISTERS_PER_SM // threads // REGISTER_GRANULE
-                     * REGISTER_GRANULE)
-    return per_thread * threads
+def register_pool(threads: int, blocks_per_sm: int = 1) -> int:
+    """Registers the block holds after launch (setmaxnreg's pool): per-thread allocation in
+    steps of 8, at most 256 a thread (255 addressable), the register file shared by
+    `blocks_per_sm` blocks."""
+    return registers_at_entry(threads, blocks_per_sm) * threads
 
 
 def _legal_budget(regs: int) -> int:
@@ -120,7 +128,7 @@ def _registers(m: Model) -> list:
     out = []
     launch = m.kernel.launch
     threads = launch.block
-    pool = register_pool(threads)
+    pool = register_pool(threads, launch.blocks_per_sm)
     covered, total = set(), 0
     role_ops = {op.attrs["name"]: op for op in m.kernel.walk() if op.opcode == "role"}
     for role in launch.roles:
@@ -145,15 +153,16 @@ def _registers(m: Model) -> list:
             "resources.registers", "error",
             f"the roles ask for {parts} = {total} registers, but a block of {threads} "
             f"threads holds {pool} ({pool // threads} per thread at launch, of the "
-            f"{REGISTERS_PER_SM} register file): setmaxnreg.inc would wait forever",
+            f"{REGISTERS_PER_SM} register file shared by {launch.blocks_per_sm} block(s)): "
+            "setmaxnreg.inc would wait forever",
             biggest.loc, "role", f"lower the budgets so they sum to <= {pool}, e.g. a "
             f"producer at {SETMAXNREG_MIN}", Counterexample(warpgroup=biggest.warpgroups[0])))
     return out
 
 
-def launch_registers(threads: int) -> int:
+def launch_registers(threads: int, blocks_per_sm: int = 1) -> int:
     """Registers per thread at launch (what code outside every role runs with)."""
-    return min(MAX_REGISTERS_PER_THREAD, register_pool(threads) // threads)
+    return min(MAX_REGISTERS_PER_THREAD, registers_at_entry(threads, blocks_per_sm))
 
 
 def _fragment_registers(m: Model) -> list:
@@ -162,7 +171,7 @@ def _fragment_registers(m: Model) -> list:
     pr = pressure(kernel)
     out = []
     for role in pr.scopes():
-        budget = launch_registers(threads) if role is None else \
+        budget = launch_registers(threads, m.kernel.launch.blocks_per_sm) if role is None else \
             min(MAX_REGISTERS_PER_THREAD, int(role.attrs["regs"]))
         who = f"role {role.attrs['name']}" if role is not None else "the code outside roles"
         where = (f"its setmaxnreg budget of {budget}" if role is not None else
@@ -223,7 +232,8 @@ def _spill_hint(m: Model, role, need: int, value, alloc) -> str:
     others = sum(r.regs * WARPGROUP_THREADS * len(r.warpgroups) for r in launch.roles
                  if r.name != role.attrs["name"])
     mine = regs * WARPGROUP_THREADS * len(role.attrs["warpgroups"])
-    if regs <= SETMAXNREG_MAX and others + mine <= register_pool(launch.block):
+    if regs <= SETMAXNREG_MAX and others + mine <= register_pool(launch.block,
+                                                                 launch.blocks_per_sm):
         return f"raise the role's budget to regs={regs}, or {smaller}"
     return smaller
 

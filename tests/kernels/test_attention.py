@@ -104,7 +104,8 @@ VARIANTS = [{"MASK": "all"}, {"SPLIT_KV": 0}, {"OVERLAP": 1}, {"LPT": 1}, {"FOLD
             {"OVERLAP": 1, "FOLD_SCALE": 1, "LPT": 1}, {"MASK": "all", "SPLIT_KV": 0},
             {"PINGPONG": 1}, {"PINGPONG": 1, "MASK": "all", "FOLD_SCALE": 1},
             {"DEFER": 1}, {"DEFER": 1, "MASK": "all", "SPLIT_KV": 0},
-            {"DEFER": 0, "S": 2}, {"WGS": 3, "CONSUMERS": (1, 2, 3), "CONSUMER_REGS": 160}]
+            {"DEFER": 0, "S": 2}, {"WGS": 3, "CONSUMERS": (1, 2, 3), "CONSUMER_REGS": 160},
+            {"WGS": 1, "BLOCKS_PER_SM": 2, "CONSUMERS": (1,), "CONSUMER_REGS": 232}]
 
 
 @pytest.mark.parametrize("knobs", VARIANTS, ids=lambda k: "-".join(f"{a}{b}" for a, b in k.items()))

@@ -142,3 +142,35 @@ def test_config_override_knobs_are_checked_and_reach_the_kernel(monkeypatch):
     monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"WARP_SPECIAL": 1}')
     with pytest.raises(LaunchError, match="unknown knob"):
         config_for(64, False, 10, 10)
+
+
+def test_the_consumers_registers_follow_from_warpgroups_and_blocks_an_sm():
+    from argus.ops.attention_configs import roles
+
+    assert roles(2)["CONSUMER_REGS"] == 240 and roles(2)["CONSUMERS"] == (1, 2)
+    assert roles(3)["CONSUMER_REGS"] == 160          # 24 + 3 x 160 <= 4 x 128
+    one = roles(1, 2)                                # two blocks of 256 threads: 128 each
+    assert one["CONSUMER_REGS"] == 232 and one["CONSUMERS"] == (1,)
+    assert one["BLOCKS_PER_SM"] == 2
+    with pytest.raises(LaunchError, match="1, 2 or 3 consumer"):
+        roles(4)
+    with pytest.raises(LaunchError, match="one or two blocks"):
+        roles(1, 3)
+
+
+def test_two_blocks_an_sm_run_and_configurations_that_cannot_fit_are_refused(monkeypatch):
+    from argus.ops.attention_configs import check_fits
+
+    check_fits({"BN": 128, "S": 3, "WGS": 1, "BLOCKS_PER_SM": 2}, 64)      # 105 KB a block
+    with pytest.raises(LaunchError, match="do not fit an SM"):
+        check_fits({"BN": 128, "S": 3, "WGS": 1, "BLOCKS_PER_SM": 2}, 128)
+    with pytest.raises(LaunchError, match="needs WGS >= 2"):
+        check_fits({"BN": 128, "S": 2, "WGS": 1, "PINGPONG": 1}, 64)
+    monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"WGS": 1, "BLOCKS_PER_SM": 2}')
+    q, k, v = qkv(hq=2, hk=1, sq=150, sk=300)
+    o = ops.attention(q, k, v, causal=True)
+    ro, _ = reference(*(x.float().numpy() for x in (q, k, v)), True)
+    assert abs(o.double().numpy() - ro).max() <= 2 ** -7 * max(1.0, abs(ro).max())
+    monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"WGS": 1, "BLOCKS_PER_SM": 2, "PINGPONG": 1}')
+    with pytest.raises(LaunchError, match="PINGPONG"):
+        ops.attention(q, k, v)

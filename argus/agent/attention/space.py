@@ -103,7 +103,8 @@ def specialisation(cfg: AttentionConfig, task: AttentionTask) -> tuple:
 
     knobs = cfg.to_json()
     constants = {"DT": task.dtype, "HD": task.d, "G": task.group, "CAUSAL": int(task.causal),
-                 "SCALE_LOG2": task.scale * LOG2E, **knobs, **roles(knobs.get("WGS", 2))}
+                 "SCALE_LOG2": task.scale * LOG2E, **knobs,
+                 **roles(knobs.get("WGS", 2), knobs.get("BLOCKS_PER_SM", 1))}
     return "attention", f"attention_{task.layout}", tuple(sorted(constants.items()))
 
 
