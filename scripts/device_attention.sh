@@ -8,6 +8,7 @@
 #   d) the knob sweep: variants timed on 3 shapes, so defaults can be picked (JSON)
 #   e) d = 64: the default against three consumer warpgroups (WGS = 3)
 #   f) two blocks an SM (BLOCKS_PER_SM = 2) against the default, d = 64 and 128
+#   g) a seeded random draw of shapes, correctness and timing (SEED, DRAW)
 #   bash scripts/device_attention.sh [a|b|c|d|e|ab|cd|all]   (phases in the order given)
 # Typical total 5-8 minutes; the bounds add up to 630 s (a 120, b 2 x 80, c 150, d 200),
 # over the device tool's 600 s a call at worst: "ab" then "cd" is the safe split.
@@ -55,8 +56,14 @@ phase_f() {
     --shapes 16x16x16x1024x1024x64,8x16x16x2048x2048x64c,4x16x16x4096x4096x64,4x16x16x4096x4096x128,4x16x16x4096x4096x128c,16x32x8x16x4096x128 \
     --variants default,occ2,occ2_s2,occ2_bn64,occ2_bn64_s2,occ2_nodefer_s2
 }
+# g) a seeded random draw of shapes (argus.bench.attention_bench.random_cases): correctness
+#    and timing of the shipped defaults on shapes no knob was chosen on (SEED=61 by default)
+phase_g() {
+  run 300 $A bench attention --random "${DRAW:-24}" --seed "${SEED:-61}" \
+    --out "$OUT/attention-random-seed${SEED:-61}.json"
+}
 [ "$PHASE" = all ] && PHASE=abcd
-case "$PHASE" in *[!abcdef]*|"") echo "usage: $0 [a|b|c|d|e|f|ab|cd|all]"; exit 2 ;; esac
+case "$PHASE" in *[!abcdefg]*|"") echo "usage: $0 [a|b|c|d|e|f|g|ab|cd|all]"; exit 2 ;; esac
 for ((i = 0; i < ${#PHASE}; i++)); do
   p="${PHASE:$i:1}"
   case "$p" in
@@ -66,5 +73,6 @@ for ((i = 0; i < ${#PHASE}; i++)); do
     d) phase_d 2>&1 | tee "$OUT/d-sweep.log" ;;
     e) phase_e 2>&1 | tee "$OUT/e-wgs3.log" ;;
     f) phase_f 2>&1 | tee "$OUT/f-occ2.log" ;;
+    g) phase_g 2>&1 | tee "$OUT/g-random.log" ;;
   esac
 done

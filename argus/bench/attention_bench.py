@@ -89,6 +89,41 @@ CORRECTNESS = [Case(1, 2, 2, 128, 128, 64), Case(1, 2, 2, 200, 333, 64),
                Case(1, 4, 1, 333, 129, 128, False, "bshd"), Case(2, 2, 2, 1024, 1024, 128, True)]
 TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 
+# what a random draw takes shapes from: (query heads, KV heads) of common models (MHA, GQA
+# 4 and 8, MQA), head dims, and sequence lengths of prefill (any length, not only
+# multiples of 128) and decode (a few query rows against a long KV cache)
+DRAW_HEADS = [(16, 16), (32, 32), (32, 8), (64, 8), (28, 4), (16, 1), (12, 12)]
+DRAW_FLOPS = 2e12             # the work a drawn case aims at (~3 ms at 600 TFLOP/s)
+
+
+def random_cases(n: int, seed: int) -> list[Case]:
+    """n cases drawn with `seed` (a fixed generator: the same list on every machine):
+    half prefill (SQ = SK in 300..16384, causal or not), a quarter decode-like (SQ in
+    1..128 against SK in 1024..16384), a quarter cross (SQ != SK, both in 200..8192);
+    head dim 64 or 128, heads from DRAW_HEADS, either layout, the batch (1..64) chosen so
+    that the case is about DRAW_FLOPS of work."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        kind = ("prefill", "prefill", "decode", "cross")[i % 4]
+        hq, hk = rng.choice(DRAW_HEADS)
+        d = rng.choice((64, 128))
+        if kind == "prefill":
+            sq = sk = int(2 ** rng.uniform(8.2, 14))
+            causal = rng.random() < 0.5
+        elif kind == "decode":
+            sq, sk, causal = rng.randint(1, 128), int(2 ** rng.uniform(10, 14)), rng.random() < 0.5
+        else:
+            sq, sk = int(2 ** rng.uniform(7.6, 13)), int(2 ** rng.uniform(7.6, 13))
+            causal = rng.random() < 0.5
+        layout = rng.choice(("bhsd", "bshd"))
+        one = Case(1, hq, hk, sq, sk, d, causal, layout)
+        b = max(1, min(64, round(DRAW_FLOPS / max(1, one.flops()))))
+        out.append(Case(b, hq, hk, sq, sk, d, causal, layout))
+    return out
+
 
 def make_inputs(case: Case, seed: int, device):
     """Fresh q, k, v in the case's layout (normal values: scores of order sqrt(D) before
@@ -333,6 +368,9 @@ def main(argv=None, prog=None) -> int:
     p.add_argument("--timing", action="store_true", help="only the timing")
     p.add_argument("--shapes", default="", help="BxHQxHKxSQxSKxD[c][:bshd],... (default: the "
                    "issue's shapes)")
+    p.add_argument("--random", type=int, default=0, metavar="N",
+                   help="N shapes drawn from model families (random_cases) instead")
+    p.add_argument("--seed", type=int, default=0, help="the draw's seed (--random)")
     p.add_argument("--dtypes", default="bf16", help="bf16,fp16")
     p.add_argument("--tag", default="", help="a word added to the result file's name")
     p.add_argument("--out", default="", help="the JSON file (default benchmarks/results/...)")
@@ -343,6 +381,10 @@ def main(argv=None, prog=None) -> int:
             if d not in TORCH_DTYPES:
                 raise ValueError(f"dtype {d!r}: bf16 or fp16")
         given = [parse_case(s, dtypes[0]) for s in args.shapes.split(",") if s]
+        if args.random:
+            if given:
+                raise ValueError("--random draws the shapes: give it or --shapes, not both")
+            given = random_cases(args.random, args.seed)
     except ValueError as exc:
         print(f"{prog or 'argus bench attention'}: {exc}", file=sys.stderr)
         return 2
