@@ -54,7 +54,7 @@ phase_e() {
 phase_f() {
   run 280 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-occ2.json" \
     --shapes 16x16x16x1024x1024x64,8x16x16x2048x2048x64c,4x16x16x4096x4096x64,4x16x16x4096x4096x128,4x16x16x4096x4096x128c,16x32x8x16x4096x128 \
-    --variants default,occ2,occ2_s2,occ2_bn64,occ2_bn64_s2,occ2_nodefer_s2
+    --variants default,occ2,occ2_s2,occ2_bn64,occ2_bn64_s2,occ2_nodefer_s2,wgs1
 }
 # g) a seeded random draw of shapes (argus.bench.attention_bench.random_cases): correctness
 #    and timing of the shipped defaults on shapes no knob was chosen on (SEED=61 by default)
