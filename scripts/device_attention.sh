@@ -9,6 +9,7 @@
 #   e) d = 64: the default against three consumer warpgroups (WGS = 3)
 #   f) two blocks an SM (BLOCKS_PER_SM = 2) against the default, d = 64 and 128
 #   g) a seeded random draw of shapes, correctness and timing (SEED, DRAW)
+#   h) short sequences against two blocks an SM
 #   bash scripts/device_attention.sh [a|b|c|d|e|ab|cd|all]   (phases in the order given)
 # Typical total 5-8 minutes; the bounds add up to 630 s (a 120, b 2 x 80, c 150, d 200),
 # over the device tool's 600 s a call at worst: "ab" then "cd" is the safe split.
@@ -62,8 +63,15 @@ phase_g() {
   run 300 $A bench attention --random "${DRAW:-24}" --seed "${SEED:-61}" \
     --out "$OUT/attention-random-seed${SEED:-61}.json"
 }
+# h) short sequences (a few key blocks a query block: the fixed cost of a block shows),
+#    the weakest shapes of the seed-61 draw, against two blocks an SM
+phase_h() {
+  run 240 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-short.json" \
+    --shapes 64x28x4x415x415x128c,64x64x8x443x443x128:bshd,64x16x1x331x331x128,64x12x12x409x317x128,64x64x8x453x453x64c,64x32x8x1773x272x64,64x32x8x1527x1527x128c:bshd,30x16x16x5719x5719x64c,16x64x8x2756x2756x64:bshd \
+    --variants default,occ2_nodefer_s2,occ2_bn64_s2,occ2_bn64_nodefer_s2
+}
 [ "$PHASE" = all ] && PHASE=abcd
-case "$PHASE" in *[!abcdefg]*|"") echo "usage: $0 [a|b|c|d|e|f|g|ab|cd|all]"; exit 2 ;; esac
+case "$PHASE" in *[!abcdefgh]*|"") echo "usage: $0 [a|b|c|d|e|f|g|h|ab|cd|all]"; exit 2 ;; esac
 for ((i = 0; i < ${#PHASE}; i++)); do
   p="${PHASE:$i:1}"
   case "$p" in
@@ -74,5 +82,6 @@ for ((i = 0; i < ${#PHASE}; i++)); do
     e) phase_e 2>&1 | tee "$OUT/e-wgs3.log" ;;
     f) phase_f 2>&1 | tee "$OUT/f-occ2.log" ;;
     g) phase_g 2>&1 | tee "$OUT/g-random.log" ;;
+    h) phase_h 2>&1 | tee "$OUT/h-short.log" ;;
   esac
 done
