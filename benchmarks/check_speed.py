@@ -244,8 +244,11 @@ def moe_runs(runs: int) -> dict:
     return out
 
 
-# the library attention's specialisations argus.ops.attention builds (head dim, causal; G = 1)
-ATTENTION_SPECS = [{}, {"CAUSAL": 1}, {"HD": 128}, {"HD": 128, "CAUSAL": 1}]
+# the library attention's specialisations argus.ops.attention builds (head dim, causal; G = 1;
+# decode, SQ <= 64: one consumer warpgroup)
+DECODE = {"WGS": 1, "CONSUMERS": (1,), "CONSUMER_REGS": 240}     # attention_configs.roles(1)
+ATTENTION_SPECS = [{}, {"CAUSAL": 1}, {"HD": 128}, {"HD": 128, "CAUSAL": 1},
+                   {**DECODE, "HD": 128}, {**DECODE, "HD": 128, "CAUSAL": 1}]
 
 
 def repo_kernels() -> list[tuple[str, str, dict]]:
@@ -275,6 +278,7 @@ from pathlib import Path
 from argus.frontend import parse_file
 from argus.verify import driver
 root, path, name, overrides = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
 driver.run(parse_file(Path(root) / "examples" / "copy.py")["copy"])      # imports, warm-up
 kernel = parse_file(Path(root) / path, overrides=overrides or None)[name]
 c0, w0 = time.process_time(), time.perf_counter()

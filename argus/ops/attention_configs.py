@@ -77,10 +77,17 @@ def config_for(hd: int, causal: bool, sq: int, sk: int) -> dict:
     stage is held until the next block's S = Q K^T retires, so the consumers hold two stages
     while the producer fills the third (H100 sweep, 2026-12-06: d = 128 at 2 stages with DEFER
     0.71-0.78 of cuDNN, at 3 0.87-1.04; docs/perf-log.md). Shapes whose key sequence fits
-    one or two blocks of 64 take BN = 64 (less masked work)."""
-    del causal, sq
+    one or two blocks of 64 take BN = 64 (less masked work).
+
+    When every query row fits one 64-row tile (SQ <= 64: decode), a block of two consumer
+    warpgroups is at least half padding rows whose GEMMs are wasted; one consumer warpgroup
+    (WGS = 1, 64-row blocks) reads the same K and V once and does half the math (H100,
+    2026-12-06: 16 x 32/8 heads x 16 x 4096 x 128 0.918 -> 1.164 of cuDNN)."""
+    del causal
     bn = 64 if sk <= 64 else 128
     cfg = {"BN": bn, "S": min(deepest_ring(hd, bn), 3)}
+    if sq <= 64:
+        cfg["WGS"] = 1
     cfg.update(env_override())
     return cfg
 

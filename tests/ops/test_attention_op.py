@@ -174,3 +174,26 @@ def test_two_blocks_an_sm_run_and_configurations_that_cannot_fit_are_refused(mon
     monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"WGS": 1, "BLOCKS_PER_SM": 2, "PINGPONG": 1}')
     with pytest.raises(LaunchError, match="PINGPONG"):
         ops.attention(q, k, v)
+
+
+def test_decode_shapes_take_one_consumer_warpgroup():
+    from argus.ops.attention_configs import config_for
+
+    for d in (64, 128):
+        assert config_for(d, False, 16, 4096)["WGS"] == 1       # one 64-row tile of queries
+        assert config_for(d, True, 64, 8192)["WGS"] == 1
+        assert "WGS" not in config_for(d, False, 65, 4096)      # two tiles: K, V read once
+
+
+def test_the_check_speed_list_names_the_decode_specialisation_the_op_builds():
+    import importlib.util
+    from pathlib import Path
+
+    from argus.ops.attention_configs import roles
+
+    spec = importlib.util.spec_from_file_location(
+        "check_speed", Path(__file__).resolve().parents[2] / "benchmarks" / "check_speed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert {k: module.DECODE[k] for k in ("CONSUMERS", "CONSUMER_REGS")} == \
+        {k: roles(1)[k] for k in ("CONSUMERS", "CONSUMER_REGS")}
