@@ -68,7 +68,7 @@ phase_g() {
 phase_h() {
   run 240 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-short.json" \
     --shapes 64x28x4x415x415x128c,64x64x8x443x443x128:bshd,64x16x1x331x331x128,64x12x12x409x317x128,64x64x8x453x453x64c,64x32x8x1773x272x64,64x32x8x1527x1527x128c:bshd,30x16x16x5719x5719x64c,16x64x8x2756x2756x64:bshd \
-    --variants default,occ2_nodefer_s2,occ2_bn64_s2,occ2_bn64_nodefer_s2
+    --variants default,occ2_nodefer_s2,bn64,occ2_bn64_nodefer_s2
 }
 [ "$PHASE" = all ] && PHASE=abcd
 case "$PHASE" in *[!abcdefgh]*|"") echo "usage: $0 [a|b|c|d|e|f|g|h|ab|cd|all]"; exit 2 ;; esac
