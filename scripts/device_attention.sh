@@ -9,7 +9,7 @@
 #   e) d = 64: the default against three consumer warpgroups (WGS = 3)
 #   f) two blocks an SM (BLOCKS_PER_SM = 2) against the default, d = 64 and 128
 #   g) a seeded random draw of shapes, correctness and timing (SEED, DRAW)
-#   h) short sequences against two blocks an SM
+#   h) the persistent grid and two blocks an SM against the default (short sequences too)
 #   bash scripts/device_attention.sh [a|b|c|d|e|ab|cd|all]   (phases in the order given)
 # Typical total 5-8 minutes; the bounds add up to 630 s (a 120, b 2 x 80, c 150, d 200),
 # over the device tool's 600 s a call at worst: "ab" then "cd" is the safe split.
@@ -63,12 +63,16 @@ phase_g() {
   run 300 $A bench attention --random "${DRAW:-24}" --seed "${SEED:-61}" \
     --out "$OUT/attention-random-seed${SEED:-61}.json"
 }
-# h) short sequences (a few key blocks a query block: the fixed cost of a block shows),
-#    the weakest shapes of the seed-61 draw, against two blocks an SM
+# h) the persistent grid (PERSIST, not causal) and two blocks an SM against the default, on
+#    the non-causal shapes and the seed-61 draw's short sequences (a few key blocks
+#    a query block: the fixed cost of a block shows), and the draw's short causal ones
 phase_h() {
-  run 240 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-short.json" \
-    --shapes 64x28x4x415x415x128c,64x64x8x443x443x128:bshd,64x16x1x331x331x128,64x12x12x409x317x128,64x64x8x453x453x64c,64x32x8x1773x272x64,64x32x8x1527x1527x128c:bshd,30x16x16x5719x5719x64c,16x64x8x2756x2756x64:bshd \
-    --variants default,occ2_nodefer_s2,bn64,occ2_bn64_nodefer_s2
+  run 300 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-persist.json" \
+    --shapes 16x16x16x1024x1024x64,4x16x16x4096x4096x128,2x16x16x8192x8192x128,4x16x16x4096x4096x128:bshd,8x32x8x128x8192x128,64x64x8x443x443x128:bshd,64x16x1x331x331x128,64x12x12x409x317x128,64x32x8x1773x272x64,16x64x8x2756x2756x64:bshd,4x16x16x4096x4096x64 \
+    --variants default,persist,persist_nodefer,occ2_nodefer_s2,persist_occ2_nodefer_s2
+  run 120 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-short-causal.json" \
+    --shapes 64x28x4x415x415x128c,64x64x8x453x453x64c,64x32x8x1527x1527x128c:bshd \
+    --variants default,occ2_nodefer_s2,bn64
 }
 [ "$PHASE" = all ] && PHASE=abcd
 case "$PHASE" in *[!abcdefgh]*|"") echo "usage: $0 [a|b|c|d|e|f|g|h|ab|cd|all]"; exit 2 ;; esac

@@ -2,7 +2,8 @@
 
 The user picks the order; this mapping is what the compiler derives from it, shared by
 the interpreter and the code generator so that both visit the same tiles. Block b's i-th
-tile is linear tile t = b + i * num_blocks (while t < number of tiles), mapped by order:
+tile is linear tile t = b + i * num_blocks (while t < number of tiles), mapped by order
+(b is the block's linear index, x fastest: x + gx * (y + gy * z); num_blocks gx * gy * gz):
   row_major  t -> coordinates in row-major order over the extents;
   grouped    (2-D) bands of `group` rows; inside a band, down the rows first, then across
              columns (the GROUP_M raster: neighbouring blocks share B tiles in L2);

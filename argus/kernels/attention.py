@@ -44,7 +44,8 @@ from argus.lang import (Dim, Tensor, add_tag, arrive, assign, assume, block_id, 
                         fence_mbarrier_init, fp32, fragment, heads, helper, kernel, log2,
                         maximum, mbarrier, mbarrier_init, minimum, named_barrier, nbytes, role,
                         row_max,
-                        row_of, row_sum, segment, select, smem, store, sync_block, tag,
+                        row_of, row_sum, schedule, segment, select, smem, store, sync_block,
+                        tag,
                         tag_assert, tile, tma_load, wait, warpgroup_index, wgmma,
                         wgmma_commit, wgmma_fence, wgmma_wait)
 
@@ -55,6 +56,12 @@ WGS = 2                                  # consumer warpgroups, 64 query rows ea
 CONSUMERS = (1, 2)                       # their warpgroup indices (specialised with WGS)
 CONSUMER_REGS = 240                      # their setmaxnreg (3 consumers: 160; derived by
                                          # argus.ops.attention_configs.roles)
+PERSIST = 0        # 1: a persistent grid (BLOCKS * BLOCKS_PER_SM blocks) walks the (batch,
+                   # head, query block) tiles; the producer loads a tile's Q once the last
+                   # S = Q K^T of the block's previous tile has retired (q_empty) and its K
+                   # and V under that tile's epilogue. Not causal: the ring's position is
+                   # i * nj + j, every tile visiting the same nj key blocks
+BLOCKS = 132       # the persistent grid's blocks an SM-worth (an H100's or H200's SMs)
 BLOCKS_PER_SM = 1  # 2: two blocks share an SM (each half its registers and shared memory),
                    # so one block's prologue and epilogue run under the other's key loop
                    # (with WGS = 1: 64 query rows a block)
@@ -84,10 +91,15 @@ DEFER = 1          # 1: P V of block j is waited for with S of block j + 1 (one 
 
 @helper
 def ring():
-    """Q's barrier and the K/V ring's: k_full[s] (v_full[s]) completes when stage s's K (V)
-    tile has landed (one barrier for both without SPLIT_KV), kv_empty[s] when both consumer
-    warpgroups have released the stage."""
+    """Q's barriers and the K/V ring's: k_full[s] (v_full[s]) completes when stage s's K (V)
+    tile has landed (one barrier for both without SPLIT_KV), kv_empty[s] when every consumer
+    warpgroup has released the stage; q_empty (PERSIST) when every consumer warpgroup's last
+    S = Q K^T of a tile has retired (Q's tile may be refilled)."""
     q_full = mbarrier(1)
+    if PERSIST:
+        q_empty = mbarrier(1)
+    else:
+        q_empty = q_full      # not used: one tile a block
     k_full = mbarrier(S)
     kv_empty = mbarrier(S)
     if SPLIT_KV:
@@ -96,6 +108,8 @@ def ring():
         v_full = k_full
     with elect_one("block"):
         mbarrier_init(q_full[0], 1)
+        if PERSIST:
+            mbarrier_init(q_empty[0], WGS)
         for s in range(S):
             mbarrier_init(k_full[s], 1)
             if SPLIT_KV:
@@ -103,7 +117,7 @@ def ring():
             mbarrier_init(kv_empty[s], WGS)
     fence_mbarrier_init()
     sync_block()
-    return q_full, k_full, v_full, kv_empty
+    return q_full, q_empty, k_full, v_full, kv_empty
 
 
 @helper
@@ -130,25 +144,108 @@ def unmasked_blocks(bx, nj, SQ, SK):
 
 
 @helper
-def producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, qc,
-             kc):
-    """Warpgroup 0: the Q tile once, then K and V of every visited key block into the ring."""
+def ring_pos(g0, j):
+    """Where key block j of a tile sits in the K/V ring's sequence: the tile's first position
+    g0 plus j (PERSIST), else j (one tile a block, g0 = 0)."""
+    if PERSIST:
+        g = g0 + j
+    else:
+        g = j
+    return g
+
+
+@helper
+def head_views(Q, K, V, O, L, b, h, SQ, SK, HQN, layout):
+    """The views of head (b, h): Q's and K's and V's rows (and column blocks, bshd), O's and
+    L's, the columns qc and kc of its query and KV head, and the first rows of its queries,
+    keys and log-sum-exps in Q, K and L (tags name rows of the whole tensors). bhsd: h is
+    b * HQ + h (b = 0), one segment of rows a head; bshd: batch b is a segment of rows,
+    head h a block of HD columns."""
+    if layout == "bshd":
+        q_src = segment(Q, b * SQ, SQ)
+        k_src = segment(K, b * SK, SK)
+        v_src = segment(V, b * SK, SK)
+        o_dst = segment(O, b * SQ, SQ)
+        l0 = (b * HQN + h) * SQ
+        qc = h
+        kc = h // G
+        q0 = b * SQ
+        k0 = b * SK
+    else:
+        q_src = segment(Q, h * SQ, SQ)
+        k_src = segment(K, (h // G) * SK, SK)
+        v_src = segment(V, (h // G) * SK, SK)
+        o_dst = segment(O, h * SQ, SQ)
+        l0 = h * SQ
+        qc = 0
+        kc = 0
+        q0 = h * SQ
+        k0 = (h // G) * SK
+    lse_dst = segment(L, l0, SQ)
+    return q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0
+
+
+@helper
+def grid_tile(SQ, layout):
+    """(b, h, bx) of the block's one tile (PERSIST = 0): the query block on grid x and the
+    head on y (LPT: the other way round, query blocks from the last down), the batch on z
+    (bshd)."""
+    if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
+        h = block_id("x")
+        bx = (SQ + 64 * WGS - 1) // (64 * WGS) - 1 - block_id("y")
+    else:
+        bx = block_id("x")
+        h = block_id("y")
+    if layout == "bshd":
+        b = block_id("z")
+    else:
+        b = 0
+    return b, h, bx
+
+
+@helper
+def produce_tile(q_src, k_src, v_src, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty,
+                 nj, bx, qc, kc, i):
+    """The producer's thread, one tile (its i-th): Q's tile (once the previous tile's last
+    S = Q K^T has retired, PERSIST), then K and V of every visited key block into the ring."""
+    if PERSIST:
+        wait(q_empty[0], (i & 1) ^ 1)
+    expect_tx(q_full[0], nbytes(q_s[0]))
+    tma_load(q_s[0], tile(q_src, (64 * WGS, HD), (bx, qc)), q_full[0])
+    for j in range(nj):
+        g = ring_pos(i * nj, j)
+        s = g % S
+        wait(kv_empty[s], ((g // S) & 1) ^ 1)
+        if SPLIT_KV:
+            expect_tx(k_full[s], nbytes(k_s[s]))
+            tma_load(k_s[s], tile(k_src, (BN, HD), (j, kc)), k_full[s])
+            expect_tx(v_full[s], nbytes(v_s[s]))
+            tma_load(v_s[s], tile(v_src, (BN, HD), (j, kc)), v_full[s])
+        else:
+            expect_tx(k_full[s], nbytes(k_s[s]) + nbytes(v_s[s]))
+            tma_load(k_s[s], tile(k_src, (BN, HD), (j, kc)), k_full[s])
+            tma_load(v_s[s], tile(v_src, (BN, HD), (j, kc)), k_full[s])
+
+
+@helper
+def producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
+             NB, HQN, layout):
+    """Warpgroup 0: the block's tile (or, PERSIST, each tile of its walk over the NB x HQN
+    heads' query blocks): Q's tile once, then K and V of every visited key block."""
     with role("producer", warpgroups=(0,), regs=24):
         with elect_one():
-            expect_tx(q_full[0], nbytes(q_s[0]))
-            tma_load(q_s[0], tile(q_src, (64 * WGS, HD), (bx, qc)), q_full[0])
-            for j in range(nj):
-                s = j % S
-                wait(kv_empty[s], ((j // S) & 1) ^ 1)
-                if SPLIT_KV:
-                    expect_tx(k_full[s], nbytes(k_s[s]))
-                    tma_load(k_s[s], tile(k_src, (BN, HD), (j, kc)), k_full[s])
-                    expect_tx(v_full[s], nbytes(v_s[s]))
-                    tma_load(v_s[s], tile(v_src, (BN, HD), (j, kc)), v_full[s])
-                else:
-                    expect_tx(k_full[s], nbytes(k_s[s]) + nbytes(v_s[s]))
-                    tma_load(k_s[s], tile(k_src, (BN, HD), (j, kc)), k_full[s])
-                    tma_load(v_s[s], tile(v_src, (BN, HD), (j, kc)), k_full[s])
+            if PERSIST:
+                for i, b, h, bx in schedule(NB, HQN, (SQ + 64 * WGS - 1) // (64 * WGS)):
+                    q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0 = head_views(
+                        Q, K, V, O, L, b, h, SQ, SK, HQN, layout)
+                    produce_tile(q_src, k_src, v_src, q_s, k_s, v_s, q_full, q_empty, k_full,
+                                 v_full, kv_empty, key_blocks(bx, SQ, SK), bx, qc, kc, i)
+            else:
+                b, h, bx = grid_tile(SQ, layout)
+                q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0 = head_views(
+                    Q, K, V, O, L, b, h, SQ, SK, HQN, layout)
+                produce_tile(q_src, k_src, v_src, q_s, k_s, v_s, q_full, q_empty, k_full,
+                             v_full, kv_empty, key_blocks(bx, SQ, SK), bx, qc, kc, 0)
 
 
 @helper
@@ -215,11 +312,13 @@ def accumulate_pv(o_acc, p16, v_stage):
 
 
 @helper
-def block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty, j, bx, wg,
-               q0, k0, SQ, SK, mask):
-    """One key block, in order: S = Q K^T, the softmax, O += P V, the stage released."""
-    s = j % S
-    wait(k_full[s], (j // S) & 1)
+def block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty, j, g0, bx,
+               wg, q0, k0, SQ, SK, mask):
+    """One key block, in order: S = Q K^T, the softmax, O += P V, the stage released (its
+    ring position g0 + j, PERSIST; j otherwise)."""
+    g = ring_pos(g0, j)
+    s = g % S
+    wait(k_full[s], (g // S) & 1)
     if PINGPONG:
         if wg == 0:
             named_barrier(TURN, 256)     # after warpgroup 1 has issued this block's S
@@ -231,11 +330,11 @@ def block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empt
     if DEFER:
         if j > 0:      # P V of block j - 1 is done too: its stage is free
             with elect_one():
-                arrive(kv_empty[(j - 1) % S])
+                arrive(kv_empty[(g - 1) % S])
     masked = masked_scores(s_acc, j, bx, wg, q0, k0, SQ, SK, mask)
     p16 = online_softmax(masked, m_i, l_i, o_acc, j)
     if SPLIT_KV:
-        wait(v_full[s], (j // S) & 1)
+        wait(v_full[s], (g // S) & 1)
     accumulate_pv(o_acc, p16, v_s[s])
     if DEFER == 0:
         wgmma_wait(0)
@@ -244,12 +343,81 @@ def block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empt
 
 
 @helper
-def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, qc, q0,
-             k0, l0, SQ, SK):
-    """The WGS consumer warpgroups (1, 2, ...), 64 query rows each: S = Q K^T of every visited key block, the
+def consume_tile(o_dst, lse_dst, q_rows, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty,
+                 m_i, l_i, o_acc, s_acc, nj, bx, wg, qc, q0, k0, l0, SQ, SK, i):
+    """A consumer warpgroup, one tile (its i-th): S = Q K^T of every visited key block, the
     masked online softmax, O += P V; then O / l (and the log-sum-exp) into the head's rows.
     q0, k0 and l0 are the first rows of the head's queries, keys and log-sum-exps in Q, K
     and L (tags name rows of the whole tensors)."""
+    g0 = i * nj
+    wait(q_full[0], i & 1)
+    if OVERLAP:
+        # S of block j + 1 is issued before the softmax of block j and runs under it
+        s_cur = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}", init=0.0)
+        wait(k_full[0], 0)
+        scores_qk(s_acc, q_rows, k_s[0])
+        wgmma_wait(0)
+        for j in range(nj):
+            s = j % S
+            assign(s_cur, s_acc)
+            if j + 1 < nj:
+                wait(k_full[(j + 1) % S], ((j + 1) // S) & 1)
+                scores_qk(s_acc, q_rows, k_s[(j + 1) % S])
+            masked = masked_scores(s_cur, j, bx, wg, q0, k0, SQ, SK, 1)
+            p16 = online_softmax(masked, m_i, l_i, o_acc, j)
+            if SPLIT_KV:
+                wait(v_full[s], (j // S) & 1)
+            accumulate_pv(o_acc, p16, v_s[s])
+            wgmma_wait(0)
+            with elect_one():
+                arrive(kv_empty[s])
+    elif MASK == "edge":
+        # the blocks every row keeps whole skip the mask; the diagonal and tail are masked
+        nf = unmasked_blocks(bx, nj, SQ, SK)
+        for j in range(nf):
+            block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
+                       j, g0, bx, wg, q0, k0, SQ, SK, 0)
+        for j in range(nf, nj):
+            block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
+                       j, g0, bx, wg, q0, k0, SQ, SK, 1)
+    else:
+        for j in range(nj):
+            block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
+                       j, g0, bx, wg, q0, k0, SQ, SK, 1)
+    if PERSIST:    # every S = Q K^T of the tile has retired (each block's own wait): Q's
+        with elect_one():      # tile may be refilled, under this tile's last P V and epilogue
+            arrive(q_empty[0])
+    if DEFER:
+        if OVERLAP == 0:        # the last block's P V, and its stage
+            wgmma_wait(0)
+            if nj > 0:
+                with elect_one():
+                    arrive(kv_empty[ring_pos(g0, nj - 1) % S])
+    out = cast(o_acc / l_i, DT)
+    dst = tile(o_dst, (64, HD), (bx * WGS + wg, qc))
+    # O's column c holds column d = c % HD of the KV head its query head reads (bshd
+    # declares heads(O, HD, group=G); in bhsd c < HD and this is c)
+    tag_assert(tag(out).row == coord(dst)[0]
+               and tag(out).col == coord(dst)[1] // HD // G * HD + coord(dst)[1] % HD)
+    store(dst, out)
+    # the log-sum-exp of every row (natural log of the scaled scores), always stored: it
+    # costs 4 bytes a row beside O's 2 HD
+    if FOLD_SCALE:
+        lse = (m_i * SCALE_LOG2 + log2(l_i)) * LN2
+    else:
+        lse = (m_i + log2(l_i)) * LN2
+    lse_tile = tile(lse_dst, (64,), (bx * WGS + wg,))
+    # L numbers the head's rows from l0 as Q does from q0 (bshd: L is (B*HQ*SQ), Q is
+    # (B*SQ, HQ*D), so the two row numbers differ by the head's place)
+    tag_assert(tag(lse).row - q0 == coord(lse_tile)[0] - l0)
+    store(lse_tile, lse)
+
+
+@helper
+def consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
+             NB, HQN, layout):
+    """The WGS consumer warpgroups (1, 2, ...), 64 query rows each, over the block's tile
+    (or, PERSIST, each tile of its walk; the softmax state reset at each)."""
     with role("consumer", warpgroups=CONSUMERS, regs=CONSUMER_REGS):
         wg = warpgroup_index()
         q_rows = tile(q_s[0], (64, HD), (wg, 0))
@@ -257,68 +425,29 @@ def consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj
         l_i = fragment(fp32, (64,), f"rows(wgmma_acc_m64n{BN})", init=0.0)
         o_acc = fragment(fp32, (64, HD), f"wgmma_acc_m64n{HD}", init=0.0)
         s_acc = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}")
-        wait(q_full[0], 0)
-        if OVERLAP:
-            # S of block j + 1 is issued before the softmax of block j and runs under it
-            s_cur = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}", init=0.0)
-            wait(k_full[0], 0)
-            scores_qk(s_acc, q_rows, k_s[0])
-            wgmma_wait(0)
-            for j in range(nj):
-                s = j % S
-                assign(s_cur, s_acc)
-                if j + 1 < nj:
-                    wait(k_full[(j + 1) % S], ((j + 1) // S) & 1)
-                    scores_qk(s_acc, q_rows, k_s[(j + 1) % S])
-                masked = masked_scores(s_cur, j, bx, wg, q0, k0, SQ, SK, 1)
-                p16 = online_softmax(masked, m_i, l_i, o_acc, j)
-                if SPLIT_KV:
-                    wait(v_full[s], (j // S) & 1)
-                accumulate_pv(o_acc, p16, v_s[s])
-                wgmma_wait(0)
-                with elect_one():
-                    arrive(kv_empty[s])
-        elif MASK == "edge":
-            # the blocks every row keeps whole skip the mask; the diagonal and tail are masked
-            nf = unmasked_blocks(bx, nj, SQ, SK)
-            for j in range(nf):
-                block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
-                           j, bx, wg, q0, k0, SQ, SK, 0)
-            for j in range(nf, nj):
-                block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
-                           j, bx, wg, q0, k0, SQ, SK, 1)
+        if PERSIST:
+            for i, b, h, bx in schedule(NB, HQN, (SQ + 64 * WGS - 1) // (64 * WGS)):
+                q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0 = head_views(
+                    Q, K, V, O, L, b, h, SQ, SK, HQN, layout)
+                assign(m_i, -inf)
+                assign(l_i, 0.0)
+                assign(o_acc, 0.0)
+                consume_tile(o_dst, lse_dst, q_rows, k_s, v_s, q_full, q_empty, k_full, v_full,
+                             kv_empty, m_i, l_i, o_acc, s_acc, key_blocks(bx, SQ, SK), bx, wg,
+                             qc, q0, k0, l0, SQ, SK, i)
         else:
-            for j in range(nj):
-                block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
-                           j, bx, wg, q0, k0, SQ, SK, 1)
-        if DEFER:
-            if OVERLAP == 0:        # the last block's P V, and its stage
-                wgmma_wait(0)
-                if nj > 0:
-                    with elect_one():
-                        arrive(kv_empty[(nj - 1) % S])
-        out = cast(o_acc / l_i, DT)
-        dst = tile(o_dst, (64, HD), (bx * WGS + wg, qc))
-        # O's column c holds column d = c % HD of the KV head its query head reads (bshd
-        # declares heads(O, HD, group=G); in bhsd c < HD and this is c)
-        tag_assert(tag(out).row == coord(dst)[0]
-                   and tag(out).col == coord(dst)[1] // HD // G * HD + coord(dst)[1] % HD)
-        store(dst, out)
-        # the log-sum-exp of every row (natural log of the scaled scores), always stored: it
-        # costs 4 bytes a row beside O's 2 HD
-        if FOLD_SCALE:
-            lse = (m_i * SCALE_LOG2 + log2(l_i)) * LN2
-        else:
-            lse = (m_i + log2(l_i)) * LN2
-        lse_tile = tile(lse_dst, (64,), (bx * WGS + wg,))
-        # L numbers the head's rows from l0 as Q does from q0 (bshd: L is (B*HQ*SQ), Q is
-        # (B*SQ, HQ*D), so the two row numbers differ by the head's place)
-        tag_assert(tag(lse).row - q0 == coord(lse_tile)[0] - l0)
-        store(lse_tile, lse)
+            b, h, bx = grid_tile(SQ, layout)
+            q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0 = head_views(
+                Q, K, V, O, L, b, h, SQ, SK, HQN, layout)
+            consume_tile(o_dst, lse_dst, q_rows, k_s, v_s, q_full, q_empty, k_full, v_full,
+                         kv_empty, m_i, l_i, o_acc, s_acc, key_blocks(bx, SQ, SK), bx, wg, qc,
+                         q0, k0, l0, SQ, SK, 0)
 
 
-@kernel(grid=("(SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + RQ // SQ * LPT",
-              "RQ // SQ * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT"),
+@kernel(grid=("((SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + RQ // SQ * LPT) * (1 - PERSIST)"
+              " + BLOCKS * BLOCKS_PER_SM * PERSIST",
+              "(RQ // SQ * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT) * (1 - PERSIST)"
+              " + PERSIST"),
         block=128 * (1 + WGS), blocks_per_sm=BLOCKS_PER_SM)
 def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["RK", HD, DT],
                    O: Tensor["RQ", HD, DT], L: Tensor["RQ", fp32], SQ: Dim, SK: Dim):
@@ -327,29 +456,21 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
     assume(RQ // SQ == G * (RK // SK))  # HQ = G * HK
     if CAUSAL:
         assume(SK >= SQ)
-    if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
-        bh = block_id("x")
-        bx = (SQ + 64 * WGS - 1) // (64 * WGS) - 1 - block_id("y")
-    else:
-        bx = block_id("x")
-        bh = block_id("y")             # b * HQ + h
-    q_src = segment(Q, bh * SQ, SQ)
-    k_src = segment(K, (bh // G) * SK, SK)
-    v_src = segment(V, (bh // G) * SK, SK)
-    o_dst = segment(O, bh * SQ, SQ)
-    lse_dst = segment(L, bh * SQ, SQ)
-    nj = key_blocks(bx, SQ, SK)
     q_s = smem(DT, (64 * WGS, HD), swizzle="128B")
     k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
     v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
-    q_full, k_full, v_full, kv_empty = ring()
-    producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, 0, 0)
-    consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, 0,
-             bh * SQ, (bh // G) * SK, bh * SQ, SQ, SK)
+    q_full, q_empty, k_full, v_full, kv_empty = ring()
+    producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
+             1, RQ // SQ, "bhsd")
+    consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
+             1, RQ // SQ, "bhsd")
 
 
-@kernel(grid=("(SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + CQ // HD * LPT",
-              "CQ // HD * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT", "RQ // SQ"),
+@kernel(grid=("((SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + CQ // HD * LPT) * (1 - PERSIST)"
+              " + BLOCKS * BLOCKS_PER_SM * PERSIST",
+              "(CQ // HD * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT) * (1 - PERSIST)"
+              " + PERSIST",
+              "RQ // SQ * (1 - PERSIST) + PERSIST"),
         block=128 * (1 + WGS), blocks_per_sm=BLOCKS_PER_SM)
 def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
                    V: Tensor["RK", "CK", DT], O: Tensor["RQ", "CQ", DT], L: Tensor["RL", fp32],
@@ -368,27 +489,14 @@ def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
     heads(O, HD, group=G)
     heads(K, HD)
     heads(V, HD)
-    if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
-        h = block_id("x")
-        bx = (SQ + 64 * WGS - 1) // (64 * WGS) - 1 - block_id("y")
-    else:
-        bx = block_id("x")
-        h = block_id("y")
-    b = block_id("z")
-    q_src = segment(Q, b * SQ, SQ)
-    k_src = segment(K, b * SK, SK)
-    v_src = segment(V, b * SK, SK)
-    o_dst = segment(O, b * SQ, SQ)
-    lse_dst = segment(L, (b * (CQ // HD) + h) * SQ, SQ)
-    nj = key_blocks(bx, SQ, SK)
     q_s = smem(DT, (64 * WGS, HD), swizzle="128B")
     k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
     v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
-    q_full, k_full, v_full, kv_empty = ring()
-    producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, h,
-             h // G)
-    consumer(o_dst, lse_dst, q_s, k_s, v_s, q_full, k_full, v_full, kv_empty, nj, bx, h,
-             b * SQ, b * SK, (b * (CQ // HD) + h) * SQ, SQ, SK)
+    q_full, q_empty, k_full, v_full, kv_empty = ring()
+    producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
+             RQ // SQ, CQ // HD, "bshd")
+    consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
+             RQ // SQ, CQ // HD, "bshd")
 
 
 def reference(q, k, v, causal=False, scale=None):

@@ -147,7 +147,7 @@ def plan(p: Problem, causal: bool, scale: float, sk_run: int, sq_run: int, knobs
         knobs = _tuned(p, causal, gpu)
     if knobs:
         cfg.update(check_knobs(knobs))
-    check_fits(cfg, p.d)
+    check_fits(cfg, p.d, causal)
     cfg.update(roles(cfg.get("WGS", 2), cfg.get("BLOCKS_PER_SM", 1)))
     name = f"attention_{p.layout}"
     return library_kernel("attention", name, DT=p.dtype, HD=p.d, G=p.hq // p.hk,

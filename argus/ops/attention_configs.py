@@ -18,7 +18,7 @@ BLOCK_M = 128                     # query rows per block: two consumer warpgroup
 HEAD_DIMS = (64, 128)
 KEY_BLOCKS = (64, 128)            # BN
 KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "FOLD_SCALE",
-         "PINGPONG", "DEFER", "WGS", "BLOCKS_PER_SM")   # attention.py's constants
+         "PINGPONG", "DEFER", "WGS", "BLOCKS_PER_SM", "PERSIST")   # attention.py's constants
 PRODUCER_REGS = 24                # the producer's setmaxnreg (attention.py's producer role)
 CONSUMER_REGS_MOST = 240          # what a consumer can use (spill-free at d = 128, WGS = 2)
 
@@ -49,9 +49,11 @@ def smem_bytes(hd: int, bn: int, stages: int, wgs: int = 2) -> int:
     return 64 * wgs * hd * 2 + stages * 2 * bn * hd * 2 + 8 * (1 + 2 * stages) + SMEM_BASE_ALIGN
 
 
-def check_fits(cfg: dict, hd: int) -> None:
+def check_fits(cfg: dict, hd: int, causal: bool = False) -> None:
     """LaunchError unless the configuration's blocks fit the SM's shared memory and its
-    knobs go together (PINGPONG takes turns between two consumer warpgroups)."""
+    knobs go together (PINGPONG takes turns between two consumer warpgroups; PERSIST counts
+    the ring's positions as i * nj + j, so every tile must visit the same nj key blocks: not
+    causal, and not OVERLAP, whose loop counts them from 0)."""
     wgs, bps = cfg.get("WGS", 2), cfg.get("BLOCKS_PER_SM", 1)
     need = smem_bytes(hd, cfg["BN"], cfg["S"], wgs)
     if need > SMEM_PER_BLOCK or not smem_fits_sm(need, bps):
@@ -62,6 +64,10 @@ def check_fits(cfg: dict, hd: int) -> None:
     if cfg.get("PINGPONG", 0) and wgs < 2:
         raise LaunchError("PINGPONG takes turns between two consumer warpgroups: it needs "
                           "WGS >= 2")
+    if cfg.get("PERSIST", 0) and (causal or cfg.get("OVERLAP", 0)):
+        raise LaunchError("PERSIST walks tiles that each visit the same number of key blocks: "
+                          "not with causal masking (the diagonal's tiles visit fewer) nor with "
+                          "OVERLAP; leave PERSIST at 0 there")
 
 
 def deepest_ring(hd: int, bn: int, most: int = 4) -> int:

@@ -122,3 +122,26 @@ def test_every_technique_knob_keeps_the_result(monkeypatch, knobs):
         b, hq, hk, sq, sk, d, causal, layout = case
         o, lse, ref = run(b, hq, hk, sq, sk, d, causal, layout, seed=sq)
         _close(o, lse, ref)
+
+
+PERSISTENT = [{"PERSIST": 1, "BLOCKS": 2}, {"PERSIST": 1, "BLOCKS": 3, "DEFER": 0, "S": 2},
+              {"PERSIST": 1, "BLOCKS": 1, "WGS": 1, "CONSUMERS": (1,), "CONSUMER_REGS": 240},
+              {"PERSIST": 1, "BLOCKS": 2, "PINGPONG": 1, "MASK": "all"}]
+
+
+@pytest.mark.parametrize("knobs", PERSISTENT,
+                         ids=lambda k: "-".join(f"{a}{b}" for a, b in k.items() if a != "CONSUMERS"))
+def test_a_persistent_grid_walks_every_tile(monkeypatch, knobs):
+    """PERSIST: a few blocks (BLOCKS, here 1 to 3) each walk many (batch, head, query block)
+    tiles, the K/V ring's positions and Q's barrier phases carried from tile to tile: tails,
+    GQA, both layouts, a key loop of several blocks (not causal: PERSIST takes it alone)."""
+    import argus.ops.library as library
+
+    real = library.kernel_ir
+    monkeypatch.setattr(sys.modules[__name__], "kernel_ir",
+                        lambda *a, **kw: real(*a, **{**kw, **knobs}))
+    for case in [(2, 4, 2, 150, 300, 64, False, "bhsd"), (2, 4, 2, 70, 200, 64, False, "bshd"),
+                 (1, 2, 2, 129, 129, 128, False, "bshd")]:
+        b, hq, hk, sq, sk, d, causal, layout = case
+        o, lse, ref = run(b, hq, hk, sq, sk, d, causal, layout, seed=sq + 1)
+        _close(o, lse, ref)

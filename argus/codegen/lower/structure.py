@@ -132,8 +132,10 @@ def _schedule(ctx, op):
     elif len(ctx.kernel.launch.grid) == 1:
         first, step = "(int)blockIdx.x", "(int)gridDim.x"
     else:
-        raise CodegenError("a persistent schedule over a grid of several dimensions is not "
-                           "generated yet", op.loc, "launch a 1-D grid: grid=(BLOCKS,)")
+        # the blocks of a grid of several dimensions walk in their linear order, x fastest
+        # (as the interpreter and the verifier number them: argus.ir.schedule)
+        first = ("(int)(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z))")
+        step = "(int)(gridDim.x * gridDim.y * gridDim.z)"
     ctx.em.open(f"for (int {t} = {first}; {t} < {total}; {t} += {step}, ++{i})")
     _tile_coords(ctx, op, order, group, ext, t, coords)
     lower_block(ctx, body)
