@@ -1,24 +1,37 @@
 """A short run of the DSL flash attention for compute-sanitizer (memcheck, racecheck):
-small shapes with tails, GQA, causal with SQ != SK, both layouts and head dims, each
-checked against the float64 reference; exits 1 on a wrong result.
+small shapes with tails, GQA, causal with SQ != SK, both layouts and head dims, decode
+(one consumer warpgroup), and the knob sets that change the synchronisation (a persistent
+grid of a few blocks walking many tiles, two blocks an SM), each checked against the
+float64 reference; exits 1 on a wrong result.
 
     compute-sanitizer --tool racecheck python benchmarks/attention_sanitize.py
 """
+import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-CASES = ["1x4x2x130x200x64c", "1x4x4x190x190x128c:bshd"]
+# (shape, knobs over the shipped defaults)
+CASES = [("1x4x2x130x200x64c", {}), ("1x4x4x190x190x128c:bshd", {}),
+         ("2x4x2x20x300x128", {}),                                   # decode: WGS = 1
+         ("2x4x2x130x200x64", {"PERSIST": 1, "BLOCKS": 3}),
+         ("2x4x2x190x190x128:bshd", {"PERSIST": 1, "BLOCKS": 2}),
+         ("1x4x2x130x200x64c", {"WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 0, "S": 2})]
 
 
 def main(argv=None) -> int:
     from argus.bench.attention_bench import argus_attention, check_case, parse_case
 
     bad = 0
-    for i, text in enumerate((argv if argv is not None else sys.argv[1:]) or CASES):
+    given = argv if argv is not None else sys.argv[1:]
+    for i, (text, knobs) in enumerate([(t, {}) for t in given] or CASES):
+        if knobs:
+            os.environ["ARGUS_ATTENTION_CONFIG"] = json.dumps(knobs)
+        else:
+            os.environ.pop("ARGUS_ATTENTION_CONFIG", None)
         r = check_case(parse_case(text), argus_attention, 77 + i, "cuda")
-        print(f"{text}: {r['status']} {'; '.join(r['reasons'])}", flush=True)
+        print(f"{text} {json.dumps(knobs)}: {r['status']} {'; '.join(r['reasons'])}", flush=True)
         bad += r["status"] != "ok"
     return 1 if bad else 0
 

@@ -18,7 +18,8 @@ BLOCK_M = 128                     # query rows per block: two consumer warpgroup
 HEAD_DIMS = (64, 128)
 KEY_BLOCKS = (64, 128)            # BN
 KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "FOLD_SCALE",
-         "PINGPONG", "DEFER", "WGS", "BLOCKS_PER_SM", "PERSIST")   # attention.py's constants
+         "PINGPONG", "DEFER", "WGS", "BLOCKS_PER_SM", "PERSIST", "BLOCKS")   # attention.py's
+                                                                        # constants
 PRODUCER_REGS = 24                # the producer's setmaxnreg (attention.py's producer role)
 CONSUMER_REGS_MOST = 240          # what a consumer can use (spill-free at d = 128, WGS = 2)
 
