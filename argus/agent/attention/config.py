@@ -15,6 +15,7 @@ class AttentionConfig:
     FOLD_SCALE: int = 1    # the softmax scale folded into exp2's FMA
     OVERLAP: int = 0       # S of block j + 1 issued before the softmax of block j
     LPT: int = 0           # longest query blocks first
+    WGS: int = 2           # consumer warpgroups of 64 query rows (1: decode's 64-row tile)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -24,7 +25,7 @@ class AttentionConfig:
 
     def short(self) -> str:
         return (f"BN{self.BN} S{self.S} kv{self.SPLIT_KV} {self.MASK} fold{self.FOLD_SCALE} "
-                f"ovl{self.OVERLAP} lpt{self.LPT}")
+                f"ovl{self.OVERLAP} lpt{self.LPT}" + (f" wgs{self.WGS}" if self.WGS != 2 else ""))
 
     def diff(self, other: "AttentionConfig") -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)

@@ -7,6 +7,8 @@ specialisation also compiles for sm_90a without spilling (the build probe: one N
 build, disk-cached, about a second). Each refusal is a sentence with the numbers.
 
 Static rules (each found on the kernel and its builds, see tests/agent/attention/):
+- WGS = 1 (one consumer warpgroup, 64-row query tiles) only for decode (SQ <= 64): above,
+  every 64 rows read K and V again (measured 0.59-0.61 of cuDNN against 0.88 at 4096);
 - BN is a power of two (32 ... 256): other accumulator widths (176, 192) generate C
   compound literals NVRTC rejects (docs/attention.md, "found, not fixed");
 - shared memory: Q's tile and an S-stage K/V ring of BN x D tiles within the 227 KB a
@@ -42,7 +44,9 @@ KNOB_VALUES = {
     "FOLD_SCALE": (0, 1),
     "OVERLAP": (0, 1),
     "LPT": (0, 1),
+    "WGS": (2, 1),
 }
+DECODE_ROWS = 64                  # query rows that one consumer warpgroup's tile holds
 CONSUMER_REGISTERS = 240          # setmaxnreg of the consumer warpgroups (attention.py)
 REGISTER_BOUND = 200              # the estimate above which a build spills (see the docstring)
 LOG2E = 1.4426950408889634        # argus.ops.attention's, so the specialisation is the op's
@@ -59,10 +63,10 @@ def register_estimate(cfg: AttentionConfig, task: AttentionTask) -> int:
 def smem_bytes(cfg: AttentionConfig, task: AttentionTask) -> int:
     from argus.ops.attention_configs import smem_bytes as kernel_smem
 
-    return kernel_smem(task.d, cfg.BN, cfg.S)
+    return kernel_smem(task.d, cfg.BN, cfg.S, cfg.WGS)
 
 
-RULES = ("knob-table", "bn-power-of-two", "shared-memory", "registers")
+RULES = ("knob-table", "decode-tile", "bn-power-of-two", "shared-memory", "registers")
 
 
 def static_refusal(cfg: AttentionConfig, task: AttentionTask) -> str:
@@ -78,13 +82,18 @@ def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
         if getattr(cfg, name) not in KNOB_VALUES[name]:
             return "knob-table", (f"{name}={getattr(cfg, name)!r} is not a value of the kernel's knob table "
                     f"({', '.join(map(repr, KNOB_VALUES[name]))})")
+    if cfg.WGS == 1 and task.sq > DECODE_ROWS:
+        return "decode-tile", (f"WGS=1 (64 query rows a block) is the decode tile: with "
+                f"SQ={task.sq} > {DECODE_ROWS} every 64 rows read K and V again, twice the "
+                f"traffic of WGS=2 for the same math (H100, 2026-12-06: 0.59-0.61 of cuDNN "
+                f"against 0.88); use WGS=2")
     if cfg.BN & (cfg.BN - 1):
         return "bn-power-of-two", (f"BN={cfg.BN} is not a power of two: the generated code of that accumulator "
                 f"width does not compile (NVRTC rejects its C compound literals; "
                 f"docs/attention.md)")
     smem = smem_bytes(cfg, task)
     if smem > SMEM_PER_BLOCK:
-        return "shared-memory", (f"shared memory {smem} B (Q 128x{task.d}, {cfg.S} stages of K and V "
+        return "shared-memory", (f"shared memory {smem} B (Q {64 * cfg.WGS}x{task.d}, {cfg.S} stages of K and V "
                 f"{cfg.BN}x{task.d}) is over the {SMEM_PER_BLOCK} B a block may have; "
                 f"use fewer stages or a smaller BN")
     regs = register_estimate(cfg, task)

@@ -47,6 +47,10 @@ def test_the_shipped_configurations_are_accepted():
         assert space().accepts(default, task), default
     assert space().library_default(D128) == AttentionConfig(BN=128, S=3)
     assert space().library_default(D64) == AttentionConfig(BN=128, S=3)
+    decode = AttentionTask(4, 32, 8, 16, 4096, 128, False)
+    assert space().library_default(decode) == AttentionConfig(BN=128, S=3, WGS=1)
+    assert space().accepts(AttentionConfig(BN=128, S=3, WGS=1), decode)
+    assert not space().accepts(AttentionConfig(BN=128, S=3, WGS=1), D128)
 
 
 def test_register_estimate_counts_the_second_accumulator_of_overlap():
@@ -61,7 +65,8 @@ def test_overlap_configurations_are_one_kernel_whatever_mask_says():
     keys = [c.key() for c in s.all_accepted(D128)]
     assert len(keys) == len(set(keys)) == 176
     assert not any(c.OVERLAP and c.MASK == "all" for c in s.all_accepted(D128))
-    assert s.refusals(D128) == {"bn-power-of-two": 192, "shared-memory": 128, "registers": 32}
+    assert s.refusals(D128) == {"decode-tile": 576, "bn-power-of-two": 192, "shared-memory": 128,
+                                "registers": 32}
 
 
 def test_the_specialisation_is_the_ops_one():
