@@ -6,7 +6,7 @@ processes wrote, a prediction never replacing a measurement), written by
 `argus optimize attention` (argus/agent/attention/optimize.py), read by argus.ops.attention.
 
 An entry's key is "GPU|attention@REVISION|dtype|layout|shape class", e.g.
-"NVIDIA H200|attention@3|bf16|bhsd|d128-g1-causal-sq4096-sk4096-bh64": the revision of the
+"NVIDIA H200|attention@4|bf16|bhsd|d128-g1-causal-sq4096-sk4096-bh64": the revision of the
 kernel's defaults the knobs were measured over (an entry of an earlier one is not read: its
 knobs on today's kernel are not what was timed), the head dim, the GQA
 group and the mask exactly (each is its own kernel), the query and key lengths and the
@@ -40,7 +40,8 @@ def shape_class(b: int, hq: int, hk: int, sq: int, sk: int, d: int, causal: bool
 # Revision 2 (2026-12-06): DEFER = 1 by default, and it needs a third stage (a knob set tuned
 # before with S = 2 runs 10-18% slower on it); revision 1 had no tag in the key.
 # Revision 3 (2026-12-06): one consumer warpgroup (WGS = 1) by default when SQ <= 64.
-REVISION = 3
+# Revision 4 (2026-12-06): the persistent grid when not causal; causal d = 64 two blocks an SM.
+REVISION = 4
 
 
 def entry_key(gpu: str, dtype: str, layout: str, b: int, hq: int, hk: int, sq: int, sk: int,
