@@ -76,13 +76,14 @@ def static_refusal(cfg: AttentionConfig, task: AttentionTask) -> str:
 
 def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
     """(the rule of RULES that refuses `cfg`, its reason), or ("", "")."""
-    from argus.limits import SMEM_PER_BLOCK
+    from argus.limits import SMEM_PER_BLOCK, smem_fits_sm
 
     for name in KNOB_NAMES:
         if getattr(cfg, name) not in KNOB_VALUES[name]:
             return "knob-table", (f"{name}={getattr(cfg, name)!r} is not a value of the kernel's knob table "
                     f"({', '.join(map(repr, KNOB_VALUES[name]))})")
-    if cfg.WGS == 1 and task.sq > DECODE_ROWS:
+    if cfg.WGS == 1 and task.sq > DECODE_ROWS and \
+            structural_knobs(task).get("BLOCKS_PER_SM", 1) == 1:
         return "decode-tile", (f"WGS=1 (64 query rows a block) is the decode tile: with "
                 f"SQ={task.sq} > {DECODE_ROWS} every 64 rows read K and V again, twice the "
                 f"traffic of WGS=2 for the same math (H100, 2026-12-06: 0.59-0.61 of cuDNN "
@@ -92,6 +93,10 @@ def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
                 f"width does not compile (NVRTC rejects its C compound literals; "
                 f"docs/attention.md)")
     smem = smem_bytes(cfg, task)
+    per_sm = structural_knobs(task).get("BLOCKS_PER_SM", 1)
+    if per_sm > 1 and not smem_fits_sm(smem, per_sm):
+        return "shared-memory", (f"shared memory {smem} B a block: the {per_sm} blocks an SM "
+                f"of this shape class do not fit the SM; use fewer stages or a smaller BN")
     if smem > SMEM_PER_BLOCK:
         return "shared-memory", (f"shared memory {smem} B (Q {64 * cfg.WGS}x{task.d}, {cfg.S} stages of K and V "
                 f"{cfg.BN}x{task.d}) is over the {SMEM_PER_BLOCK} B a block may have; "
@@ -105,12 +110,25 @@ def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
     return "", ""
 
 
+def structural_knobs(task: AttentionTask) -> dict:
+    """The knobs argus.ops.attention fixes by the task's shape class and this space does not
+    search (attention_configs.config_for: the persistent grid when not causal, two blocks an
+    SM for causal d = 64, DEFER): every configuration here runs with them, as the op runs a
+    tuned entry over them."""
+    from argus.ops.attention_configs import config_for
+
+    sq_run = min(task.sq, task.sk) if task.causal else task.sq
+    return {k: v for k, v in config_for(task.d, task.causal, sq_run, task.sk).items()
+            if k not in KNOB_NAMES}
+
+
 def specialisation(cfg: AttentionConfig, task: AttentionTask) -> tuple:
     """(module, kernel, constants) that argus.ops.attention builds for `cfg`: the
-    problem's constants (dtype, head dim, group, causal, the default scale) and every knob."""
+    problem's constants (dtype, head dim, group, causal, the default scale), the shape
+    class's structural knobs and every knob of `cfg`."""
     from argus.ops.attention_configs import roles
 
-    knobs = cfg.to_json()
+    knobs = {**structural_knobs(task), **cfg.to_json()}
     constants = {"DT": task.dtype, "HD": task.d, "G": task.group, "CAUSAL": int(task.causal),
                  "SCALE_LOG2": task.scale * LOG2E, **knobs,
                  **roles(knobs.get("WGS", 2), knobs.get("BLOCKS_PER_SM", 1))}
@@ -281,7 +299,9 @@ class AttentionSpace:
 
         sq_run = min(task.sq, task.sk) if task.causal else task.sq
         knobs = config_for(task.d, task.causal, sq_run, task.sk)
-        return self.canonical(AttentionConfig(**{**AttentionConfig().to_json(), **knobs}), task)
+        searched = {k: v for k, v in knobs.items() if k in KNOB_NAMES}   # the rest: structural
+        return self.canonical(AttentionConfig(**{**AttentionConfig().to_json(), **searched}),
+                              task)
 
 
 def describe_space(space: AttentionSpace, task: AttentionTask) -> dict:

@@ -75,6 +75,31 @@ def test_the_specialisation_is_the_ops_one():
     assert (module, name) == ("attention", "attention_bhsd")
     assert c["BN"] == 64 and c["S"] == 3 and c["HD"] == 128 and c["G"] == 1 and c["CAUSAL"] == 0
     assert c["SCALE_LOG2"] == (1.0 / 128 ** 0.5) * 1.4426950408889634
+    assert c["PERSIST"] == 1                          # the shape class's structural knob
+
+
+@pytest.mark.parametrize("task", [D128, D64, AttentionTask(2, 16, 16, 2048, 2048, 64, True),
+                                  AttentionTask(4, 32, 8, 16, 4096, 128, False),
+                                  AttentionTask(4, 16, 16, 4096, 4096, 128, True)])
+def test_the_library_default_builds_what_the_op_runs(monkeypatch, task):
+    """The planner's library default and argus.ops.attention's plan specialise the same
+    kernel with the same constants, the structural knobs (persistent grid, blocks an SM)
+    included."""
+    import importlib
+
+    op = importlib.import_module("argus.ops.attention")
+    seen = {}
+    monkeypatch.setattr(op, "library_kernel", lambda module, name, **kw: seen.update(kw))
+    problem = op.Problem(task.b, task.hq, task.hk, task.sq, task.sk, task.d, task.dtype,
+                         task.layout)
+    op.plan(problem, task.causal, task.scale, task.sk, task.sq, knobs={})
+    _, name, constants = specialisation(space().library_default(task), task)
+    from argus.ops.library import kernel_ir
+
+    # the same kernel: every module constant alike (the planner names some defaults the op
+    # leaves to the module)
+    assert kernel_ir("attention", name, **dict(constants)).constants == \
+        kernel_ir("attention", name, **seen).constants
 
 
 def test_the_build_probe_refuses_with_ptxas_reason_and_is_memoised():
