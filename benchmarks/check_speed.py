@@ -244,11 +244,23 @@ def moe_runs(runs: int) -> dict:
     return out
 
 
-# the library attention's specialisations argus.ops.attention builds (head dim, causal; G = 1;
-# decode, SQ <= 64: one consumer warpgroup)
-DECODE = {"WGS": 1, "CONSUMERS": (1,), "CONSUMER_REGS": 240}     # attention_configs.roles(1)
-ATTENTION_SPECS = [{}, {"CAUSAL": 1}, {"HD": 128}, {"HD": 128, "CAUSAL": 1},
-                   {**DECODE, "HD": 128}, {**DECODE, "HD": 128, "CAUSAL": 1}]
+# the library attention's specialisations argus.ops.attention builds: (head dim, causal,
+# SQ, SK) of each shape class whose configuration (attention_configs.config_for) differs:
+# the persistent grid when not causal, two blocks an SM for causal d = 64, decode tiles
+SHIPPED_CLASSES = [(64, False, 1024, 1024), (64, True, 2048, 2048), (128, False, 4096, 4096),
+                   (128, True, 4096, 4096), (128, False, 16, 4096), (128, True, 16, 4096)]
+
+
+def attention_specs() -> list[dict]:
+    """The constants argus.ops.attention specialises the kernel with, per shipped class."""
+    from argus.ops.attention_configs import config_for, roles
+
+    out = []
+    for hd, causal, sq, sk in SHIPPED_CLASSES:
+        cfg = config_for(hd, causal, sq, sk)
+        cfg.update(roles(cfg.get("WGS", 2), cfg.get("BLOCKS_PER_SM", 1)))
+        out.append({"HD": hd, "CAUSAL": int(causal), **cfg})
+    return out
 
 
 def repo_kernels() -> list[tuple[str, str, dict]]:
@@ -267,7 +279,7 @@ def repo_kernels() -> list[tuple[str, str, dict]]:
         rel = str(path.relative_to(ROOT))
         out += [(rel, name, {}) for name in kernels]
     attention = "argus/kernels/attention.py"
-    for spec in ATTENTION_SPECS[1:]:
+    for spec in attention_specs():
         out += [(attention, name, spec) for name in ("attention_bhsd", "attention_bshd")]
     return out
 

@@ -229,9 +229,10 @@ def produce_tile(q_src, k_src, v_src, q_s, k_s, v_s, q_full, q_empty, k_full, v_
 
 @helper
 def producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
-             NB, HQN, layout):
-    """Warpgroup 0: the block's tile (or, PERSIST, each tile of its walk over the NB x HQN
-    heads' query blocks): Q's tile once, then K and V of every visited key block."""
+             NB, HQN, layout, gb, gh, gbx, gnj):
+    """Warpgroup 0: the block's tile (gb, gh, gbx) of gnj key blocks (or, PERSIST, each tile of
+    its walk over the NB x HQN heads' query blocks): Q's tile once, then K and V of every
+    visited key block."""
     with role("producer", warpgroups=(0,), regs=24):
         with elect_one():
             if PERSIST:
@@ -241,11 +242,10 @@ def producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_e
                     produce_tile(q_src, k_src, v_src, q_s, k_s, v_s, q_full, q_empty, k_full,
                                  v_full, kv_empty, key_blocks(bx, SQ, SK), bx, qc, kc, i)
             else:
-                b, h, bx = grid_tile(SQ, layout)
                 q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0 = head_views(
-                    Q, K, V, O, L, b, h, SQ, SK, HQN, layout)
+                    Q, K, V, O, L, gb, gh, SQ, SK, HQN, layout)
                 produce_tile(q_src, k_src, v_src, q_s, k_s, v_s, q_full, q_empty, k_full,
-                             v_full, kv_empty, key_blocks(bx, SQ, SK), bx, qc, kc, 0)
+                             v_full, kv_empty, gnj, gbx, qc, kc, 0)
 
 
 @helper
@@ -415,9 +415,10 @@ def consume_tile(o_dst, lse_dst, q_rows, k_s, v_s, q_full, q_empty, k_full, v_fu
 
 @helper
 def consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
-             NB, HQN, layout):
+             NB, HQN, layout, gb, gh, gbx, gnj):
     """The WGS consumer warpgroups (1, 2, ...), 64 query rows each, over the block's tile
-    (or, PERSIST, each tile of its walk; the softmax state reset at each)."""
+    (gb, gh, gbx) of gnj key blocks (or, PERSIST, each tile of its walk; the softmax state reset
+    at each)."""
     with role("consumer", warpgroups=CONSUMERS, regs=CONSUMER_REGS):
         wg = warpgroup_index()
         q_rows = tile(q_s[0], (64, HD), (wg, 0))
@@ -436,12 +437,11 @@ def consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_e
                              kv_empty, m_i, l_i, o_acc, s_acc, key_blocks(bx, SQ, SK), bx, wg,
                              qc, q0, k0, l0, SQ, SK, i)
         else:
-            b, h, bx = grid_tile(SQ, layout)
             q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0 = head_views(
-                Q, K, V, O, L, b, h, SQ, SK, HQN, layout)
+                Q, K, V, O, L, gb, gh, SQ, SK, HQN, layout)
             consume_tile(o_dst, lse_dst, q_rows, k_s, v_s, q_full, q_empty, k_full, v_full,
-                         kv_empty, m_i, l_i, o_acc, s_acc, key_blocks(bx, SQ, SK), bx, wg, qc,
-                         q0, k0, l0, SQ, SK, 0)
+                         kv_empty, m_i, l_i, o_acc, s_acc, gnj, gbx, wg, qc, q0, k0, l0, SQ, SK,
+                         0)
 
 
 @kernel(grid=("((SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + RQ // SQ * LPT) * (1 - PERSIST)"
@@ -459,11 +459,16 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
     q_s = smem(DT, (64 * WGS, HD), swizzle="128B")
     k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
     v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
+    if PERSIST:        # each role walks its tiles
+        gb, gh, gbx, gnj = 0, 0, 0, 0
+    else:              # the block's one tile, the same for both roles
+        gb, gh, gbx = grid_tile(SQ, "bhsd")
+        gnj = key_blocks(gbx, SQ, SK)
     q_full, q_empty, k_full, v_full, kv_empty = ring()
     producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
-             1, RQ // SQ, "bhsd")
+             1, RQ // SQ, "bhsd", gb, gh, gbx, gnj)
     consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
-             1, RQ // SQ, "bhsd")
+             1, RQ // SQ, "bhsd", gb, gh, gbx, gnj)
 
 
 @kernel(grid=("((SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + CQ // HD * LPT) * (1 - PERSIST)"
@@ -492,11 +497,16 @@ def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
     q_s = smem(DT, (64 * WGS, HD), swizzle="128B")
     k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
     v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
+    if PERSIST:        # each role walks its tiles
+        gb, gh, gbx, gnj = 0, 0, 0, 0
+    else:              # the block's one tile, the same for both roles
+        gb, gh, gbx = grid_tile(SQ, "bshd")
+        gnj = key_blocks(gbx, SQ, SK)
     q_full, q_empty, k_full, v_full, kv_empty = ring()
     producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
-             RQ // SQ, CQ // HD, "bshd")
+             RQ // SQ, CQ // HD, "bshd", gb, gh, gbx, gnj)
     consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
-             RQ // SQ, CQ // HD, "bshd")
+             RQ // SQ, CQ // HD, "bshd", gb, gh, gbx, gnj)
 
 
 def reference(q, k, v, causal=False, scale=None):

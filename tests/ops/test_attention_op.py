@@ -185,15 +185,17 @@ def test_decode_shapes_take_one_consumer_warpgroup():
         assert "WGS" not in config_for(d, False, 65, 4096)      # two tiles: K, V read once
 
 
-def test_the_check_speed_list_names_the_decode_specialisation_the_op_builds():
+def test_the_check_speed_list_is_what_the_op_builds():
+    """benchmarks/check_speed.py times the specialisations argus.ops.attention ships (its
+    config_for and roles), persistent, two-blocks-an-SM and decode ones among them."""
     import importlib.util
     from pathlib import Path
-
-    from argus.ops.attention_configs import roles
 
     spec = importlib.util.spec_from_file_location(
         "check_speed", Path(__file__).resolve().parents[2] / "benchmarks" / "check_speed.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert {k: module.DECODE[k] for k in ("CONSUMERS", "CONSUMER_REGS")} == \
-        {k: roles(1)[k] for k in ("CONSUMERS", "CONSUMER_REGS")}
+    specs = module.attention_specs()
+    assert {"PERSIST": 1} .items() <= specs[0].items()                 # d = 64, not causal
+    assert specs[1]["BLOCKS_PER_SM"] == 2 and specs[1]["CONSUMER_REGS"] == 232
+    assert specs[4]["WGS"] == 1 and specs[4]["CONSUMERS"] == (1,)        # decode
