@@ -33,6 +33,7 @@ ALLOWED = {
     ("kernels/gemm_splitk.py", 132): "a DSL source, as gemm.py",
     ("kernels/moe_gate_up.py", 132): "a DSL source, as gemm.py",
     ("kernels/moe_down.py", 132): "a DSL source, as gemm.py",
+    ("kernels/attention.py", 132): "a DSL source, as gemm.py",
     ("layout/draw.py", 255): "an 8-bit colour channel",
     ("agent/evaluators/gpu_session.py", 65536): "a pipe read size",
     ("bench/isolation.py", 65536): "a pipe read size",

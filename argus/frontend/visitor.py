@@ -162,7 +162,11 @@ class KernelVisitor:
                              "update a loop-carried fragment")
         if name in self.helpers:
             raise self.error(node, f"{name!r} is the name of a helper", "use a new name")
-        if isinstance(value, Value):
+        if isinstance(value, Value) and not any(value is v for s in self.scopes
+                                                for v in s.values()):
+            # name the anonymous result of the expression just emitted; a value already
+            # bound (a helper's parameter given `j - nf`) keeps its own: renaming its op's
+            # result would leave the parameter naming a value nothing defines
             value = self.b.rename(value, name)
         self.scopes[-1][name] = value
 

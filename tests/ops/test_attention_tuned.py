@@ -44,10 +44,13 @@ def test_the_op_plans_with_the_cache_under_explicit_knobs_and_the_environment(mo
     assert built[-1]["BN"] == 128 and "OVERLAP" not in built[-1]
     op.plan(p, True, 0.088, 4096, 4096, knobs={"BN": 32}, gpu="NVIDIA H200")
     assert built[-1]["BN"] == 32 and "OVERLAP" not in built[-1]
-    monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"S": 4}')
+    monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"S": 2}')
     op.plan(p, True, 0.088, 4096, 4096, gpu="NVIDIA H200")
-    assert built[-1]["S"] == 4 and built[-1]["BN"] == 128
+    assert built[-1]["S"] == 2 and built[-1]["BN"] == 128
     from argus.runtime.launch_errors import LaunchError
+    monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"S": 4}')     # 296 KB: refused, not built
+    with pytest.raises(LaunchError, match="do not fit an SM"):
+        op.plan(p, True, 0.088, 4096, 4096, gpu="NVIDIA H200")
     with pytest.raises(LaunchError, match="unknown knob"):
         op.plan(p, True, 0.088, 4096, 4096, knobs={"BM": 64})
 

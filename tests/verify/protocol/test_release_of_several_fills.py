@@ -23,7 +23,7 @@ RELEASE_BEFORE_WAIT = ("        with elect_one():\n            arrive(kv_empty[s
                        "        wgmma_wait(0)\n")
 DEFERRED_RELEASE = ("    if DEFER:\n        if j > 0:      # P V of block j - 1 is done too: its "
                     "stage is free\n            with elect_one():\n"
-                    "                arrive(kv_empty[(j - 1) % S])\n")
+                    "                arrive(kv_empty[(g - 1) % S])\n")
 DEFERRED_AFTER_WAIT = "    wgmma_wait(0)\n" + DEFERRED_RELEASE
 DEFERRED_BEFORE_WAIT = DEFERRED_RELEASE + "    wgmma_wait(0)\n"
 

@@ -12,9 +12,9 @@ from argus.ops.library import KERNEL_DIR
 from argus.verify import protocol
 
 SOURCE = (KERNEL_DIR / "attention.py").read_text()
-SECOND = '''            for j in range(nf, nj):
-                block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
-                           j, bx, wg, q0, k0, SQ, SK, 1)'''
+SECOND = '''        for j in range(nf, nj):
+            block_step(s_acc, m_i, l_i, o_acc, q_rows, k_s, v_s, k_full, v_full, kv_empty,
+                       j, g0, bx, wg, q0, k0, SQ, SK, 1)'''
 
 
 def check(src, name="attention_bhsd", **constants):
@@ -33,10 +33,10 @@ def test_the_split_key_loop_has_no_protocol_finding(name, causal):
 
 
 def test_a_second_part_counting_from_zero_is_a_stage_error():
-    src = SOURCE.replace(SECOND, SECOND.replace("j, bx, wg", "j - nf, bx, wg"))
+    src = SOURCE.replace(SECOND, SECOND.replace("j, g0, bx, wg", "j - nf, g0, bx, wg"))
     found = [f for f in check(src) if f.check == "protocol.stage"]
     assert found and found[0].severity == "error"
-    assert found[0].loc.line == _line(src, "wait(k_full[s], (j // S) & 1)")
+    assert found[0].loc.line == _line(src, "wait(k_full[s], (g // S) & 1)")
     assert found[0].counterexample is not None
 
 

@@ -53,9 +53,8 @@ def _errors(findings, check):
 def test_a_q_tile_of_a_sibling_query_head_is_an_operand_head_error():
     # query head h ^ 1 shares h's KV head: every tag of S and O is right, only the head
     # of Q is not O's
-    findings = _edited("producer(q_src, k_src, v_src, q_s, k_s, v_s, q_full, k_full, v_full, "
-                       "kv_empty, nj, bx, h,", "producer(q_src, k_src, v_src, q_s, k_s, v_s, "
-                       "q_full, k_full, v_full, kv_empty, nj, bx, h ^ 1,")
+    old = "tma_load(q_s[0], tile(q_src, (64 * WGS, HD), (bx, qc)), q_full[0])"
+    findings = _edited(old, old.replace("(bx, qc)", "(bx, qc ^ 1)"))
     bad = _errors(findings, "tag.operand-head")
     assert bad and "of Q" in bad[0].message, [(f.check, f.message) for f in findings]
     cex = bad[0].counterexample
