@@ -115,4 +115,12 @@ TARGETS = {
                              {"B": 2, "HQ": 2, "HK": 2, "SQ": 40, "SK": 100},
                              {**_ATTN, "G": 1}, problem="attention",
                              more_shapes=({"B": 1, "HQ": 3, "HK": 3, "SQ": 65, "SK": 64},)),
+    # the persistent grid (PERSIST, the library's default when not causal): two blocks walk
+    # four and eight (head, query block) tiles, the ring's positions and Q's barrier carried
+    # from tile to tile
+    "attention_persist": Target("attention_persist", "argus/kernels/attention.py",
+                                "attention_bhsd", {"B": 2, "HQ": 2, "HK": 1, "SQ": 70, "SK": 150},
+                                {**_ATTN, "S": 3, "PERSIST": 1, "BLOCKS": 2},
+                                problem="attention",
+                                more_shapes=({"B": 1, "HQ": 4, "HK": 2, "SQ": 129, "SK": 64},)),
 }
