@@ -444,6 +444,26 @@ def consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_e
                          0)
 
 
+@helper
+def attend(Q, K, V, O, L, SQ, SK, NB, HQN, layout):
+    """Both kernels' body once their tensors are declared: the shared memory, the barriers,
+    the block's one tile (the same for both roles) unless PERSIST (each role walks its
+    tiles of the NB x HQN heads), the producer and the consumers."""
+    q_s = smem(DT, (64 * WGS, HD), swizzle="128B")
+    k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
+    v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
+    if PERSIST:
+        gb, gh, gbx, gnj = 0, 0, 0, 0
+    else:
+        gb, gh, gbx = grid_tile(SQ, layout)
+        gnj = key_blocks(gbx, SQ, SK)
+    q_full, q_empty, k_full, v_full, kv_empty = ring()
+    producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
+             NB, HQN, layout, gb, gh, gbx, gnj)
+    consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
+             NB, HQN, layout, gb, gh, gbx, gnj)
+
+
 @kernel(grid=("((SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + RQ // SQ * LPT) * (1 - PERSIST)"
               " + BLOCKS * BLOCKS_PER_SM * PERSIST",
               "(RQ // SQ * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT) * (1 - PERSIST)"
@@ -456,19 +476,7 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
     assume(RQ // SQ == G * (RK // SK))  # HQ = G * HK
     if CAUSAL:
         assume(SK >= SQ)
-    q_s = smem(DT, (64 * WGS, HD), swizzle="128B")
-    k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
-    v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
-    if PERSIST:        # each role walks its tiles
-        gb, gh, gbx, gnj = 0, 0, 0, 0
-    else:              # the block's one tile, the same for both roles
-        gb, gh, gbx = grid_tile(SQ, "bhsd")
-        gnj = key_blocks(gbx, SQ, SK)
-    q_full, q_empty, k_full, v_full, kv_empty = ring()
-    producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
-             1, RQ // SQ, "bhsd", gb, gh, gbx, gnj)
-    consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
-             1, RQ // SQ, "bhsd", gb, gh, gbx, gnj)
+    attend(Q, K, V, O, L, SQ, SK, 1, RQ // SQ, "bhsd")
 
 
 @kernel(grid=("((SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + CQ // HD * LPT) * (1 - PERSIST)"
@@ -494,19 +502,7 @@ def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
     heads(O, HD, group=G)
     heads(K, HD)
     heads(V, HD)
-    q_s = smem(DT, (64 * WGS, HD), swizzle="128B")
-    k_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
-    v_s = smem(DT, (BN, HD), stages=S, swizzle="128B")
-    if PERSIST:        # each role walks its tiles
-        gb, gh, gbx, gnj = 0, 0, 0, 0
-    else:              # the block's one tile, the same for both roles
-        gb, gh, gbx = grid_tile(SQ, "bshd")
-        gnj = key_blocks(gbx, SQ, SK)
-    q_full, q_empty, k_full, v_full, kv_empty = ring()
-    producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
-             RQ // SQ, CQ // HD, "bshd", gb, gh, gbx, gnj)
-    consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_empty, SQ, SK,
-             RQ // SQ, CQ // HD, "bshd", gb, gh, gbx, gnj)
+    attend(Q, K, V, O, L, SQ, SK, RQ // SQ, CQ // HD, "bshd")
 
 
 def reference(q, k, v, causal=False, scale=None):
