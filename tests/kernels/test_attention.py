@@ -112,15 +112,21 @@ VARIANTS = [{"MASK": "all"}, {"SPLIT_KV": 0}, {"OVERLAP": 1}, {"LPT": 1}, {"FOLD
 def test_every_technique_knob_keeps_the_result(monkeypatch, knobs):
     """Each FA3 technique (argus/kernels/attention.py's constants) on the interpreter: causal
     and not, tails, GQA, both layouts, a multi-block key loop (BN = 64 of 300 keys)."""
+    _run_with_knobs(monkeypatch, knobs, [(1, 2, 1, 150, 300, 64, True, "bhsd"),
+                                         (2, 4, 2, 70, 200, 64, False, "bshd"),
+                                         (1, 2, 2, 129, 129, 128, True, "bshd")], seed=0)
+
+
+def _run_with_knobs(monkeypatch, knobs, cases, seed):
+    """Each case (B, HQ, HK, SQ, SK, D, causal, layout) on the interpreter with `knobs` over
+    the kernel's constants, checked against float64."""
     import argus.ops.library as library
 
     real = library.kernel_ir
     monkeypatch.setattr(sys.modules[__name__], "kernel_ir",
                         lambda *a, **kw: real(*a, **{**kw, **knobs}))
-    for case in [(1, 2, 1, 150, 300, 64, True, "bhsd"), (2, 4, 2, 70, 200, 64, False, "bshd"),
-                 (1, 2, 2, 129, 129, 128, True, "bshd")]:
-        b, hq, hk, sq, sk, d, causal, layout = case
-        o, lse, ref = run(b, hq, hk, sq, sk, d, causal, layout, seed=sq)
+    for b, hq, hk, sq, sk, d, causal, layout in cases:
+        o, lse, ref = run(b, hq, hk, sq, sk, d, causal, layout, seed=sq + seed)
         _close(o, lse, ref)
 
 
@@ -135,13 +141,6 @@ def test_a_persistent_grid_walks_every_tile(monkeypatch, knobs):
     """PERSIST: a few blocks (BLOCKS, here 1 to 3) each walk many (batch, head, query block)
     tiles, the K/V ring's positions and Q's barrier phases carried from tile to tile: tails,
     GQA, both layouts, a key loop of several blocks (not causal: PERSIST takes it alone)."""
-    import argus.ops.library as library
-
-    real = library.kernel_ir
-    monkeypatch.setattr(sys.modules[__name__], "kernel_ir",
-                        lambda *a, **kw: real(*a, **{**kw, **knobs}))
-    for case in [(2, 4, 2, 150, 300, 64, False, "bhsd"), (2, 4, 2, 70, 200, 64, False, "bshd"),
-                 (1, 2, 2, 129, 129, 128, False, "bshd")]:
-        b, hq, hk, sq, sk, d, causal, layout = case
-        o, lse, ref = run(b, hq, hk, sq, sk, d, causal, layout, seed=sq + 1)
-        _close(o, lse, ref)
+    _run_with_knobs(monkeypatch, knobs, [(2, 4, 2, 150, 300, 64, False, "bhsd"),
+                                         (2, 4, 2, 70, 200, 64, False, "bshd"),
+                                         (1, 2, 2, 129, 129, 128, False, "bshd")], seed=1)
