@@ -5,13 +5,17 @@
 # (tensor, XU = MUFU exp2, FMA, ALU), warp stalls, scheduler issue rate, instruction mix.
 #   bash scripts/device_attention_ncu.sh   (carry [".whl"]; report in $OUT/ncu-attention.txt)
 #   NCU_SOURCE=1 ...                        adds the source counters (stalls by SASS line)
+#   NCU_SHAPES="64,16,331,128 4,16,4096,128" ... other (B, H, S, D) shapes (the short-sequence
+#                                           class: where the rest of its time goes)
 set -uo pipefail
 source scripts/device_env.sh      # OUT, the z3 wheel, PYTHONPATH, the kernel cache
 cat > /tmp/attention_ncu.py <<'PY'
-import torch, argus.ops as ops
+import os, torch, argus.ops as ops
 from torch.nn.attention import SDPBackend, sdpa_kernel
 torch.manual_seed(0)
-for b, h, s, d in ((4, 16, 4096, 128), (16, 16, 1024, 64)):
+shapes = [tuple(int(x) for x in s.split(",")) for s in
+          os.environ.get("NCU_SHAPES", "4,16,4096,128 16,16,1024,64").split()]
+for b, h, s, d in shapes:
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     for _ in range(3):
         ops.attention(q, k, v)
