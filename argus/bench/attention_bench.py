@@ -381,6 +381,8 @@ def main(argv=None, prog=None) -> int:
             if d not in TORCH_DTYPES:
                 raise ValueError(f"dtype {d!r}: bf16 or fp16")
         given = [parse_case(s, dtypes[0]) for s in args.shapes.split(",") if s]
+        if args.random < 0:
+            raise ValueError(f"--random {args.random}: the number of shapes to draw, at least 1")
         if args.random:
             if given:
                 raise ValueError("--random draws the shapes: give it or --shapes, not both")

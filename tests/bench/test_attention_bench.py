@@ -101,3 +101,20 @@ def test_no_gpu_exits_2_with_one_line(capsys, monkeypatch):
     assert ab.main([]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no CUDA GPU" in err[0]
+
+
+def test_a_random_draw_is_fixed_by_its_seed_and_spans_the_families():
+    cases = ab.random_cases(24, 61)
+    assert [c.text() for c in cases] == [c.text() for c in ab.random_cases(24, 61)]
+    assert [c.text() for c in cases] != [c.text() for c in ab.random_cases(24, 62)]
+    assert {c.d for c in cases} == {64, 128} and {c.layout for c in cases} == {"bhsd", "bshd"}
+    assert any(c.sq <= 128 < c.sk for c in cases)                 # decode-like
+    assert any(c.sq % 128 and c.sq == c.sk for c in cases)        # prefill off the block
+    assert all(c.hq % c.hk == 0 and 1 <= c.b <= 64 for c in cases)
+    assert any(c.causal for c in cases) and not all(c.causal for c in cases)
+
+
+def test_random_and_shapes_together_or_a_negative_count_are_usage_errors(capsys):
+    assert ab.main(["--random", "3", "--shapes", "1x2x2x128x128x64"]) == 2
+    assert ab.main(["--random", "-1"]) == 2
+    assert "at least 1" in capsys.readouterr().err

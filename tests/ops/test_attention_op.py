@@ -166,6 +166,10 @@ def test_two_blocks_an_sm_run_and_configurations_that_cannot_fit_are_refused(mon
         check_fits({"BN": 128, "S": 3, "WGS": 1, "BLOCKS_PER_SM": 2}, 128)
     with pytest.raises(LaunchError, match="needs WGS >= 2"):
         check_fits({"BN": 128, "S": 2, "WGS": 1, "PINGPONG": 1}, 64)
+    with pytest.raises(LaunchError, match="not with causal masking"):
+        check_fits({"BN": 128, "S": 3, "PERSIST": 1}, 128, causal=True)
+    with pytest.raises(LaunchError, match="OVERLAP"):
+        check_fits({"BN": 64, "S": 3, "PERSIST": 1, "OVERLAP": 1}, 128)
     monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"WGS": 1, "BLOCKS_PER_SM": 2}')
     q, k, v = qkv(hq=2, hk=1, sq=150, sk=300)
     o = ops.attention(q, k, v, causal=True)
