@@ -8,6 +8,9 @@ grid axes. A producer warpgroup loads the block's Q tile once and streams the he
 V blocks (BN keys each) through an S-stage ring by TMA; WGS consumer warpgroups (two by
 default) each own 64 query rows and keep the online softmax (row max m, row sum l,
 accumulator o) in registers. BLOCKS_PER_SM = 2 asks for two resident blocks an SM.
+PERSIST = 1 launches a persistent grid instead (BLOCKS * BLOCKS_PER_SM blocks): each role
+walks the (batch, head, query block) tiles with `schedule`, the K/V ring's positions and Q's
+barriers carried from tile to tile (not causal: see PERSIST).
 
 Layouts (two kernels sharing every helper, like gemm_nt / gemm_nn): TMA tensor maps are
 2-D, so the tensors are flattened.
@@ -33,7 +36,8 @@ build per distinct scale, disk-cached), so exp2 computes the softmax with the sc
 Compile-time knobs (module constants, specialised by argus.ops like gemm.py's):
   DT "bf16"|"fp16", HD 64|128, G (query heads per KV head), CAUSAL 0|1,
   BN (keys per block), S (ring stages), and the FA3 techniques SPLIT_KV, MASK, OVERLAP,
-  LPT, FOLD_SCALE, PINGPONG (each described where it is defined).
+  LPT, FOLD_SCALE, PINGPONG, DEFER, WGS, PERSIST, BLOCKS_PER_SM (each described where it
+  is defined).
 
 Sizes: the sequence lengths SQ and SK are not the dims of any flattened tensor, so the
 kernel takes them as size parameters (`SQ: Dim, SK: Dim`), ints after the tensors.
