@@ -60,6 +60,7 @@ WGS = 2                                  # consumer warpgroups, 64 query rows ea
 CONSUMERS = (1, 2)                       # their warpgroup indices (specialised with WGS)
 CONSUMER_REGS = 240                      # their setmaxnreg (3 consumers: 160; derived by
                                          # argus.ops.attention_configs.roles)
+PRODUCER_REGS = 24                       # the producer's setmaxnreg (TMA issue only)
 PERSIST = 0        # 1: a persistent grid (BLOCKS * BLOCKS_PER_SM blocks) walks the (batch,
                    # head, query block) tiles; the producer loads a tile's Q once the last
                    # S = Q K^T of the block's previous tile has retired (q_empty) and its K
@@ -237,7 +238,7 @@ def producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_e
     """Warpgroup 0: the block's tile (gb, gh, gbx) of gnj key blocks (or, PERSIST, each tile of
     its walk over the NB x HQN heads' query blocks): Q's tile once, then K and V of every
     visited key block."""
-    with role("producer", warpgroups=(0,), regs=24):
+    with role("producer", warpgroups=(0,), regs=PRODUCER_REGS):
         with elect_one():
             if PERSIST:
                 for i, b, h, bx in schedule(NB, HQN, (SQ + 64 * WGS - 1) // (64 * WGS)):

@@ -14,13 +14,12 @@ from argus.limits import (REGISTER_GRANULE, SETMAXNREG_MIN, SMEM_BASE_ALIGN, SME
                           WARPGROUP_THREADS, registers_at_entry, smem_fits_sm)
 from argus.runtime.launch_errors import LaunchError
 
-BLOCK_M = 128                     # query rows per block: two consumer warpgroups of 64
 HEAD_DIMS = (64, 128)
 KEY_BLOCKS = (64, 128)            # BN
 KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "FOLD_SCALE",
          "PINGPONG", "DEFER", "WGS", "BLOCKS_PER_SM", "PERSIST", "BLOCKS")   # attention.py's
                                                                         # constants
-PRODUCER_REGS = 24                # the producer's setmaxnreg (attention.py's producer role)
+PRODUCER_REGS = 24                # the producer's setmaxnreg (the TMA thread needs no more)
 CONSUMER_REGS_MOST = 240          # what a consumer can use (spill-free at d = 128, WGS = 2)
 
 
@@ -42,7 +41,7 @@ def roles(wgs: int, blocks_per_sm: int = 1) -> dict:
         raise LaunchError(f"WGS = {wgs} with BLOCKS_PER_SM = {blocks_per_sm} leaves the "
                           f"consumers {regs} registers a thread")
     return {"WGS": wgs, "BLOCKS_PER_SM": blocks_per_sm, "CONSUMERS": tuple(range(1, wgs + 1)),
-            "CONSUMER_REGS": regs}
+            "CONSUMER_REGS": regs, "PRODUCER_REGS": PRODUCER_REGS}
 
 
 def smem_bytes(hd: int, bn: int, stages: int, wgs: int = 2) -> int:

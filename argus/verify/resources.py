@@ -39,8 +39,8 @@ from argus.layout import symbolic as sym
 from argus.layout.hopper.tma import TmaBox, TmaError
 from argus.limits import (MAX_CLUSTER_SIZE, MAX_REGISTERS_PER_THREAD, MBARRIER_BYTES,
                           REGISTER_GRANULE, REGISTERS_PER_SM, SETMAXNREG_MAX, SETMAXNREG_MIN,
-                          SMEM_BASE_ALIGN, SMEM_PER_BLOCK, SMEM_PER_SM, WARPGROUP_THREADS, registers_at_entry,
-                          smem_fits_sm)
+                          SMEM_BASE_ALIGN, SMEM_PER_BLOCK, SMEM_PER_SM, WARPGROUP_THREADS,
+                          registers_at_entry, smem_fits_sm)
 from argus.verify.register_pressure import fragment_registers, pressure
 
 SWIZZLE_SPAN = {"32B": 32, "64B": 64, "128B": 128}

@@ -14,6 +14,7 @@ from argus.interp.evaluator import interpret
 from argus.interp.machine.dtypes import BF16, FP16
 from argus.kernels.attention import reference
 from argus.ops.library import kernel_ir
+from argus.ops.attention_configs import KNOBS, roles
 
 LOG2E = 1.4426950408889634
 CODECS = {"bf16": BF16, "fp16": FP16}
@@ -100,15 +101,16 @@ def test_a_wrong_mask_is_caught_by_the_comparison():
     assert np.abs(o - ro).max() > 0.05
 
 
+KNOB_IDS = (*KNOBS, "WGS", "BLOCKS_PER_SM")       # what names a variant (roles() adds more)
 VARIANTS = [{"MASK": "all"}, {"SPLIT_KV": 0}, {"OVERLAP": 1}, {"LPT": 1}, {"FOLD_SCALE": 1},
             {"OVERLAP": 1, "FOLD_SCALE": 1, "LPT": 1}, {"MASK": "all", "SPLIT_KV": 0},
             {"PINGPONG": 1}, {"PINGPONG": 1, "MASK": "all", "FOLD_SCALE": 1},
             {"DEFER": 1}, {"DEFER": 1, "MASK": "all", "SPLIT_KV": 0},
-            {"DEFER": 0, "S": 2}, {"WGS": 3, "CONSUMERS": (1, 2, 3), "CONSUMER_REGS": 160},
-            {"WGS": 1, "BLOCKS_PER_SM": 2, "CONSUMERS": (1,), "CONSUMER_REGS": 232}]
+            {"DEFER": 0, "S": 2}, roles(3), roles(1, 2)]
 
 
-@pytest.mark.parametrize("knobs", VARIANTS, ids=lambda k: "-".join(f"{a}{b}" for a, b in k.items()))
+@pytest.mark.parametrize("knobs", VARIANTS,
+                         ids=lambda k: "-".join(f"{a}{b}" for a, b in k.items() if a in KNOB_IDS))
 def test_every_technique_knob_keeps_the_result(monkeypatch, knobs):
     """Each FA3 technique (argus/kernels/attention.py's constants) on the interpreter: causal
     and not, tails, GQA, both layouts, a multi-block key loop (BN = 64 of 300 keys)."""
@@ -131,12 +133,12 @@ def _run_with_knobs(monkeypatch, knobs, cases, seed):
 
 
 PERSISTENT = [{"PERSIST": 1, "BLOCKS": 2}, {"PERSIST": 1, "BLOCKS": 3, "DEFER": 0, "S": 2},
-              {"PERSIST": 1, "BLOCKS": 1, "WGS": 1, "CONSUMERS": (1,), "CONSUMER_REGS": 240},
+              {"PERSIST": 1, "BLOCKS": 1, **roles(1)},
               {"PERSIST": 1, "BLOCKS": 2, "PINGPONG": 1, "MASK": "all"}]
 
 
 @pytest.mark.parametrize("knobs", PERSISTENT,
-                         ids=lambda k: "-".join(f"{a}{b}" for a, b in k.items() if a != "CONSUMERS"))
+                         ids=lambda k: "-".join(f"{a}{b}" for a, b in k.items() if a in KNOB_IDS))
 def test_a_persistent_grid_walks_every_tile(monkeypatch, knobs):
     """PERSIST: a few blocks (BLOCKS, here 1 to 3) each walk many (batch, head, query block)
     tiles, the K/V ring's positions and Q's barrier phases carried from tile to tile: tails,

@@ -45,16 +45,21 @@ LOAD_LATENCY_CLK = 1650            # ~1 us from L2/HBM to shared memory by TMA
 L2_BYTES_PER_CLK = 10e12 / SM_COUNT / CLOCK_HZ
 HBM_BYTES_PER_S = 4.25e12
 LAUNCH_S = 4e-6
-BLOCK_M = 128
 MAX_SCHEDULED = 200_000
 
 
-def key_blocks(task: AttentionTask, bn: int, bx: int, sq: int, sk: int) -> tuple[int, int]:
-    """(visited key blocks, of them wholly unmasked) of query block bx: the kernel's
-    key_blocks and unmasked_blocks helpers."""
+def block_rows(cfg: AttentionConfig) -> int:
+    """Query rows a block takes: 64 per consumer warpgroup (the kernel's 64 * WGS)."""
+    return 64 * cfg.WGS
+
+
+def key_blocks(task: AttentionTask, bn: int, bx: int, sq: int, sk: int,
+               bm: int = 128) -> tuple[int, int]:
+    """(visited key blocks, of them wholly unmasked) of query block bx of bm rows: the
+    kernel's key_blocks and unmasked_blocks helpers."""
     if task.causal:
-        nj = min(-(-sk // bn), ((bx + 1) * BLOCK_M + sk - sq + bn - 1) // bn)
-        nf = min(sk // bn, (bx * BLOCK_M + sk - sq + 1) // bn)
+        nj = min(-(-sk // bn), ((bx + 1) * bm + sk - sq + bn - 1) // bn)
+        nf = min(sk // bn, (bx * bm + sk - sq + 1) // bn)
     else:
         nj = -(-sk // bn)
         nf = sk // bn
@@ -63,10 +68,11 @@ def key_blocks(task: AttentionTask, bn: int, bx: int, sq: int, sk: int) -> tuple
 
 
 def iteration_clocks(cfg: AttentionConfig, task: AttentionTask, masked: bool) -> float:
-    t_mma = 4.0 * BLOCK_M * cfg.BN * task.d / TENSOR_FLOP_PER_CLK
-    scores = BLOCK_M * cfg.BN
+    bm = block_rows(cfg)
+    t_mma = 4.0 * bm * cfg.BN * task.d / TENSOR_FLOP_PER_CLK
+    scores = bm * cfg.BN
     ops = SOFTMAX_OPS + (0 if cfg.FOLD_SCALE else 1) + (2 if masked else 0)
-    t_soft = scores / MUFU_PER_CLK + (scores * ops + BLOCK_M * task.d) / FP32_PER_CLK
+    t_soft = scores / MUFU_PER_CLK + (scores * ops + bm * task.d) / FP32_PER_CLK
     hidden = OVERLAP_HIDES if cfg.OVERLAP else SOFTMAX_OVERLAP
     t_iter = t_mma + (1.0 - hidden) * t_soft + ITER_CLK
     stage_bytes = 2 * cfg.BN * task.d * 2
@@ -82,11 +88,12 @@ def block_clocks(cfg: AttentionConfig, task: AttentionTask) -> list[float]:
     masked_all = cfg.MASK == "all" or cfg.OVERLAP
     t_plain = iteration_clocks(cfg, task, False)
     t_masked = iteration_clocks(cfg, task, True)
-    prologue = LOAD_LATENCY_CLK + BLOCK_M * task.d * 2 / L2_BYTES_PER_CLK
-    epilogue = BLOCK_M * (task.d * 2 + 4) / L2_BYTES_PER_CLK
+    bm = block_rows(cfg)
+    prologue = LOAD_LATENCY_CLK + bm * task.d * 2 / L2_BYTES_PER_CLK
+    epilogue = bm * (task.d * 2 + 4) / L2_BYTES_PER_CLK
     out = []
-    for bx in range(-(-sq // BLOCK_M)):
-        nj, nf = key_blocks(task, cfg.BN, bx, sq, sk)
+    for bx in range(-(-sq // bm)):
+        nj, nf = key_blocks(task, cfg.BN, bx, sq, sk, bm)
         plain = 0 if masked_all else nf
         out.append(prologue + plain * t_plain + (nj - plain) * t_masked + epilogue)
     return out

@@ -82,8 +82,8 @@ def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
         if getattr(cfg, name) not in KNOB_VALUES[name]:
             return "knob-table", (f"{name}={getattr(cfg, name)!r} is not a value of the kernel's knob table "
                     f"({', '.join(map(repr, KNOB_VALUES[name]))})")
-    if cfg.WGS == 1 and task.sq > DECODE_ROWS and \
-            structural_knobs(task).get("BLOCKS_PER_SM", 1) == 1:
+    per_sm = structural_knobs(task).get("BLOCKS_PER_SM", 1)
+    if cfg.WGS == 1 and task.sq > DECODE_ROWS and per_sm == 1:
         return "decode-tile", (f"WGS=1 (64 query rows a block) is the decode tile: with "
                 f"SQ={task.sq} > {DECODE_ROWS} every 64 rows read K and V again, twice the "
                 f"traffic of WGS=2 for the same math (H100, 2026-12-06: 0.59-0.61 of cuDNN "
@@ -93,7 +93,6 @@ def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
                 f"width does not compile (NVRTC rejects its C compound literals; "
                 f"docs/attention.md)")
     smem = smem_bytes(cfg, task)
-    per_sm = structural_knobs(task).get("BLOCKS_PER_SM", 1)
     if per_sm > 1 and not smem_fits_sm(smem, per_sm):
         return "shared-memory", (f"shared memory {smem} B a block: the {per_sm} blocks an SM "
                 f"of this shape class do not fit the SM; use fewer stages or a smaller BN")

@@ -67,11 +67,7 @@ def find(w, goal, scope, extra=(), minimise_first=()):
     first the block and step that visit the model's tile, else the tile that the model's
     block visits at its step. If neither keeps the violation, the model stays as it is."""
     extra = [*w.path, *extra]
-    # a check that failed here in the role's first warpgroup: this warpgroup's finding is a
-    # duplicate (dropped by driver.dedupe) unless another check fails, and then any model is
-    # a counterexample; no minimisation, no re-solving to a visited tile
-    cheap = getattr(w, "cheap_models", False)
-    order = [] if cheap else order_of(w, scope, minimise_first)
+    order = order_of(w, scope, minimise_first)
     model = None
     if w.ctx.abstraction is not None:          # routing sums: integers find it faster
         from .abstraction import IMPOSSIBLE, integer_model
@@ -86,8 +82,6 @@ def find(w, goal, scope, extra=(), minimise_first=()):
         if exact_check(w.ctx, goal, extra) == z3.unsat:
             return None
         raise Undecided("solver timeout")
-    if cheap:
-        return model
     for pinned in (_visiting_block(w, model, scope), _visited_tile(w, model, scope)):
         if pinned:
             better = first_model(w.ctx, goal, order, extra + pinned, exact_only=True)

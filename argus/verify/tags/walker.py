@@ -123,11 +123,6 @@ class Walker:
         self.checked_schedules: set = set()
         self.split_loops: dict[int, tuple[Op, Op]] = {}  # id(for op) -> (first, last) part
         self.part_bounds: list = []     # the counter ranges of the split-loop parts entered
-        # (role, op id) whose rule reported an error in the role's first warpgroup: in the
-        # role's other warpgroups the same check at the same place is dropped as a duplicate
-        # (driver.dedupe), so its counterexample there is not minimised (report.find)
-        self.erred_ops: set = set()
-        self.cheap_models = False
         self._setup()
 
     # -- setup ----------------------------------------------------------------------------
@@ -212,9 +207,6 @@ class Walker:
             return
         rule = rules.RULES.get(op.opcode)
         if rule is not None:
-            before = len(self.findings)
-            key = (self.role.name, id(op)) if self.role is not None else None
-            self.cheap_models = key in self.erred_ops and self.role.index > 0
             try:
                 rule(self, op)
             except Undecided as why:
@@ -234,11 +226,6 @@ class Walker:
                 origin.follow(self, op)      # the tensor of origin (origin.py)
                 offtensor.check(self, op)    # a read that never meets its tensor
                 within.check(self, op)       # entries and segments inside what they index
-            finally:
-                self.cheap_models = False
-            if key is not None and self.role.index == 0 and \
-                    any(f.severity == "error" for f in self.findings[before:]):
-                self.erred_ops.add(key)
             return
         if op.opcode.startswith("arith."):
             self.op_arith(op)

@@ -57,3 +57,11 @@ def test_rank_orders_fastest_first_and_the_space_spreads():
     ranked = rank(configs, D128)
     assert [m for m, _ in ranked] == sorted(m for m, _ in ranked)
     assert ranked[-1][0] / ranked[0][0] > 1.5       # BN=32 with every block masked is slow
+
+
+def test_the_query_tile_follows_the_consumer_warpgroups():
+    from argus.agent.attention.cost_model import block_clocks, iteration_clocks
+
+    one, two = AttentionConfig(BN=128, S=3, WGS=1), AttentionConfig(BN=128, S=3, WGS=2)
+    assert len(block_clocks(one, D128)) == 2 * len(block_clocks(two, D128)) == 64
+    assert iteration_clocks(one, D128, False) < iteration_clocks(two, D128, False)
