@@ -26,7 +26,9 @@ the library attention's causal and head-dim-128 specialisations): CPU and wall s
 the verdict of each; writes benchmarks/results/check_speed_all.json; exit 1 if a kernel
 takes 2 s of CPU or more, or the median is 1 s or more (issue 19's bar). `--fresh` checks
 each kernel in a fresh process, as `argus check` does (one long process carries z3's term
-order from kernel to kernel, which moves single times by up to 2x).
+order from kernel to kernel, which moves single times by up to 2x), with the verifier's
+second process where the machine has a second CPU (argus.verify.forked): the bar is then
+on the wall seconds a user waits, and the CPU seconds of both processes are recorded.
 
     python benchmarks/check_speed.py --variants [--runs 3]
 
@@ -293,21 +295,32 @@ root, path, name, overrides = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(
 overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
 driver.run(parse_file(Path(root) / "examples" / "copy.py")["copy"])      # imports, warm-up
 kernel = parse_file(Path(root) / path, overrides=overrides or None)[name]
-c0, w0 = time.process_time(), time.perf_counter()
-verdict = driver.run(kernel).verdict
-print(json.dumps([verdict, time.process_time() - c0, time.perf_counter() - w0]))
+from argus.verify.forked import jobs
+import resource
+child = lambda: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(resource.RUSAGE_CHILDREN))
+c0, k0, w0 = time.process_time(), child(), time.perf_counter()
+verdict = driver.run(kernel, jobs()).verdict
+wall = time.perf_counter() - w0
+print(json.dumps([verdict, time.process_time() - c0 + child() - k0, wall]))
 """
 
 
 def _fresh_run(path: str, name: str, overrides: dict) -> tuple[str, float, float]:
     """(verdict, CPU s, wall s) of one kernel's check in a fresh process (imports warmed
-    up there first, not counted): no solver state or term order left by other kernels."""
+    up there first, not counted), as `argus check` runs it: no solver state or term order
+    left by other kernels, the verifier's second process where a second CPU is there
+    (argus.verify.forked; CPU is the sum over both processes)."""
     done = subprocess.run([sys.executable, "-c", FRESH_CHILD, str(ROOT), path, name,
                            json.dumps(overrides)], cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         return f"crash: {done.stderr.strip()[-200:]}", float("nan"), float("nan")
     verdict, cpu, wall = json.loads(done.stdout.strip().splitlines()[-1])
     return verdict, cpu, wall
+
+
+def _jobs() -> int:
+    from argus.verify.forked import jobs
+    return jobs()
 
 
 def all_main(runs: int, fresh: bool = False, only=None) -> int:
@@ -342,9 +355,12 @@ def all_main(runs: int, fresh: bool = False, only=None) -> int:
         rows.append(row)
         print(f"{row['cpu_s']:6.2f} s CPU {row['wall_s']:6.2f} s wall  {verdict:10s} "
               f"{path}::{name} {overrides or ''}", flush=True)
-    cpu = [r["cpu_s"] for r in rows]
+    # the time a user waits: wall seconds of `argus check` as it runs (fresh processes,
+    # a second CPU used where there is one); in this process (serial), CPU seconds
+    measure = "wall_s" if fresh else "cpu_s"
+    cpu = [r[measure] for r in rows]
     over = [f"{r['file']}::{r['kernel']} {r['overrides'] or ''}".strip()
-            for r in rows if r["cpu_s"] >= TARGET_S]
+            for r in rows if r[measure] >= TARGET_S]
     result = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
                           "load_average_at_start": round(load, 2),
@@ -352,13 +368,15 @@ def all_main(runs: int, fresh: bool = False, only=None) -> int:
               "target_s": TARGET_S, "runs": runs,
               "processes": "one fresh process per run" if fresh else "this process",
               "kernels": rows,
-              "median_cpu_s": round(statistics.median(cpu), 3),
+              "measure": measure, "verify_jobs": _jobs() if fresh else 1,
+              "median_s": round(statistics.median(cpu), 3),
+              "median_cpu_s": round(statistics.median([r["cpu_s"] for r in rows]), 3),
               "over_target": over, "ok": not over and statistics.median(cpu) < 1.0}
     out = ROOT / "benchmarks" / "results" / "check_speed_all.json"
     if only:                        # a part of the repository: not the committed record
         out = out.with_name("check_speed_some.json")
     out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"{len(rows)} kernels: median {result['median_cpu_s']:.2f} s CPU, "
+    print(f"{len(rows)} kernels: median {result['median_s']:.2f} s {measure[:-2]}, "
           f"{len(over)} at or over {TARGET_S} s; wrote {out.relative_to(ROOT)}")
     return 0 if result["ok"] else 1
 

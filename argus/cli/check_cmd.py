@@ -47,6 +47,7 @@ def register(subparsers) -> None:
 
 def run_check(args) -> int:
     from argus.verify.driver import run
+    from argus.verify.forked import jobs
 
     path, name = split_target(args.target, need_kernel=False)
     if args.draw and Path(args.draw).suffix.lower() not in (".svg", ".png"):
@@ -60,7 +61,7 @@ def run_check(args) -> int:
         kernels = {name: kernels[name]}
     if not kernels:
         raise UsageError(f"{path}: no function decorated with @kernel; nothing to check")
-    reports = [run(k) for k in kernels.values()]
+    reports = [run(k, jobs()) for k in kernels.values()]
     accept = bool(getattr(args, "accept_unverified", False))
     if args.json:
         print(json.dumps(to_json(path, reports, accept), indent=2))

@@ -65,34 +65,70 @@ def verify(kernel: Kernel) -> list[Finding]:
     return run(kernel).findings
 
 
-def run(kernel: Kernel) -> Report:
+def run(kernel: Kernel, jobs: int = 1) -> Report:
+    """Every pass over `kernel`. jobs > 1 (argus check passes forked.jobs()): the passes
+    after the tag pass run in a forked child while this process runs the tag pass, and
+    the tag pass splits its whole-kernel store checks the same way (tags.check); the
+    findings are those of the serial run."""
+    from argus.verify import forked
     start = time.perf_counter()
     findings: list[Finding] = []
     ran, missing = [], []
-    for name in PASSES:
+    first, rest = PASSES[:1], PASSES[1:]
+    side = None
+    if jobs > 1:
+        side = forked.start(lambda: _passes(kernel, rest, 1))
+    for names in (first, rest) if side is None else (first,):
+        got = _passes(kernel, names, jobs)
+        ran += got[0]
+        missing += got[1]
+        findings += got[2]
+    if side is not None:
+        try:
+            got = side.result()
+            ran += got[0]
+            missing += got[1]
+            findings += got[2]
+        except forked.ChildFailed as why:
+            findings.append(Finding(
+                "verify.internal-error", "warning", f"the passes run beside the tag pass "
+                f"({', '.join(n.rsplit('.', 1)[1] for n in rest)}) failed in their process "
+                f"({why}); their checks did not run", kernel.loc, "kernel",
+                "report this verifier bug with the kernel; ARGUS_VERIFY_JOBS=1 runs them "
+                "in one process"))
+    findings = replayed(kernel, findings)
+    return Report(kernel.name, dedupe(findings), ran, missing, time.perf_counter() - start)
+
+
+def _passes(kernel: Kernel, names, jobs: int):
+    """(passes that ran, passes not installed, findings) of the named passes, in order."""
+    findings: list[Finding] = []
+    ran, missing = [], []
+    for name in names:
+        short = name.rsplit(".", 1)[1]
         try:
             module = importlib.import_module(name)
         except ImportError:
-            missing.append(name.rsplit(".", 1)[1])
+            missing.append(short)
             continue
         except Exception as err:  # noqa: BLE001 - a pass that cannot load did not run
             findings.append(Finding(
-                f"{name.rsplit('.', 1)[1]}.internal-error", "warning",
-                f"the {name.rsplit('.', 1)[1]} pass could not be loaded ({type(err).__name__}: "
+                f"{short}.internal-error", "warning",
+                f"the {short} pass could not be loaded ({type(err).__name__}: "
                 f"{err}); its checks did not run", kernel.loc, "kernel",
                 "report this verifier bug with the kernel"))
             continue
-        ran.append(name.rsplit(".", 1)[1])
+        ran.append(short)
         try:
-            findings += module.check(kernel)
+            findings += module.check(kernel, jobs=jobs) if short == "tags" and jobs > 1 else \
+                module.check(kernel)
         except Exception as err:  # a broken pass must not pass for a clean kernel
             findings.append(Finding(
-                f"{name.rsplit('.', 1)[1]}.internal-error", "warning",
-                f"the {name.rsplit('.', 1)[1]} pass failed ({type(err).__name__}: {err}); "
+                f"{short}.internal-error", "warning",
+                f"the {short} pass failed ({type(err).__name__}: {err}); "
                 "its checks did not run", kernel.loc, "kernel",
                 "report this verifier bug with the kernel"))
-    findings = replayed(kernel, findings)
-    return Report(kernel.name, dedupe(findings), ran, missing, time.perf_counter() - start)
+    return ran, missing, findings
 
 
 def replayed(kernel: Kernel, findings: list[Finding]) -> list[Finding]:

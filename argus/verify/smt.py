@@ -684,8 +684,20 @@ SMALL_MS = 500           # the first try of holds(), with the facts of the claim
 
 def _vars_of(f) -> frozenset:
     """The ids of the uninterpreted constants (variables, product atoms) in a term, with
-    every subterm's answer remembered (terms share most of their subterms)."""
-    return termscan.scan(f).variables
+    every subterm's answer remembered (terms share most of their subterms). The facts are
+    asked about again and again as the same Python objects: those answers are looked up
+    by the object first (the object kept alive, so its id stays its own)."""
+    got = _VARS_BY_OBJECT.get(id(f))
+    if got is not None and got[0] is f:
+        return got[1]
+    if len(_VARS_BY_OBJECT) >= termscan.MEMO_LIMIT:
+        _VARS_BY_OBJECT.clear()
+    out = termscan.scan(f).variables
+    _VARS_BY_OBJECT[id(f)] = (f, out)
+    return out
+
+
+_VARS_BY_OBJECT: dict[int, tuple] = {}
 
 
 def mentions(term, ids) -> bool:

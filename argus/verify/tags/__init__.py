@@ -16,23 +16,29 @@ from argus.ir.nodes import Kernel
 from argus.verify.finding import Finding
 
 
-def check(kernel: Kernel) -> list[Finding]:
-    from . import reduction, tma_store, writers
-    from .report import Undecided
+def check(kernel: Kernel, jobs: int = 1) -> list[Finding]:
+    from . import mask, reduction, tma_store, writers
     from .walker import Walker
 
     w = Walker(kernel)
     w.run()
-    from . import mask
-    for whole_kernel_check in (tma_store.check, reduction.check, writers.races,
-                               writers.coverage, mask.visited_blocks):
+    here = (tma_store.check, reduction.check, writers.races)
+    beside = (writers.coverage, mask.visited_blocks)
+    if jobs > 1:         # coverage needs nothing of the races: a second process (forked.py)
+        from argus.verify import forked
+        before = len(w.findings)
+        side = forked.start(lambda: _whole_kernel(w, beside) or w.findings[before:])
+        _whole_kernel(w, here)
         try:
-            whole_kernel_check(w)
-        except Undecided as why:
+            w.findings += side.result()
+        except forked.ChildFailed as why:
             w.findings.append(Finding(
-                "tag.undecided", "warning", f"z3 could not decide the "
-                f"{whole_kernel_check.__name__} check of the stores ({why}); not verified",
-                kernel.loc, "store", "simplify the store coordinates"))
+                "tag.internal-error", "warning", f"the coverage checks of the stores failed "
+                f"in their process ({why}); not verified", kernel.loc, "store",
+                "report this verifier bug with the kernel; ARGUS_VERIFY_JOBS=1 runs them "
+                "in one process"))
+    else:
+        _whole_kernel(w, here + beside)
     from . import origin
     origin.dead_loads(w)                 # every data input loaded reaches an output
     findings = list(w.findings)
@@ -43,3 +49,16 @@ def check(kernel: Kernel) -> list[Finding]:
             "; tags flowing through it are not verified", loc, opcode,
             "see docs/design/verifier.md for what is verified"))
     return findings
+
+
+def _whole_kernel(w, checks) -> None:
+    """The checks that need every warpgroup's walk, each's undecided query a warning."""
+    from .report import Undecided
+    for whole_kernel_check in checks:
+        try:
+            whole_kernel_check(w)
+        except Undecided as why:
+            w.findings.append(Finding(
+                "tag.undecided", "warning", f"z3 could not decide the "
+                f"{whole_kernel_check.__name__} check of the stores ({why}); not verified",
+                w.kernel.loc, "store", "simplify the store coordinates"))

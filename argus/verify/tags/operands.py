@@ -247,7 +247,19 @@ def _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var, path=True) -> tu
     that layout)."""
     key = (buf.shape, buf.element_bytes, buf.swizzle, row0, rows, major, mn_extent, j,
            str(mn_var))
-    return (buf.name, *key, tuple(p.sexpr() for p in w.path)) if path else key
+    return (buf.name, *key, _path_key(w)) if path else key
+
+
+def _path_key(w) -> tuple:
+    """The path's conditions by their s-expressions, each printed once per walker."""
+    memo = w.__dict__.setdefault("_sexpr_of", {})
+    out = []
+    for p in w.path:
+        got = memo.get(p.get_id())
+        if got is None:
+            got = memo[p.get_id()] = (p, p.sexpr())    # p kept alive: its id stays its own
+        out.append(got[1])
+    return tuple(out)
 
 
 def _proved(w, claim, bounds, keys, proved) -> bool:

@@ -120,16 +120,19 @@ def _abstraction(w, rec, tag: str):
     return pairs, s, r
 
 
-BOUND = 1 << 32
+BOUND = 1 << (WIDTH - 2)
 
 
 def _kept_bounds(w, pairs) -> list:
-    """What the abstraction must not forget: each abstracted term is below 2^32 (proved in
-    intervals of its variables' bounds), so sums and tile counts over S and R do not wrap."""
+    """What the abstraction must not forget: each abstracted term's upper bound (proved in
+    intervals of its variables' bounds), when it is far enough below 2^WIDTH that sums
+    and tile counts over S and R do not wrap (a start b * SQ over a persistent walk's
+    batch b: below 2^48, where 2^32 lost it and let S + x wrap round)."""
     out = []
     for term, fresh in pairs:
-        if abstraction.upper_bound(w.ctx, term) < BOUND:
-            out.append(z3.ULT(fresh, BOUND))
+        top = abstraction.upper_bound(w.ctx, term)
+        if top < BOUND:
+            out.append(z3.ULE(fresh, top))
     return out
 
 
@@ -384,9 +387,14 @@ def _same_window(r, q) -> bool:
 
 def _about_writers(w, f, recs) -> bool:
     """Facts about the writers' own counters are part of each writer's `own` formula."""
-    names = {n for r in recs for n in r.identity if n not in group_vars(w, r)}
-    names |= {"pr", "pc"}
-    return any(_mentions(w, f, w.ctx.vars[n].term) for n in names if n in w.ctx.vars)
+    memo = w.__dict__.setdefault("_writer_keys", {})
+    ident = tuple(id(r) for r in recs)
+    if ident not in memo:
+        names = {n for r in recs for n in r.identity if n not in group_vars(w, r)}
+        names |= {"pr", "pc"}
+        memo[ident] = (recs, frozenset(key(w.ctx.vars[n].term) for n in names
+                                       if n in w.ctx.vars))    # recs kept: ids stay theirs
+    return not memo[ident][1].isdisjoint(_consts(w, f))
 
 
 def _own(w, q, pairs, S, x, c):
@@ -414,10 +422,10 @@ def _own(w, q, pairs, S, x, c):
     # (else the counter, free here, is the solver's to pick against the witness)
     from .store import scope_of
     scope = set(q.identity) | set(scope_of(w, q))
-    elsewhere = [v.term for n, v in w.ctx.vars.items()
-                 if v.kind in ("iteration", "tile") and n not in scope]
+    elsewhere = frozenset(key(v.term) for n, v in w.ctx.vars.items()
+                          if v.kind in ("iteration", "tile") and n not in scope)
     facts = [f for f in w.ctx.facts if _about_writers(w, f, [q])
-             and not any(_mentions(w, f, t) for t in elsewhere)]
+             and elsewhere.isdisjoint(_consts(w, f))]
     atoms = {key(a) for a, _, _ in w.ctx.atoms.values()}
     body = z3.And(*[sub(p) for p in path], z3.ULT(w.pos["pr"], q.shape[0]),
                   z3.ULT(w.pos["pc"], q.shape[1]), rel == x, sub(bv(q.dst[1])) == c)
