@@ -4,7 +4,8 @@
 # warm-up, and SDPA's cuDNN kernel on the same inputs: speed of light, the pipes' utilisation
 # (tensor, XU = MUFU exp2, FMA, ALU), warp stalls, scheduler issue rate, instruction mix.
 #   bash scripts/device_attention_ncu.sh   (carry [".whl"]; report in $OUT/ncu-attention.txt)
-#   NCU_SOURCE=1 ...                        adds the source counters (stalls by SASS line)
+#   NCU_SOURCE=1 ...                        adds the source counters (stalls by SASS line);
+#                                           the stall reasons per issued instruction always
 #   NCU_SHAPES="64,16,331,128 4,16,4096,128" ... other (B, H, S, D) shapes (the short-sequence
 #                                           class: where the rest of its time goes)
 set -uo pipefail
@@ -32,8 +33,8 @@ PY
 timeout "${NCU_S:-300}" ncu --clock-control none --nvtx --nvtx-include "profiled/" \
   --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
   --section SchedulerStats --section InstructionStats --section LaunchStats --section Occupancy \
-  --metrics sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__cycles_active.avg \
+  --metrics sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__cycles_active.avg,"regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
   ${NCU_SOURCE:+--section SourceCounters --print-details all} \
   python3 /tmp/attention_ncu.py > "$OUT/ncu-attention.txt" 2>&1
 echo "ncu rc=$?"
-grep -E "^  [A-Za-z_0-9]+.*\(|Duration|Registers Per|Achieved Occupancy|Stall|Compute \(SM\)|Issue Slots|Issued Ipc|No Eligible|Eligible Warps|pct_of_peak|inst_executed.sum|cycles_active|Warp Cycles Per Issued|Executed Ipc" "$OUT/ncu-attention.txt" | head -150
+grep -E "^  [A-Za-z_0-9]+.*\(|issue_stalled|Duration|Registers Per|Achieved Occupancy|Stall|Compute \(SM\)|Issue Slots|Issued Ipc|No Eligible|Eligible Warps|pct_of_peak|inst_executed.sum|cycles_active|Warp Cycles Per Issued|Executed Ipc" "$OUT/ncu-attention.txt" | head -150

@@ -96,36 +96,19 @@ def _shuffle_plan(src, dst):
     return np.array(lists), bits
 
 
-def tree_steps(n: int) -> list[tuple[int, int]]:
-    """The steps of a pairwise fold of t[0..n): at each, t[i] = t[i] (op) t[i + rest] for i
-    below half, leaving the fold of t[0..rest) (an odd middle element carried as it is)."""
-    steps, width = [], n
-    while width > 1:
-        steps.append((width // 2, (width + 1) // 2))
-        width = (width + 1) // 2
-    return steps
-
-
 def _fold(em, src, comb, lists, bits, var: str) -> None:
     """argus_r = the fold of registers lists[var, :] of src (in a loop over `var`, opened
-    by the caller), then a butterfly over the lane bits `bits`."""
+    by the caller), then a butterfly over the lane bits `bits`. A chain, in register order:
+    a pairwise fold (5 dependent steps for 32 registers instead of 31) was measured slower
+    in the attention softmax, 1-23% with the persistent grid (H100, 2026-12-06;
+    docs/perf-log.md, twentieth session): ptxas interleaves the chain with the exp2s."""
     n = lists.shape[1]
-    if n == 1:
-        em.line(f"float argus_r = {src.reg(index_expr(lists[:, 0], var))};")
-    else:
-        # pairwise, not a chain: ceil(log2 n) dependent steps instead of n - 1 (a 128-key
-        # row of the attention scores: 5 instead of 31 dependent adds or maxima, each a
-        # few cycles' latency the softmax waits for)
+    em.line(f"float argus_r = {src.reg(index_expr(lists[:, 0], var))};")
+    if n > 1:
         at = index_expr(lists.reshape(-1), f"({var} * {n} + argus_i)")
-        em.line(f"float argus_t[{n}];")
         em.line("#pragma unroll")
-        em.line(f"for (int argus_i = 0; argus_i < {n}; ++argus_i) argus_t[argus_i] = "
-                f"{src.reg(at)};")
-        for half, rest in tree_steps(n):
-            em.line("#pragma unroll")
-            em.line(f"for (int argus_i = 0; argus_i < {half}; ++argus_i) argus_t[argus_i] = "
-                    f"{comb.format(a='argus_t[argus_i]', b=f'argus_t[argus_i + {rest}]')};")
-        em.line("float argus_r = argus_t[0];")
+        em.line(f"for (int argus_i = 1; argus_i < {n}; ++argus_i) argus_r = "
+                f"{comb.format(a='argus_r', b=src.reg(at))};")
     for b in bits:
         em.line(f"argus_r = {comb.format(a='argus_r', b=f'argus::shfl_xor(argus_r, {1 << b})')};")
 
