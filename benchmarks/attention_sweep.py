@@ -48,6 +48,11 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "occ2_bn64_nodefer_s2": {"WGS": 1, "BLOCKS_PER_SM": 2, "BN": 64, "DEFER": 0, "S": 2},
     "persist": {"PERSIST": 1},   # one block an SM walks the tiles (not causal)
     "nopersist": {"PERSIST": 0},  # one block a tile (the grid of tiles)
+    # d = 64 on the persistent grid: more warps an SM to hide the softmax's latencies
+    "persist_wgs3": {"PERSIST": 1, "WGS": 3},                  # 192-row tiles
+    "persist_occ2": {"PERSIST": 1, "WGS": 1, "BLOCKS_PER_SM": 2},   # DEFER, 3 stages
+    "occ2_defer_s3": {"WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 1, "S": 3},   # causal d = 64
+    "lpt_on": {"LPT": 1},
     "persist_occ2_nodefer_s2": {"PERSIST": 1, "WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 0, "S": 2},
     "persist_nodefer": {"PERSIST": 1, "DEFER": 0},
     "wgs1": {"WGS": 1},     # one consumer warpgroup, one block an SM: 64-row query tiles

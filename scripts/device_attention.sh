@@ -10,6 +10,7 @@
 #   f) two blocks an SM (BLOCKS_PER_SM = 2) against the default, d = 64 and 128
 #   g) a seeded random draw of shapes, correctness and timing (SEED, DRAW)
 #   h) the persistent grid and two blocks an SM against the default (short sequences too)
+#   i) d = 64 and causal: more warps an SM on the persistent grid, DEFER with two blocks, LPT
 #   bash scripts/device_attention.sh [a|b|c|d|e|ab|cd|all]   (phases in the order given)
 # Typical total 5-8 minutes; the bounds add up to 630 s (a 120, b 2 x 80, c 150, d 200),
 # over the device tool's 600 s a call at worst: "ab" then "cd" is the safe split.
@@ -74,8 +75,18 @@ phase_h() {
     --shapes 64x28x4x415x415x128c,64x64x8x453x453x64c,64x32x8x1527x1527x128c:bshd \
     --variants default,occ2_nodefer_s2,bn64
 }
+# i) d = 64 and GQA causal, the shapes under 0.85 of cuDNN on the defaults: more warps an SM
+#    on the persistent grid (three consumer warpgroups; two blocks an SM with DEFER), causal
+#    d = 64 two blocks an SM with DEFER on three stages, and LPT for the causal ones
+phase_i() {
+  run 200 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-d64.json" \
+    --shapes 16x16x16x1024x1024x64,4x16x16x4096x4096x64 --variants default,persist_wgs3,persist_occ2
+  run 150 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-causal.json" \
+    --shapes 8x16x16x2048x2048x64c,4x32x8x4096x4096x128c,4x16x16x4096x4096x128c \
+    --variants default,occ2_defer_s3,lpt_on
+}
 [ "$PHASE" = all ] && PHASE=abcd
-case "$PHASE" in *[!abcdefgh]*|"") echo "usage: $0 [a|b|c|d|e|f|g|h|ab|cd|all]"; exit 2 ;; esac
+case "$PHASE" in *[!abcdefghi]*|"") echo "usage: $0 [a|b|c|d|e|f|g|h|ab|cd|all]"; exit 2 ;; esac
 for ((i = 0; i < ${#PHASE}; i++)); do
   p="${PHASE:$i:1}"
   case "$p" in
@@ -87,5 +98,6 @@ for ((i = 0; i < ${#PHASE}; i++)); do
     f) phase_f 2>&1 | tee "$OUT/f-occ2.log" ;;
     g) phase_g 2>&1 | tee "$OUT/g-random.log" ;;
     h) phase_h 2>&1 | tee "$OUT/h-short.log" ;;
+    i) phase_i 2>&1 | tee "$OUT/i-d64-causal.log" ;;
   esac
 done
