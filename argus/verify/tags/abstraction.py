@@ -233,7 +233,7 @@ def _bounded(constraints, known) -> dict:
 IMPOSSIBLE = "impossible"
 
 
-def integer_model(ctx, goal, order, extra):
+def integer_model(ctx, goal, order, extra, minimise: bool = True):
     """A minimised model of facts & extra & goal found in integers and carried back to the
     bit-vectors (every variable and routing value pinned, the products given their
     meaning), for counterexamples of routing terms the bit-vector solver is slow on.
@@ -270,9 +270,10 @@ def integer_model(ctx, goal, order, extra):
     # then the routing values (counts, ids), smallest first: a small routing to replay,
     # asked of the query with the values pinned so far put in (the if-then-else chains
     # over the expert counter and the sizes fold away: each probe a fraction of the cost)
-    _, m = _least_int(_substituted(s, pinned), [i for b, i in tr.leaves
-                                              if not z3.is_const(b) and key(b) not in atoms],
-                      products, m)
+    if minimise:
+        _, m = _least_int(_substituted(s, pinned), [i for b, i in tr.leaves
+                                                  if not z3.is_const(b) and key(b) not in atoms],
+                          products, m)
     pins = [bv_leaf == m.eval(int_leaf, model_completion=True).as_long()
             for bv_leaf, int_leaf in tr.leaves if key(bv_leaf) not in atoms]
     b = z3.Solver()

@@ -67,11 +67,12 @@ def find(w, goal, scope, extra=(), minimise_first=()):
     first the block and step that visit the model's tile, else the tile that the model's
     block visits at its step. If neither keeps the violation, the model stays as it is."""
     extra = [*w.path, *extra]
-    order = order_of(w, scope, minimise_first)
+    minimise = w.minimising()
+    order = order_of(w, scope, minimise_first) if minimise else []
     model = None
     if w.ctx.abstraction is not None:          # routing sums: integers find it faster
         from .abstraction import IMPOSSIBLE, integer_model
-        model = integer_model(w.ctx, goal, order, extra)
+        model = integer_model(w.ctx, goal, order, extra, minimise=minimise)
         if model is IMPOSSIBLE:
             return None
     if model is None:

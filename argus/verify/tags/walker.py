@@ -110,6 +110,10 @@ class Walker:
         self.reductions: list = []                   # atomic adds
         self.dead_stores: dict = {}                  # tensor -> a store no warpgroup runs
         self.findings: list[Finding] = []
+        # where an error was reported (driver.dedupe keeps one finding per check and
+        # place): a later violation there is confirmed with a model but not minimised
+        self.error_locs: set = set()
+        self.errors_before = False           # the op being walked had one on an earlier visit
         self.unmodelled: dict[str, object] = {}      # opcode -> first loc
         self.loop_vars: dict[tuple, object] = {}     # loop key -> tuple of var names
         self.trip: dict[str, object] = {}            # var name -> trip count term (or None)
@@ -161,6 +165,15 @@ class Walker:
     def report(self, finding: Finding) -> None:
         if self.phase == "check":
             self.findings.append(finding)
+            if finding.severity == "error":
+                self.error_locs.add(finding.loc)
+
+    def minimising(self) -> bool:
+        """Whether a counterexample found now is worth minimising: not when an error was
+        reported at the op being walked on an earlier visit (the same op reached again
+        through another loop part, call site or warpgroup: what it finds again is a
+        duplicate that driver.dedupe drops; it is still confirmed by a model)."""
+        return not self.errors_before
 
     def rule_crashed(self, op: Op, err: BaseException, what: str = "tag rule") -> None:
         """A rule that raised a programming error (a TypeError, a z3 sort mismatch): a
@@ -199,6 +212,13 @@ class Walker:
         return operand
 
     def walk_op(self, op: Op) -> None:
+        outer, self.errors_before = self.errors_before, op.loc in self.error_locs
+        try:
+            self._walk_op(op)
+        finally:
+            self.errors_before = outer
+
+    def _walk_op(self, op: Op) -> None:
         from . import offtensor, rules, uninit, within
         uninit.check(self, op)               # a fragment read before it is written
         handler = getattr(self, "op_" + op.opcode.replace(".", "_"), None)
