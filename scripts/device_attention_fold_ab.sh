@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# A/B on one GPU, one call: the row reductions' pairwise fold (argus/codegen/lower/exchange.py,
-# 7dd7fd5) against the linear chain it replaced (scripts/ab/exchange_linear_fold.py, the file
-# as of b0b93e9), each with the persistent grid (the non-causal default) and without it, on
-# issue 16's non-causal shapes, decode and one causal shape. Every variant is checked for
-# correctness on each shape before it is timed (attention_sweep.py); kernels are rebuilt per
-# source (the kernel cache is keyed by the generated CUDA).
-#   bash scripts/device_attention_fold_ab.sh   (carry [".whl"]; JSON in $OUT)
+# A/B on one GPU, one call: the row reductions' in-thread fold as the tree has it
+# (argus/codegen/lower/exchange.py) against another version of that file (AB_FILE, named
+# AB_NAME), on issue 16's shapes. Every variant is checked for correctness on each shape
+# before it is timed (attention_sweep.py); kernels are rebuilt per source (the kernel cache
+# is keyed by the generated CUDA).
+#   AB_FILE=scripts/ab/exchange_fold4.py AB_NAME=fold4 bash scripts/device_attention_fold_ab.sh
+# The first A/B (7dd7fd5's pairwise fold against the linear chain, then the tree's; with and
+# without the persistent grid) ran with AB_FILE=scripts/ab/exchange_linear_fold.py and
+# AB_VARIANTS=default,nopersist.   (carry [".whl"]; JSON in $OUT)
 set -uo pipefail
 source scripts/device_env.sh
-SHAPES=${AB_SHAPES:-4x16x16x4096x4096x128,2x16x16x8192x8192x128,16x16x16x1024x1024x64,8x32x8x128x8192x128,4x16x16x4096x4096x128:bshd,4x16x16x4096x4096x128c}
+SHAPES=${AB_SHAPES:-4x16x16x4096x4096x128,2x16x16x8192x8192x128,16x16x16x1024x1024x64,8x32x8x128x8192x128,8x16x16x2048x2048x64c,4x16x16x4096x4096x128c}
+AB_FILE=${AB_FILE:-scripts/ab/exchange_linear_fold.py}
+AB_NAME=${AB_NAME:-linear}
+VARIANTS=${AB_VARIANTS:-default}
 run() { local t0=$SECONDS; echo "== $*"; timeout "$1" "${@:2}"; echo "rc=$? ($((SECONDS - t0))s)"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv || true
-run 250 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-fold-tree.json" \
-  --shapes "$SHAPES" --variants default,nopersist
-cp scripts/ab/exchange_linear_fold.py argus/codegen/lower/exchange.py
-run 250 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-fold-linear.json" \
-  --shapes "$SHAPES" --variants default,nopersist
-git checkout -q argus/codegen/lower/exchange.py 2>/dev/null || true
+run 200 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-fold-current.json" \
+  --shapes "$SHAPES" --variants "$VARIANTS"
+cp argus/codegen/lower/exchange.py /tmp/exchange-current.py
+cp "$AB_FILE" argus/codegen/lower/exchange.py
+run 200 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-fold-$AB_NAME.json" \
+  --shapes "$SHAPES" --variants "$VARIANTS"
+cp /tmp/exchange-current.py argus/codegen/lower/exchange.py
