@@ -5,14 +5,14 @@
 # before it is timed (attention_sweep.py); kernels are rebuilt per source (the kernel cache
 # is keyed by the generated CUDA).
 #   AB_FILE=scripts/ab/exchange_fold4.py AB_NAME=fold4 bash scripts/device_attention_fold_ab.sh
-# The first A/B (7dd7fd5's pairwise fold against the linear chain, then the tree's; with and
-# without the persistent grid) ran with AB_FILE=scripts/ab/exchange_linear_fold.py and
+# The first A/B (7dd7fd5's pairwise fold in the tree against the linear chain of b0b93e9, with
+# and without the persistent grid) ran with that file as AB_FILE and
 # AB_VARIANTS=default,nopersist.   (carry [".whl"]; JSON in $OUT)
 set -uo pipefail
 source scripts/device_env.sh
 SHAPES=${AB_SHAPES:-4x16x16x4096x4096x128,2x16x16x8192x8192x128,16x16x16x1024x1024x64,8x32x8x128x8192x128,8x16x16x2048x2048x64c,4x16x16x4096x4096x128c}
-AB_FILE=${AB_FILE:-scripts/ab/exchange_linear_fold.py}
-AB_NAME=${AB_NAME:-linear}
+AB_FILE=${AB_FILE:?name the alternative exchange.py, e.g. AB_FILE=scripts/ab/exchange_fold4.py}
+AB_NAME=${AB_NAME:-b}
 VARIANTS=${AB_VARIANTS:-default}
 run() { local t0=$SECONDS; echo "== $*"; timeout "$1" "${@:2}"; echo "rc=$? ($((SECONDS - t0))s)"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv || true
