@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+import weakref
+
 import z3
 
 from argus.layout import symbolic as sym
@@ -687,13 +689,16 @@ def _vars_of(f) -> frozenset:
     every subterm's answer remembered (terms share most of their subterms). The facts are
     asked about again and again as the same Python objects: those answers are looked up
     by the object first (the object kept alive, so its id stays its own)."""
-    got = _VARS_BY_OBJECT.get(id(f))
-    if got is not None and got[0] is f:
+    key = id(f)
+    got = _VARS_BY_OBJECT.get(key)
+    if got is not None and got[0]() is f:
         return got[1]
-    if len(_VARS_BY_OBJECT) >= termscan.MEMO_LIMIT:
-        _VARS_BY_OBJECT.clear()
     out = termscan.scan(f).variables
-    _VARS_BY_OBJECT[id(f)] = (f, out)
+    try:                 # the object is not kept alive: its entry goes when it does
+        ref = weakref.ref(f, lambda _, key=key: _VARS_BY_OBJECT.pop(key, None))
+    except TypeError:    # a plain bool
+        return out
+    _VARS_BY_OBJECT[key] = (ref, out)
     return out
 
 

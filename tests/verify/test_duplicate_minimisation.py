@@ -17,7 +17,8 @@ from argus.verify.tags.walker import Walker
 
 ROOT = Path(__file__).resolve().parents[2]
 BUGS = [("examples/bugs/attention/kv_wrong_head.py", "attention_bshd"),
-        ("examples/bugs/moe/tail_rows_unmasked.py", "moe_grouped")]
+        pytest.param("examples/bugs/moe/tail_rows_unmasked.py", "moe_grouped",
+                     marks=pytest.mark.slow)]
 
 
 def _findings(kernel):
@@ -37,7 +38,7 @@ def test_the_reported_findings_are_those_of_minimising_every_time(path, name, mo
 
 
 def test_a_revisited_failing_op_is_not_minimised_again(monkeypatch):
-    kernel = parse_file(ROOT / BUGS[0][0])[BUGS[0][1]]
+    kernel = parse_file(ROOT / BUGS[0][0])[BUGS[0][1]]   # kv_wrong_head's bshd kernel
     asked = []
     real = report.order_of
     monkeypatch.setattr(report, "order_of", lambda *a, **k: asked.append(1) or real(*a, **k))

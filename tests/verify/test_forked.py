@@ -52,9 +52,9 @@ def test_jobs_follows_the_environment(monkeypatch):
 
 @pytest.mark.parametrize("path, name", [
     ("examples/gemm.py", None),
-    ("examples/bugs/attention/kv_wrong_head.py", None),
     ("examples/bugs/attention/store_wrong_rows.py", None),
-    ("examples/bugs/moe/weight_of_next_expert.py", None),
+    pytest.param("examples/bugs/attention/kv_wrong_head.py", None, marks=pytest.mark.slow),
+    pytest.param("examples/bugs/moe/weight_of_next_expert.py", None, marks=pytest.mark.slow),
 ])
 def test_two_processes_find_what_one_finds(path, name):
     kernels = parse_file(ROOT / path)
