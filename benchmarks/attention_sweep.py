@@ -53,6 +53,12 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "persist_occ2": {"PERSIST": 1, "WGS": 1, "BLOCKS_PER_SM": 2},   # DEFER, 3 stages
     "occ2_defer_s3": {"WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 1, "S": 3},   # causal d = 64
     "lpt_on": {"LPT": 1},
+    # the grid launched in reverse (each head's longest causal query block first, heads one
+    # after another), and with the query blocks of g heads interleaved (bhsd)
+    "lpt_g2": {"LPT": 1, "HEAD_GROUP": 2},
+    "lpt_g4": {"LPT": 1, "HEAD_GROUP": 4},
+    "lpt_g8": {"LPT": 1, "HEAD_GROUP": 8},
+    "lpt_g16": {"LPT": 1, "HEAD_GROUP": 16},
     "persist_occ2_nodefer_s2": {"PERSIST": 1, "WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 0, "S": 2},
     "persist_nodefer": {"PERSIST": 1, "DEFER": 0},
     "wgs1": {"WGS": 1},     # one consumer warpgroup, one block an SM: 64-row query tiles

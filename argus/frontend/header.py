@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from argus.ir.nodes import Value
+from argus.ir.nodes import BLOCK_ORDERS, Value
 from argus.limits import (MAX_BLOCKS_PER_SM, MAX_CLUSTER_SIZE, MAX_GRID_DIMS,
                           MAX_THREADS_PER_BLOCK, MAX_THREADS_PER_SM)
 from argus.ir.types import DTYPES, INDEX, GlobalTensorType, ScalarType
@@ -125,7 +125,8 @@ class Header:
         return params, symbols, constants
 
     def launch(self, dec: ast.expr | None, symbols: dict[str, Value]) -> dict[str, Any]:
-        launch = {"grid": ("1",), "block": 128, "cluster": (1, 1, 1), "blocks_per_sm": 1}
+        launch = {"grid": ("1",), "block": 128, "cluster": (1, 1, 1), "blocks_per_sm": 1,
+                  "block_order": "forward"}
         if not isinstance(dec, ast.Call):
             return launch
         if dec.args:
@@ -161,9 +162,18 @@ class Header:
                 launch["cluster"] = cluster
             elif kw.arg == "blocks_per_sm":
                 launch["blocks_per_sm"] = self.blocks_per_sm(kw.value)
+            elif kw.arg == "block_order":
+                launch["block_order"] = self.block_order(kw.value)
             else:
                 raise self.fx.error(kw, f"unknown kernel argument {kw.arg!r}",
-                                    "kernel(grid=..., block=..., cluster=..., blocks_per_sm=...)")
+                                    "kernel(grid=..., block=..., cluster=..., blocks_per_sm=..., "
+                                    "block_order=...)")
+        if launch["block_order"] != "forward" and launch["cluster"] != (1, 1, 1):
+            node = next(kw.value for kw in dec.keywords if kw.arg == "block_order")
+            raise self.fx.error(node, f"block_order={launch['block_order']!r} with "
+                                f"cluster={launch['cluster']}: a cluster's blocks are numbered by "
+                                "the hardware (cluster_rank()), so their ids cannot be reversed",
+                                "launch clusters in the forward order, or drop the cluster")
         resident = launch["block"] * launch["blocks_per_sm"]
         if resident > MAX_THREADS_PER_SM:
             node = next(kw.value for kw in dec.keywords if kw.arg == "blocks_per_sm")
@@ -182,6 +192,17 @@ class Header:
                                 "blocks_per_sm=2: two blocks share each SM (1, the default: "
                                 "one block has the whole SM)")
         return n
+
+    def block_order(self, node: ast.expr) -> str:
+        """The order the hardware launches the blocks in: "forward" (block ids from 0, x
+        fastest, the default) or "reversed" (the block launched first has the last id on
+        every axis). The set of blocks is the same, so the kernel computes the same thing;
+        what starts first changes (causal attention: the longest query blocks)."""
+        order = self.fx.static(node, what="block_order")
+        if order not in BLOCK_ORDERS:
+            raise self.fx.error(node, f"block_order={order!r} is not one of {BLOCK_ORDERS}",
+                                'block_order="reversed" launches the last blocks first')
+        return order
 
     def fold_text(self, node: ast.expr) -> str:
         """The source of `node` with compile-time constants substituted (for the launch
@@ -217,7 +238,11 @@ class Header:
                                     "(grid=(132,)); a data-parallel one cdiv(M, BM) blocks")
 
     def grid_dim(self, node: ast.expr, symbols: dict[str, Value]) -> str:
-        """An int, or a string expression over shape symbols and constants, folded to text."""
+        """An int, or a string expression over shape symbols and constants, folded to text;
+        `a if c else b` with c known at compile time is the branch c picks."""
+        if isinstance(node, ast.IfExp):
+            test = self.fx.static(node.test, what="a grid dimension's condition")
+            return self.grid_dim(node.body if test else node.orelse, symbols)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             try:
                 expr = ast.parse(node.value, mode="eval").body

@@ -193,7 +193,7 @@ class KernelVisitor:
         return Kernel(fn.name, tuple(params), tuple(symbols.values()), constants,
                       Launch(launch["grid"], launch["block"], launch["cluster"],
                              tuple(self.roles), tuple(self.schedules),
-                             launch["blocks_per_sm"]),
+                             launch["blocks_per_sm"], launch["block_order"]),
                       self.b.root, self.loc(fn), self._arguments(params))
 
     def _arguments(self, params) -> tuple[str, ...]:
@@ -433,6 +433,15 @@ class KernelVisitor:
 
     def expr_Name(self, node: ast.Name):
         return self.lookup(node)
+
+    def expr_IfExp(self, node: ast.IfExp):
+        """`a if c else b` with c known at compile time: the branch c picks (the other is not
+        evaluated), like an `if` on a constant. A runtime c is refused: select() says it."""
+        test = self.expr(node.test)
+        if isinstance(test, Value):
+            raise self.error(node, f"`a if c else b` needs c known at compile time, got "
+                             f"{describe(test)}", UNSUPPORTED_EXPR[ast.IfExp])
+        return self.expr(node.body if test else node.orelse)
 
     def expr_JoinedStr(self, node: ast.JoinedStr):
         """An f-string over compile-time constants, folded: f"wgmma_acc_m64n{HD}"."""

@@ -149,6 +149,9 @@ class Schedule:
     loc: Loc
 
 
+BLOCK_ORDERS = ("forward", "reversed")   # Launch.block_order
+
+
 @dataclass(frozen=True)
 class Launch:
     grid: tuple[str, ...]     # each an int or an expression over shape symbols, as text
@@ -158,6 +161,9 @@ class Launch:
     schedules: tuple[Schedule, ...] = ()
     blocks_per_sm: int = 1    # resident blocks an SM is meant to hold: each gets 1/n of its
                               # registers (setmaxnreg's pool) and shares its shared memory
+    block_order: str = "forward"  # "reversed": the block the hardware launches first has the
+                              # last ids on every grid axis (the same set of blocks, so nothing
+                              # but the launch order changes: the longest tiles first)
 
 
 @dataclass(eq=False)

@@ -69,7 +69,8 @@ def format_kernel(kernel: Kernel, locs: bool = False) -> str:
     la = kernel.launch
     out.append(f"  launch grid=({', '.join(la.grid)}) block={la.block} "
                f"cluster=({', '.join(map(str, la.cluster))})"
-               + (f" blocks_per_sm={la.blocks_per_sm}" if la.blocks_per_sm != 1 else ""))
+               + (f" blocks_per_sm={la.blocks_per_sm}" if la.blocks_per_sm != 1 else "")
+               + (f" block_order={la.block_order}" if la.block_order != "forward" else ""))
     for role in la.roles:
         wgs = ", ".join(map(str, role.warpgroups))
         out.append(f"  role {role.name} warpgroups=({wgs}) regs={role.regs}")

@@ -146,7 +146,7 @@ class _Reader:
             name, type_ = p.split(": ", 1)
             params.append(self.define(name.lstrip("%"), parse_type(type_)))
         symbols, constants, roles, schedules, arguments = [], {}, [], [], ()
-        grid, block, cluster, blocks_per_sm = ("1",), 128, (1, 1, 1), 1
+        grid, block, cluster, blocks_per_sm, block_order = ("1",), 128, (1, 1, 1), 1, "forward"
         self.pos = 1
         while self.pos < len(self.lines):
             line = self.lines[self.pos].strip()
@@ -164,10 +164,11 @@ class _Reader:
                 constants[name] = parse_value(val)
             elif line.startswith("launch "):
                 m = re.fullmatch(r"launch grid=\((.*)\) block=(\d+) cluster=\(([^)]*)\)"
-                                 r"(?: blocks_per_sm=(\d+))?", line)
+                                 r"(?: blocks_per_sm=(\d+))?(?: block_order=(\w+))?", line)
                 grid = tuple(split_top(m.group(1)))
                 block, cluster = int(m.group(2)), tuple(int(c) for c in m.group(3).split(","))
                 blocks_per_sm = int(m.group(4) or 1)
+                block_order = m.group(5) or "forward"
             elif re.match(r"role \w+ warpgroups=", line):
                 m = re.fullmatch(r"role (\w+) warpgroups=\((.*)\) regs=(\d+)", line)
                 roles.append(Role(m.group(1), tuple(int(w) for w in m.group(2).split(",")),
@@ -182,7 +183,7 @@ class _Reader:
         body = self.block(())
         return Kernel(_kernel_name(self.lines[0]), tuple(params), tuple(symbols), constants,
                       Launch(grid, block, cluster, tuple(roles), tuple(schedules),
-                             blocks_per_sm), body,
+                             blocks_per_sm, block_order), body,
                       Loc("<ir>", 1, 1), arguments)
 
     def block(self, args: tuple[Value, ...]) -> Block:

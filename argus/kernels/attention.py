@@ -81,8 +81,19 @@ MASK = "edge"      # only the diagonal and tail blocks are masked (two key loops
                    # every block (one loop, the example's structure)
 FOLD_SCALE = 1     # 1: row max on the raw scores, exp2(s * c - m * c) one FMA an element
 OVERLAP = 0        # 1: S of block j + 1 is issued before the softmax of block j
-LPT = 0            # 1: heads on grid x, query blocks on y from the last down (causal: the
-                   # longest tiles start first)
+LPT = 0            # 1: the blocks launch in reverse (block_order="reversed"): each head's
+                   # query blocks from the last down (causal: the longest tiles first, the
+                   # shortest end the grid), the heads still one after another, so the blocks
+                   # running at once share K and V in L2 (LPT by heads on grid x lost 0-9%:
+                   # every resident block read another head's K and V)
+HEAD_GROUP = 1     # g > 1 (bhsd): grid x holds the g heads of a group, y the query block, z
+                   # the group; so with LPT the longest query block of g heads starts first,
+                   # then the next longest of the same g heads: a list schedule close to
+                   # longest-first over the whole grid (the tail) with the K and V of g heads
+                   # in L2 at a time. The head count a multiple of g. bhsd only: bshd keeps
+                   # the batch on grid z, and the stores' coverage proof does not solve a
+                   # block id divided by a group count (attention_bshd ignores it; the op
+                   # sets it for bhsd alone)
 PINGPONG = 0       # 1: the two consumer warpgroups take turns at the tensor cores: warpgroup
                    # 0 issues a block's S = Q K^T only after warpgroup 1 has issued its own,
                    # so one warpgroup's softmax runs under the other's GEMMs
@@ -192,19 +203,21 @@ def head_views(Q, K, V, O, L, b, h, SQ, SK, HQN, layout):
 
 @helper
 def grid_tile(SQ, layout):
-    """(b, h, bx) of the block's one tile (PERSIST = 0): the query block on grid x and the
-    head on y (LPT: the other way round, query blocks from the last down), the batch on z
-    (bshd)."""
-    if LPT:      # heads on x, query blocks on y from the last (longest when causal) down
-        h = block_id("x")
-        bx = (SQ + 64 * WGS - 1) // (64 * WGS) - 1 - block_id("y")
+    """(b, h, bx) of the block's one tile (PERSIST = 0): the query block on grid x (of
+    HEAD_GROUP heads, interleaved) and the head (group) on y, the batch on z (bshd). (LPT
+    launches the grid in reverse: the ids are the same, the last query block of the last
+    head group starts first.)"""
+    if HEAD_GROUP > 1 and layout == "bhsd":   # the head's place in its group on x, the
+        bx = block_id("y")                      # group on z
+        h = block_id("z") * HEAD_GROUP + block_id("x")
+        b = 0
     else:
         bx = block_id("x")
         h = block_id("y")
-    if layout == "bshd":
-        b = block_id("z")
-    else:
-        b = 0
+        if layout == "bshd":
+            b = block_id("z")
+        else:
+            b = 0
     return b, h, bx
 
 
@@ -469,11 +482,13 @@ def attend(Q, K, V, O, L, SQ, SK, NB, HQN, layout):
              NB, HQN, layout, gb, gh, gbx, gnj)
 
 
-@kernel(grid=("((SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + RQ // SQ * LPT) * (1 - PERSIST)"
-              " + BLOCKS * BLOCKS_PER_SM * PERSIST",
-              "(RQ // SQ * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT) * (1 - PERSIST)"
-              " + PERSIST"),
-        block=128 * (1 + WGS), blocks_per_sm=BLOCKS_PER_SM)
+@kernel(grid=("(SQ + 64 * WGS - 1) // (64 * WGS) * (1 - PERSIST)"
+              " + BLOCKS * BLOCKS_PER_SM * PERSIST" if HEAD_GROUP == 1 else HEAD_GROUP,
+              "RQ // SQ * (1 - PERSIST) + PERSIST" if HEAD_GROUP == 1
+              else "(SQ + 64 * WGS - 1) // (64 * WGS)",
+              1 if HEAD_GROUP == 1 else "RQ // SQ // HEAD_GROUP"),
+        block=128 * (1 + WGS), blocks_per_sm=BLOCKS_PER_SM,
+        block_order="reversed" if LPT else "forward")
 def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["RK", HD, DT],
                    O: Tensor["RQ", HD, DT], L: Tensor["RQ", fp32], SQ: Dim, SK: Dim):
     assume(RQ % SQ == 0)               # B*HQ heads of SQ rows
@@ -481,15 +496,17 @@ def attention_bhsd(Q: Tensor["RQ", HD, DT], K: Tensor["RK", HD, DT], V: Tensor["
     assume(RQ // SQ == G * (RK // SK))  # HQ = G * HK
     if CAUSAL:
         assume(SK >= SQ)
+    if HEAD_GROUP > 1:
+        assume((RQ // SQ) % HEAD_GROUP == 0)   # whole groups of heads on grid x
     attend(Q, K, V, O, L, SQ, SK, 1, RQ // SQ, "bhsd")
 
 
-@kernel(grid=("((SQ + 64 * WGS - 1) // (64 * WGS) * (1 - LPT) + CQ // HD * LPT) * (1 - PERSIST)"
+@kernel(grid=("(SQ + 64 * WGS - 1) // (64 * WGS) * (1 - PERSIST)"
               " + BLOCKS * BLOCKS_PER_SM * PERSIST",
-              "(CQ // HD * (1 - LPT) + (SQ + 64 * WGS - 1) // (64 * WGS) * LPT) * (1 - PERSIST)"
-              " + PERSIST",
+              "CQ // HD * (1 - PERSIST) + PERSIST",
               "RQ // SQ * (1 - PERSIST) + PERSIST"),
-        block=128 * (1 + WGS), blocks_per_sm=BLOCKS_PER_SM)
+        block=128 * (1 + WGS), blocks_per_sm=BLOCKS_PER_SM,
+        block_order="reversed" if LPT else "forward")
 def attention_bshd(Q: Tensor["RQ", "CQ", DT], K: Tensor["RK", "CK", DT],
                    V: Tensor["RK", "CK", DT], O: Tensor["RQ", "CQ", DT], L: Tensor["RL", fp32],
                    SQ: Dim, SK: Dim):

@@ -47,14 +47,15 @@ class GridLaunch:
         argus.run_kernel(self.kernel, tensors, constants, self.grid)
 
 
-def kernel(grid=(1,), block=128, cluster=(1, 1, 1), blocks_per_sm=1):
+def kernel(grid=(1,), block=128, cluster=(1, 1, 1), blocks_per_sm=1, block_order="forward"):
     """Declare a kernel: grid (ints or expressions over shape symbols and constants),
-    threads per block, cluster shape, and how many blocks an SM is meant to hold at once
-    (each then has 1/blocks_per_sm of the register file and shared memory)."""
+    threads per block, cluster shape, how many blocks an SM is meant to hold at once
+    (each then has 1/blocks_per_sm of the register file and shared memory), and the order
+    the hardware launches the blocks in ("reversed": the last ids first; the same blocks)."""
     def wrap(fn):
         return KernelDef(fn.__name__, inspect.getsourcefile(fn) or "<unknown>", fn,
                          dict(grid=grid, block=block, cluster=cluster,
-                              blocks_per_sm=blocks_per_sm))
+                              blocks_per_sm=blocks_per_sm, block_order=block_order))
     return wrap
 
 

@@ -16,7 +16,7 @@ from argus.runtime.launch_errors import LaunchError
 
 HEAD_DIMS = (64, 128)
 KEY_BLOCKS = (64, 128)            # BN
-KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "FOLD_SCALE",
+KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "HEAD_GROUP", "FOLD_SCALE",
          "PINGPONG", "DEFER", "WGS", "BLOCKS_PER_SM", "PERSIST", "BLOCKS")   # attention.py's
                                                                         # constants
 PRODUCER_REGS = 24                # the producer's setmaxnreg (the TMA thread needs no more)

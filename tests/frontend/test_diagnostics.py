@@ -39,7 +39,7 @@ def test_unsupported_statements(dsl_error, stmt, kind, hint):
 @pytest.mark.parametrize("expr,kind,hint", [
     ("f = lambda x: x", "Lambda expression", "inline"),
     ("xs = [i for i in range(4)]", "ListComp expression", "comprehensions"),
-    ("y = 1 if True else 2", "IfExp expression", "select"),
+    ("y = 1 if block_id(\"x\") else 2", "needs c known at compile time", "select"),
 ])
 def test_unsupported_expressions(dsl_error, expr, kind, hint):
     err = dsl_error("z = 0\n" + expr)

@@ -146,3 +146,14 @@ def test_a_persistent_grid_walks_every_tile(monkeypatch, knobs):
     _run_with_knobs(monkeypatch, knobs, [(2, 4, 2, 150, 300, 64, False, "bhsd"),
                                          (2, 4, 2, 70, 200, 64, False, "bshd"),
                                          (1, 2, 2, 129, 129, 128, False, "bshd")], seed=1)
+
+
+@pytest.mark.parametrize("knobs", [{"LPT": 1, "HEAD_GROUP": 2}, {"HEAD_GROUP": 4}],
+                         ids=lambda k: "-".join(f"{a}{b}" for a, b in k.items()))
+def test_heads_in_groups_on_the_grid_keep_the_result(monkeypatch, knobs):
+    """HEAD_GROUP (bhsd): grid x holds a group's heads, y the query block, z the group; every
+    (head, query block) tile is still visited once: causal with a tail, GQA, both head dims."""
+    _run_with_knobs(monkeypatch, knobs, [(1, 4, 2, 150, 300, 64, True, "bhsd"),
+                                         (2, 2, 2, 129, 129, 128, True, "bhsd"),
+                                         (1, 4, 4, 70, 200, 64, False, "bhsd")], seed=2)
+

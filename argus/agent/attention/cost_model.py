@@ -15,8 +15,8 @@ softmax of j). The ring hides the load of a stage (latency plus the K and V byte
 SM's share of L2 bandwidth; SPLIT_KV lets S start when K alone has landed) when
 (S - 1) * t_iter covers it, else the loop runs at that load's pace.
 A block adds its prologue (Q's load) and epilogue (O and the log-sum-exp stored). Blocks
-are list-scheduled on the 132 SMs in launch order (grid x fastest; LPT=1 starts the last,
-longest causal query blocks of every head first), and the time is the makespan, at least
+are list-scheduled on the 132 SMs in launch order (grid x fastest; LPT=1 starts each head's
+last, longest causal query block first), and the time is the makespan, at least
 the HBM time of reading Q, K, V and writing O once, plus the launch.
 
 The constants are estimates (the clock a fraction of the spec's, the unit rates from the
@@ -119,8 +119,8 @@ def makespan(durations: list[float], machines: int = SM_COUNT) -> float:
 
 def launch_order(cfg: AttentionConfig, task: AttentionTask, per_head: list[float]) -> list[float]:
     heads = task.b * task.hq
-    if cfg.LPT:          # heads on x (fastest), query blocks on y from the last down
-        return [per_head[bx] for bx in reversed(range(len(per_head))) for _ in range(heads)]
+    if cfg.LPT:          # query blocks on x from the last down, then the next head
+        return per_head[::-1] * heads
     return per_head * heads      # query blocks on x, then the next head
 
 

@@ -35,8 +35,16 @@ def lower_block(ctx, block) -> None:
     ctx.following, ctx.fragments = saved, frags   # C scope: fragments die with the block
 
 
+def block_index(ctx, axis: str) -> str:
+    """The block's id on `axis` as C: blockIdx, or counted from the last block when the
+    kernel launches its blocks in reverse (Launch.block_order)."""
+    if ctx.kernel.launch.block_order == "reversed":
+        return f"(int)(gridDim.{axis} - 1u - blockIdx.{axis})"
+    return f"(int)blockIdx.{axis}"
+
+
 def _block_id(ctx, op):
-    ctx.scalar(op, "int", f"(int)blockIdx.{op.attrs.get('axis', 'x')}", nonneg=True)
+    ctx.scalar(op, "int", block_index(ctx, op.attrs.get("axis", "x")), nonneg=True)
 
 
 def _cluster_rank(ctx, op):
@@ -130,11 +138,12 @@ def _schedule(ctx, op):
     if op.attrs.get("by") == "cluster" and tuple(ctx.kernel.launch.cluster) != (1, 1, 1):
         first, step = "(int)argus::cluster_linear_id()", "(int)argus::cluster_count()"
     elif len(ctx.kernel.launch.grid) == 1:
-        first, step = "(int)blockIdx.x", "(int)gridDim.x"
+        first, step = block_index(ctx, "x"), "(int)gridDim.x"
     else:
         # the blocks of a grid of several dimensions walk in their linear order, x fastest
         # (as the interpreter and the verifier number them: argus.ir.schedule)
-        first = ("(int)(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z))")
+        x, y, z = (block_index(ctx, a) for a in "xyz")
+        first = f"({x} + (int)gridDim.x * ({y} + (int)gridDim.y * {z}))"
         step = "(int)(gridDim.x * gridDim.y * gridDim.z)"
     ctx.em.open(f"for (int {t} = {first}; {t} < {total}; {t} += {step}, ++{i})")
     _tile_coords(ctx, op, order, group, ext, t, coords)
