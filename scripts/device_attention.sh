@@ -11,6 +11,7 @@
 #   g) a seeded random draw of shapes, correctness and timing (SEED, DRAW)
 #   h) the persistent grid and two blocks an SM against the default (short sequences too)
 #   i) d = 64 and causal: more warps an SM on the persistent grid, DEFER with two blocks, LPT
+#   j) causal: the grid launched in reverse, with g heads' query blocks interleaved
 #   bash scripts/device_attention.sh [a|b|c|d|e|ab|cd|all]   (phases in the order given)
 # Typical total 5-8 minutes; the bounds add up to 630 s (a 120, b 2 x 80, c 150, d 200),
 # over the device tool's 600 s a call at worst: "ab" then "cd" is the safe split.
@@ -85,8 +86,17 @@ phase_i() {
     --shapes 8x16x16x2048x2048x64c,4x32x8x4096x4096x128c,4x16x16x4096x4096x128c \
     --variants default,occ2_defer_s3,lpt_on
 }
+# j) causal: the grid launched in reverse (LPT: each head's longest query block first, heads
+#    one after another) and with the query blocks of g heads interleaved (HEAD_GROUP, bhsd):
+#    list-scheduling estimate 4-7% over the forward order's makespan on the issue's causal
+#    shapes, 0.3-1.5% with g = 4-8 (docs/perf-log.md, twenty-first session)
+phase_j() {
+  run 450 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-lpt.json" \
+    --shapes 8x16x16x2048x2048x64c,4x16x16x4096x4096x128c,4x32x8x4096x4096x128c,1x16x16x16384x16384x128c \
+    --variants default,lpt_on,lpt_g4,lpt_g8,lpt_g16
+}
 [ "$PHASE" = all ] && PHASE=abcd
-case "$PHASE" in *[!abcdefghi]*|"") echo "usage: $0 [a|b|c|d|e|f|g|h|ab|cd|all]"; exit 2 ;; esac
+case "$PHASE" in *[!abcdefghij]*|"") echo "usage: $0 [a|b|c|d|e|f|g|h|ab|cd|all]"; exit 2 ;; esac
 for ((i = 0; i < ${#PHASE}; i++)); do
   p="${PHASE:$i:1}"
   case "$p" in
@@ -99,5 +109,6 @@ for ((i = 0; i < ${#PHASE}; i++)); do
     g) phase_g 2>&1 | tee "$OUT/g-random.log" ;;
     h) phase_h 2>&1 | tee "$OUT/h-short.log" ;;
     i) phase_i 2>&1 | tee "$OUT/i-d64-causal.log" ;;
+    j) phase_j 2>&1 | tee "$OUT/j-lpt.log" ;;
   esac
 done
