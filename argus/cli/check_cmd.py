@@ -10,7 +10,9 @@ Verdict per kernel: "verified" (everything proved), "failed" (an error), or "unv
 (no error, but a pass could not decide or does not model something, crashed, is not
 installed, or a counterexample did not replay: the warnings say what is not proved).
 Exit status: 0 verified, 1 failed, 2 usage or DSL error, 3 unverified (0 with
---accept-unverified, which still prints the verdict unverified). `--json`
+--accept-unverified, which still prints the verdict unverified). Each kernel is checked
+within a wall-clock bound (`--deadline SECONDS`, default 20, ARGUS_VERIFY_DEADLINE; 0:
+none): past it the verdict is unverified (a `verify.deadline` warning), never a hang. `--json`
 prints the schema of docs/design/verifier.md ("argus.check/1"). `--draw` draws the
 first error whose counterexample names a register of a fragment: the fragment's thread-
 value tile with the offending thread and element outlined.
@@ -39,6 +41,10 @@ def register(subparsers) -> None:
                         help="print the result as JSON (schema argus.check/1)")
     parser.add_argument("--draw", metavar="OUT.svg",
                         help="draw the first counterexample's thread on its tile (.svg/.png)")
+    parser.add_argument("--deadline", metavar="SECONDS",
+                        help="wall-clock bound on checking each kernel (default "
+                             "ARGUS_VERIFY_DEADLINE, else 20; 0: none); past it the kernel is "
+                             "unverified, with what the finished passes found")
     parser.add_argument("--accept-unverified", action="store_true",
                         help="exit 0 when the verdict is unverified (no error, but not "
                              "everything proved); the verdict printed stays unverified")
@@ -46,9 +52,15 @@ def register(subparsers) -> None:
 
 
 def run_check(args) -> int:
+    from argus.verify import deadline
     from argus.verify.driver import run
     from argus.verify.forked import jobs
 
+    try:
+        seconds = deadline.parse(args.deadline, "--deadline") \
+            if getattr(args, "deadline", None) is not None else deadline.from_env()
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     path, name = split_target(args.target, need_kernel=False)
     if args.draw and Path(args.draw).suffix.lower() not in (".svg", ".png"):
         raise UsageError(f"--draw {args.draw}: unknown suffix; write OUT.svg or OUT.png")
@@ -61,7 +73,7 @@ def run_check(args) -> int:
         kernels = {name: kernels[name]}
     if not kernels:
         raise UsageError(f"{path}: no function decorated with @kernel; nothing to check")
-    reports = [run(k, jobs()) for k in kernels.values()]
+    reports = [run(k, jobs(), seconds) for k in kernels.values()]
     accept = bool(getattr(args, "accept_unverified", False))
     if args.json:
         print(json.dumps(to_json(path, reports, accept), indent=2))

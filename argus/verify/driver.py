@@ -28,6 +28,8 @@ PASSES = ("argus.verify.tags", "argus.verify.protocol", "argus.verify.resources"
           "argus.verify.barriers", "argus.verify.vacuity")
 SEVERITY_ORDER = {"error": 0, "warning": 1}
 VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "failed"
+REPLAY_AFTER_DEADLINE_S = 10.0    # the finished passes' errors are replayed within this
+COLLECT_AFTER_DEADLINE_S = 1.0    # and the forked passes' answer waited for this long
 
 
 @dataclass
@@ -65,19 +67,70 @@ def verify(kernel: Kernel) -> list[Finding]:
     return run(kernel).findings
 
 
-def run(kernel: Kernel, jobs: int = 1) -> Report:
+def run(kernel: Kernel, jobs: int = 1, seconds: float | None = None) -> Report:
     """Every pass over `kernel`. jobs > 1 (argus check passes forked.jobs()): the passes
     after the tag pass run in a forked child while this process runs the tag pass, and
     the tag pass splits its whole-kernel store checks the same way (tags.check); the
-    findings are those of the serial run."""
-    from argus.verify import forked
+    findings are those of the serial run. `seconds`: a wall-clock bound (deadline.py); past
+    it the work stops, the passes that finished keep their findings and a `verify.deadline`
+    warning makes the kernel unverified (never verified by not looking)."""
+    from argus.verify import deadline, forked
     start = time.perf_counter()
     findings: list[Finding] = []
     ran, missing = [], []
+    beside: list = []                    # the forked passes' handle, while running
+    try:
+        with deadline.bound(seconds):
+            _run(kernel, jobs, findings, ran, missing, beside)
+    except deadline.Expired:
+        _collect_finished(beside, ran, missing, findings)
+        forked.abandon_all()
+        # what the finished passes found is reported as the full run would: each error
+        # replayed (under a bound of its own), else dropped, never shown unconfirmed
+        try:
+            with deadline.bound(min(seconds, REPLAY_AFTER_DEADLINE_S)):
+                findings[:] = replayed(kernel, findings)
+        except deadline.Expired:
+            forked.abandon_all()
+            findings[:] = [f for f in findings if f.severity != "error"]
+        findings.append(Finding(
+            "verify.deadline", "warning", f"the checks did not finish within {seconds:g} s "
+            f"of wall clock (some solver queries are slow on this kernel); what they would "
+            f"have proved is not verified", kernel.loc, "kernel",
+            f"give it longer (argus check --deadline {4 * seconds:g}, or "
+            "ARGUS_VERIFY_DEADLINE; 0: no bound), or simplify the index arithmetic the "
+            "slow checks meet"))
+        return Report(kernel.name, dedupe(findings), ran, missing,
+                      time.perf_counter() - start)
+    return Report(kernel.name, dedupe(findings), ran, missing, time.perf_counter() - start)
+
+
+def _collect_finished(beside: list, ran: list, missing: list, findings: list) -> None:
+    """After a deadline: the forked passes' findings when they have finished (asked for
+    within a moment), else nothing (the caller kills the child)."""
+    from argus.verify import deadline, forked
+    if not beside:
+        return
+    try:
+        with deadline.bound(COLLECT_AFTER_DEADLINE_S):
+            got = beside[0].result()
+    except (deadline.Expired, forked.ChildFailed):
+        return
+    ran += got[0]
+    missing += got[1]
+    findings += got[2]
+
+
+def _run(kernel: Kernel, jobs: int, findings: list, ran: list, missing: list,
+         beside: list) -> None:
+    """run()'s passes and replay, adding to its lists (so that a deadline keeps what the
+    finished passes found; `beside` holds the forked passes' handle until collected)."""
+    from argus.verify import forked
     first, rest = PASSES[:1], PASSES[1:]
     side = None
     if jobs > 1:
         side = forked.start(lambda: _passes(kernel, rest, 1))
+        beside.append(side)
     for names in (first, rest) if side is None else (first,):
         got = _passes(kernel, names, jobs)
         ran += got[0]
@@ -85,6 +138,7 @@ def run(kernel: Kernel, jobs: int = 1) -> Report:
         findings += got[2]
     if side is not None:
         try:
+            beside.clear()
             got = side.result()
             ran += got[0]
             missing += got[1]
@@ -96,8 +150,7 @@ def run(kernel: Kernel, jobs: int = 1) -> Report:
                 f"({why}); their checks did not run", kernel.loc, "kernel",
                 "report this verifier bug with the kernel; ARGUS_VERIFY_JOBS=1 runs them "
                 "in one process"))
-    findings = replayed(kernel, findings)
-    return Report(kernel.name, dedupe(findings), ran, missing, time.perf_counter() - start)
+    findings[:] = replayed(kernel, findings)
 
 
 def _passes(kernel: Kernel, names, jobs: int):

@@ -203,3 +203,21 @@ def test_the_check_speed_list_is_what_the_op_builds():
     assert {"PERSIST": 1} .items() <= specs[0].items()                 # d = 64, not causal
     assert specs[1]["BLOCKS_PER_SM"] == 2 and specs[1]["CONSUMER_REGS"] == 232
     assert specs[4]["WGS"] == 1 and specs[4]["CONSUMERS"] == (1,)        # decode
+
+
+def test_a_head_group_is_planned_for_bhsd_only_and_a_divisor_of_the_heads():
+    """HEAD_GROUP interleaves g heads' query blocks on grid x (bhsd): a plan with it builds
+    the grouped grid; bshd, or a head count it does not divide, is a LaunchError."""
+    from argus.ops.attention import Problem, plan
+    from argus.runtime.launch_errors import LaunchError
+
+    knobs = {"LPT": 1, "HEAD_GROUP": 4}
+    launcher = plan(Problem(2, 4, 2, 300, 300, 64, "bf16", "bhsd"), True, 0.125, 300, 300,
+                    knobs=knobs)
+    assert launcher is not None
+    with pytest.raises(LaunchError, match="bhsd layout only"):
+        plan(Problem(2, 4, 2, 300, 300, 64, "bf16", "bshd"), True, 0.125, 300, 300,
+             knobs=knobs)
+    with pytest.raises(LaunchError, match="a multiple of it"):
+        plan(Problem(1, 6, 2, 300, 300, 64, "bf16", "bhsd"), True, 0.125, 300, 300,
+             knobs=knobs)
