@@ -64,6 +64,10 @@ def check_fits(cfg: dict, hd: int, causal: bool = False) -> None:
     if cfg.get("PINGPONG", 0) and wgs < 2:
         raise LaunchError("PINGPONG takes turns between two consumer warpgroups: it needs "
                           "WGS >= 2")
+    if cfg.get("PERSIST", 0) and cfg.get("HEAD_GROUP", 1) != 1:
+        raise LaunchError("HEAD_GROUP orders the grid of one tile a block; the persistent grid "
+                          "(PERSIST) walks the tiles in its own order: leave HEAD_GROUP at 1 "
+                          "there")
     if cfg.get("PERSIST", 0) and (causal or cfg.get("OVERLAP", 0)):
         raise LaunchError("PERSIST walks tiles that each visit the same number of key blocks: "
                           "not with causal masking (the diagonal's tiles visit fewer) nor with "

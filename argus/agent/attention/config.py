@@ -14,8 +14,9 @@ class AttentionConfig:
     MASK: str = "edge"     # mask only the diagonal and tail blocks ("all": every block)
     FOLD_SCALE: int = 1    # the softmax scale folded into exp2's FMA
     OVERLAP: int = 0       # S of block j + 1 issued before the softmax of block j
-    LPT: int = 0           # longest query blocks first
+    LPT: int = 0           # the grid launched in reverse: each head's longest query block first
     WGS: int = 2           # consumer warpgroups of 64 query rows (1: decode's 64-row tile)
+    HEAD_GROUP: int = 1    # g heads' query blocks interleaved on grid x (bhsd, one tile a block)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -25,7 +26,8 @@ class AttentionConfig:
 
     def short(self) -> str:
         return (f"BN{self.BN} S{self.S} kv{self.SPLIT_KV} {self.MASK} fold{self.FOLD_SCALE} "
-                f"ovl{self.OVERLAP} lpt{self.LPT}" + (f" wgs{self.WGS}" if self.WGS != 2 else ""))
+                f"ovl{self.OVERLAP} lpt{self.LPT}" + (f" wgs{self.WGS}" if self.WGS != 2 else "")
+                + (f" hg{self.HEAD_GROUP}" if self.HEAD_GROUP != 1 else ""))
 
     def diff(self, other: "AttentionConfig") -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)

@@ -119,9 +119,11 @@ def makespan(durations: list[float], machines: int = SM_COUNT) -> float:
 
 def launch_order(cfg: AttentionConfig, task: AttentionTask, per_head: list[float]) -> list[float]:
     heads = task.b * task.hq
-    if cfg.LPT:          # query blocks on x from the last down, then the next head
-        return per_head[::-1] * heads
-    return per_head * heads      # query blocks on x, then the next head
+    order = per_head[::-1] if cfg.LPT else per_head   # the grid launched in reverse (LPT)
+    group = getattr(cfg, "HEAD_GROUP", 1)
+    if group > 1 and heads % group == 0:    # g heads' query blocks interleaved
+        return [d for d in order for _ in range(group)] * (heads // group)
+    return order * heads         # query blocks on x, then the next head
 
 
 def predict(cfg: AttentionConfig, task: AttentionTask) -> dict:

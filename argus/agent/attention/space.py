@@ -45,6 +45,7 @@ KNOB_VALUES = {
     "OVERLAP": (0, 1),
     "LPT": (0, 1),
     "WGS": (2, 1),
+    "HEAD_GROUP": (1, 4, 8),
 }
 DECODE_ROWS = 64                  # query rows that one consumer warpgroup's tile holds
 CONSUMER_REGISTERS = 240          # setmaxnreg of the consumer warpgroups (attention.py)
@@ -66,7 +67,8 @@ def smem_bytes(cfg: AttentionConfig, task: AttentionTask) -> int:
     return kernel_smem(task.d, cfg.BN, cfg.S, cfg.WGS)
 
 
-RULES = ("knob-table", "decode-tile", "bn-power-of-two", "shared-memory", "registers")
+RULES = ("knob-table", "decode-tile", "head-group", "bn-power-of-two", "shared-memory",
+         "registers")
 
 
 def static_refusal(cfg: AttentionConfig, task: AttentionTask) -> str:
@@ -88,6 +90,14 @@ def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
                 f"SQ={task.sq} > {DECODE_ROWS} every 64 rows read K and V again, twice the "
                 f"traffic of WGS=2 for the same math (H100, 2026-12-06: 0.59-0.61 of cuDNN "
                 f"against 0.88); use WGS=2")
+    if cfg.HEAD_GROUP != 1:
+        heads = task.b * task.hq
+        if task.layout != "bhsd" or heads % cfg.HEAD_GROUP or \
+                structural_knobs(task).get("PERSIST", 0):
+            return "head-group", (f"HEAD_GROUP={cfg.HEAD_GROUP} interleaves that many heads' "
+                    f"query blocks on grid x: the bhsd layout with one tile a block only (not "
+                    f"the persistent grid of a non-causal shape), and the {heads} heads a "
+                    f"multiple of it; use HEAD_GROUP=1")
     if cfg.BN & (cfg.BN - 1):
         return "bn-power-of-two", (f"BN={cfg.BN} is not a power of two: the generated code of that accumulator "
                 f"width does not compile (NVRTC rejects its C compound literals; "

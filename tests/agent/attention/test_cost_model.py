@@ -65,3 +65,15 @@ def test_the_query_tile_follows_the_consumer_warpgroups():
     one, two = AttentionConfig(BN=128, S=3, WGS=1), AttentionConfig(BN=128, S=3, WGS=2)
     assert len(block_clocks(one, D128)) == 2 * len(block_clocks(two, D128)) == 64
     assert iteration_clocks(one, D128, False) < iteration_clocks(two, D128, False)
+
+
+def test_the_launch_order_follows_the_grid_of_lpt_and_head_groups():
+    """The list schedule's block order is the kernel's: LPT launches each head's query blocks
+    from the last; HEAD_GROUP = g interleaves g heads' blocks of one query block."""
+    from argus.agent.attention.cost_model import launch_order
+    task = AttentionTask(1, 4, 4, 384, 384, 64, True)
+    per_head = [1.0, 2.0, 3.0]
+    assert launch_order(AttentionConfig(), task, per_head) == per_head * 4
+    assert launch_order(AttentionConfig(LPT=1), task, per_head) == [3.0, 2.0, 1.0] * 4
+    assert launch_order(AttentionConfig(LPT=1, HEAD_GROUP=4), task, per_head) == \
+        [3.0] * 4 + [2.0] * 4 + [1.0] * 4

@@ -65,8 +65,25 @@ def test_overlap_configurations_are_one_kernel_whatever_mask_says():
     keys = [c.key() for c in s.all_accepted(D128)]
     assert len(keys) == len(set(keys)) == 176
     assert not any(c.OVERLAP and c.MASK == "all" for c in s.all_accepted(D128))
-    assert s.refusals(D128) == {"decode-tile": 576, "bn-power-of-two": 192, "shared-memory": 128,
-                                "registers": 32}
+    # every knob combination three times over HEAD_GROUP (1, 4, 8); a head group is refused
+    # on this persistent (non-causal) shape, so the rules after it count HEAD_GROUP = 1 only
+    assert s.refusals(D128) == {"decode-tile": 1728, "head-group": 1152, "bn-power-of-two": 192,
+                                "shared-memory": 128, "registers": 32}
+
+
+def test_a_head_group_is_a_causal_bhsd_knob_that_divides_the_heads():
+    """HEAD_GROUP (g heads' query blocks interleaved on grid x) takes the grid of one tile a
+    block (causal: the persistent grid is not), the bhsd layout and a head count it divides."""
+    s = space()
+    causal = AttentionTask(4, 16, 16, 4096, 4096, 128, True)
+    assert s.accepts(AttentionConfig(S=3, LPT=1, HEAD_GROUP=8), causal)
+    assert s.values(causal)["HEAD_GROUP"] == (1, 4, 8)
+    assert "bhsd layout" in s.refusal(AttentionConfig(S=3, HEAD_GROUP=4), D128)   # persistent
+    bshd = AttentionTask(4, 16, 16, 4096, 4096, 128, True, layout="bshd")
+    assert s.refusal(AttentionConfig(S=3, HEAD_GROUP=4), bshd)
+    odd = AttentionTask(1, 12, 12, 4096, 4096, 128, True)                        # 12 heads
+    assert s.accepts(AttentionConfig(S=3, HEAD_GROUP=4), odd)
+    assert s.refusal(AttentionConfig(S=3, HEAD_GROUP=8), odd)
 
 
 def test_the_specialisation_is_the_ops_one():
