@@ -11,7 +11,7 @@ Verdict per kernel: "verified" (everything proved), "failed" (an error), or "unv
 installed, or a counterexample did not replay: the warnings say what is not proved).
 Exit status: 0 verified, 1 failed, 2 usage or DSL error, 3 unverified (0 with
 --accept-unverified, which still prints the verdict unverified). Each kernel is checked
-within a wall-clock bound (`--deadline SECONDS`, default 20, ARGUS_VERIFY_DEADLINE; 0:
+within a wall-clock bound (`--deadline SECONDS`, default 60, ARGUS_VERIFY_DEADLINE; 0:
 none): past it the verdict is unverified (a `verify.deadline` warning), never a hang. `--json`
 prints the schema of docs/design/verifier.md ("argus.check/1"). `--draw` draws the
 first error whose counterexample names a register of a fragment: the fragment's thread-
@@ -43,7 +43,7 @@ def register(subparsers) -> None:
                         help="draw the first counterexample's thread on its tile (.svg/.png)")
     parser.add_argument("--deadline", metavar="SECONDS",
                         help="wall-clock bound on checking each kernel (default "
-                             "ARGUS_VERIFY_DEADLINE, else 20; 0: none); past it the kernel is "
+                             "ARGUS_VERIFY_DEADLINE, else 60; 0: none); past it the kernel is "
                              "unverified, with what the finished passes found")
     parser.add_argument("--accept-unverified", action="store_true",
                         help="exit 0 when the verdict is unverified (no error, but not "

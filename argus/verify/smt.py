@@ -710,6 +710,11 @@ def mentions(term, ids) -> bool:
     return not _vars_of(term).isdisjoint(ids)
 
 
+def only(term, ids) -> bool:
+    """Are all the variables (and product atoms) of `term` among these ids?"""
+    return _vars_of(term) <= ids
+
+
 def below(x, bound) -> list:
     """x < bound (unsigned) as a list of constraints, a minimum split into its arms:
     x < If(a < b, a, b) is x < a and x < b (the DSL's `minimum` is that If), which the

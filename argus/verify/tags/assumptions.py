@@ -135,13 +135,14 @@ def _conjuncts(pred) -> list:
 
 def _enumerated(w) -> list[tuple[str, int]]:
     """The loop counters around the assumption and their constant trip counts."""
+    from .walker import SMALL_TRIP
     out = []
     for name in w.scope_vars():
         bound = w.ctx.small.get(w.ctx.vars[name].term.sexpr())
         if bound is None:
             raise Unsupported(f"a tag assumption inside the loop over "
                               f"{w.ctx.vars[name].name}, which is not a short constant loop "
-                              f"(range(n) with a constant n <= 16)")
+                              f"(range(n) with a constant n <= {SMALL_TRIP})")
         out.append((name, bound))
     total = 1
     for _, b in out:

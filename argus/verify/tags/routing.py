@@ -26,7 +26,7 @@ from argus.verify.smt import VAR_LIMIT, WIDTH, bv, concrete, value
 
 from . import abstraction
 
-SHORT = 64          # vectors up to this long keep one term per entry
+SHORT = 128         # vectors up to this long keep one term per entry (128 experts' counts)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,9 @@ from .schedule import prove_bijection
 from .values import Barrier, FragTag, Fragment, Writer
 
 WARPGROUP = 128
-SMALL_TRIP = 16          # loops this short multiply exactly (no product atom)
+SMALL_TRIP = 128         # loops this short multiply exactly (no product atom), and tag
+                         # assumptions inside them are enumerated: an MoE layer's 64 or 128
+                         # experts (at 16, those layers' GEMMs were never verified)
 
 
 # exceptions a rule raises only by a bug of its own (never to say "not modelled")
