@@ -164,7 +164,7 @@ def test_the_gather_into_the_wrong_stage_or_column_tile_is_found():
 
 
 def test_past_the_enumerated_experts_the_gate_up_is_unverified_never_wrongly_failed():
-    """Past the experts the tag pass enumerates (routing.SHORT = walker.SMALL_TRIP = 128;
+    """Past the experts the tag pass enumerates (routing.SHORT = query_limits.SMALL_TRIP = 128;
     until the twenty-first session 64 and 16) the prefix sum of the counts is unknown: an
     entry read from it is unknown, not free data. Read as data, every segment started at it
     gave index-range, stage, coverage and race errors no run reaches (found 2026-12-06 at

@@ -26,6 +26,7 @@ import z3
 
 from argus.ir import tagexpr as T
 from argus.ir.nodes import Op
+from argus.verify.query_limits import SMALL_TRIP
 from argus.verify.smt import VAR_LIMIT, WIDTH, bv
 
 from . import abstraction, routing, scalars
@@ -135,7 +136,6 @@ def _conjuncts(pred) -> list:
 
 def _enumerated(w) -> list[tuple[str, int]]:
     """The loop counters around the assumption and their constant trip counts."""
-    from .walker import SMALL_TRIP
     out = []
     for name in w.scope_vars():
         bound = w.ctx.small.get(w.ctx.vars[name].term.sexpr())

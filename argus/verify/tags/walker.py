@@ -21,6 +21,7 @@ from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import GlobalTensorType
 from argus.verify import quotients
 from argus.verify.finding import Finding
+from argus.verify.query_limits import SMALL_TRIP
 from argus.verify.smt import Context, below, bv
 
 from . import cluster, origin, scalars
@@ -29,9 +30,6 @@ from .schedule import prove_bijection
 from .values import Barrier, FragTag, Fragment, Writer
 
 WARPGROUP = 128
-SMALL_TRIP = 128         # loops this short multiply exactly (no product atom), and tag
-                         # assumptions inside them are enumerated: an MoE layer's 64 or 128
-                         # experts (at 16, those layers' GEMMs were never verified)
 
 
 # exceptions a rule raises only by a bug of its own (never to say "not modelled")
