@@ -23,7 +23,8 @@ import math
 from argus.runtime.launch_errors import LaunchError
 from argus.runtime.modes import interpret_mode
 
-from .attention_configs import HEAD_DIMS, check_fits, check_knobs, config_for, roles
+from .attention_configs import (HEAD_DIMS, check_fits, check_knobs, config_for,
+                                head_group_refusal, roles)
 from .library import library_kernel
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
@@ -148,13 +149,9 @@ def plan(p: Problem, causal: bool, scale: float, sk_run: int, sq_run: int, knobs
     if knobs:
         cfg.update(check_knobs(knobs))
     check_fits(cfg, p.d, causal)
-    group = cfg.get("HEAD_GROUP", 1)
-    if group != 1 and (p.layout != "bhsd" or not isinstance(group, int) or group < 1
-                       or (p.b * p.hq) % group):
-        raise LaunchError(f"HEAD_GROUP = {group!r} interleaves that many heads' query blocks "
-                          f"on grid x: the bhsd layout only, with the {p.b * p.hq} heads (B * "
-                          f"HQ) a multiple of it (here layout {p.layout!r}); use a divisor of "
-                          "the head count, or 1")
+    why = head_group_refusal(cfg, p.layout, p.b * p.hq)
+    if why:
+        raise LaunchError(why)
     cfg.update(roles(cfg.get("WGS", 2), cfg.get("BLOCKS_PER_SM", 1)))
     name = f"attention_{p.layout}"
     return library_kernel("attention", name, DT=p.dtype, HD=p.d, G=p.hq // p.hk,

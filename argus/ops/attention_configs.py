@@ -64,14 +64,30 @@ def check_fits(cfg: dict, hd: int, causal: bool = False) -> None:
     if cfg.get("PINGPONG", 0) and wgs < 2:
         raise LaunchError("PINGPONG takes turns between two consumer warpgroups: it needs "
                           "WGS >= 2")
-    if cfg.get("PERSIST", 0) and cfg.get("HEAD_GROUP", 1) != 1:
-        raise LaunchError("HEAD_GROUP orders the grid of one tile a block; the persistent grid "
-                          "(PERSIST) walks the tiles in its own order: leave HEAD_GROUP at 1 "
-                          "there")
     if cfg.get("PERSIST", 0) and (causal or cfg.get("OVERLAP", 0)):
         raise LaunchError("PERSIST walks tiles that each visit the same number of key blocks: "
                           "not with causal masking (the diagonal's tiles visit fewer) nor with "
                           "OVERLAP; leave PERSIST at 0 there")
+
+
+def head_group_refusal(cfg: dict, layout: str, heads: int) -> str:
+    """Why the configuration's HEAD_GROUP cannot run on a problem of this layout and head
+    count (B * HQ), or "" when it can: the op raises it, the agent's space refuses by it.
+    g heads' query blocks interleave on grid x of the grid of one tile a block (the
+    persistent grid walks the tiles in its own order), in bhsd (bshd's batch holds grid z),
+    the heads in whole groups."""
+    group = cfg.get("HEAD_GROUP", 1)
+    if group == 1:
+        return ""
+    if isinstance(group, bool) or not isinstance(group, int) or group < 1:
+        return f"HEAD_GROUP = {group!r} is not a positive int"
+    if layout != "bhsd" or cfg.get("PERSIST", 0) or heads % group:
+        return (f"HEAD_GROUP = {group} interleaves that many heads' query blocks on grid x: "
+                f"the bhsd layout only, with one tile a block (not the persistent grid), and "
+                f"the {heads} heads (B * HQ) a multiple of it (here layout {layout!r}"
+                f"{', PERSIST' if cfg.get('PERSIST', 0) else ''}); use a divisor of the head "
+                "count, or 1")
+    return ""
 
 
 def deepest_ring(hd: int, bn: int, most: int = 4) -> int:

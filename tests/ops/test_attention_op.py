@@ -221,3 +221,6 @@ def test_a_head_group_is_planned_for_bhsd_only_and_a_divisor_of_the_heads():
     with pytest.raises(LaunchError, match="a multiple of it"):
         plan(Problem(1, 6, 2, 300, 300, 64, "bf16", "bhsd"), True, 0.125, 300, 300,
              knobs=knobs)
+    with pytest.raises(LaunchError, match="here layout 'bhsd', PERSIST"):   # not causal
+        plan(Problem(2, 4, 2, 300, 300, 64, "bf16", "bhsd"), False, 0.125, 300, 300,
+             knobs={"PERSIST": 1, "HEAD_GROUP": 4})

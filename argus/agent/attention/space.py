@@ -79,6 +79,7 @@ def static_refusal(cfg: AttentionConfig, task: AttentionTask) -> str:
 def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
     """(the rule of RULES that refuses `cfg`, its reason), or ("", "")."""
     from argus.limits import SMEM_PER_BLOCK, smem_fits_sm
+    from argus.ops.attention_configs import head_group_refusal
 
     for name in KNOB_NAMES:
         if getattr(cfg, name) not in KNOB_VALUES[name]:
@@ -90,14 +91,10 @@ def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
                 f"SQ={task.sq} > {DECODE_ROWS} every 64 rows read K and V again, twice the "
                 f"traffic of WGS=2 for the same math (H100, 2026-12-06: 0.59-0.61 of cuDNN "
                 f"against 0.88); use WGS=2")
-    if cfg.HEAD_GROUP != 1:
-        heads = task.b * task.hq
-        if task.layout != "bhsd" or heads % cfg.HEAD_GROUP or \
-                structural_knobs(task).get("PERSIST", 0):
-            return "head-group", (f"HEAD_GROUP={cfg.HEAD_GROUP} interleaves that many heads' "
-                    f"query blocks on grid x: the bhsd layout with one tile a block only (not "
-                    f"the persistent grid of a non-causal shape), and the {heads} heads a "
-                    f"multiple of it; use HEAD_GROUP=1")
+    why = head_group_refusal({**structural_knobs(task), **cfg.to_json()}, task.layout,
+                             task.b * task.hq)
+    if why:
+        return "head-group", why
     if cfg.BN & (cfg.BN - 1):
         return "bn-power-of-two", (f"BN={cfg.BN} is not a power of two: the generated code of that accumulator "
                 f"width does not compile (NVRTC rejects its C compound literals; "

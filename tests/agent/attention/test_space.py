@@ -78,7 +78,7 @@ def test_a_head_group_is_a_causal_bhsd_knob_that_divides_the_heads():
     causal = AttentionTask(4, 16, 16, 4096, 4096, 128, True)
     assert s.accepts(AttentionConfig(S=3, LPT=1, HEAD_GROUP=8), causal)
     assert s.values(causal)["HEAD_GROUP"] == (1, 4, 8)
-    assert "bhsd layout" in s.refusal(AttentionConfig(S=3, HEAD_GROUP=4), D128)   # persistent
+    assert "PERSIST)" in s.refusal(AttentionConfig(S=3, HEAD_GROUP=4), D128)   # persistent
     bshd = AttentionTask(4, 16, 16, 4096, 4096, 128, True, layout="bshd")
     assert s.refusal(AttentionConfig(S=3, HEAD_GROUP=4), bshd)
     odd = AttentionTask(1, 12, 12, 4096, 4096, 128, True)                        # 12 heads
