@@ -59,9 +59,16 @@ def deepest_ring(per_stage: int, epilogue_bytes: int) -> int:
 def heuristic_knobs(m: int, n: int, k: int, layout: str) -> dict:
     """Knobs for a shape the tuned table does not hold: the configuration model's choice
     (gemm_model.py: every configuration of the space priced by waves, tile quantisation,
-    per-step rates and fixed costs)."""
+    per-step rates and fixed costs). A fresh dict each call (callers add to it)."""
+    return dict(_chosen(m, n, k, layout))
+
+
+@lru_cache(maxsize=4096)
+def _chosen(m: int, n: int, k: int, layout: str) -> tuple:
+    """The model's choice for a shape, priced once: the ranking prices ~20 configurations
+    (~0.3 ms), and the agent's space asks it for each of thousands of candidates."""
     from .gemm_model import choose
-    return choose(m, n, k, layout)
+    return tuple(choose(m, n, k, layout).items())
 
 
 def _under(knobs: dict, base: dict) -> dict:
