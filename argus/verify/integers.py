@@ -33,6 +33,42 @@ def key(t) -> str:
     return t.sexpr()
 
 
+def _node(t):
+    """(decl kind or None, is a bit-vector, numeral value or None) of t, read through z3's C
+    API: the Python predicates (`is_true`, `is_bv_value`, `decl().kind()`, `is_bv`) each
+    re-derive the AST kind and sort, 15 C calls a node, most of the translation's time."""
+    c, a = t.ctx_ref(), t.as_ast()
+    sort_kind = z3.Z3_get_sort_kind(c, z3.Z3_get_sort(c, a))
+    bitvector = sort_kind == z3.Z3_BV_SORT
+    kind = z3.Z3_get_ast_kind(c, a)
+    if kind == z3.Z3_NUMERAL_AST:
+        return None, bitvector, int(z3.Z3_get_numeral_string(c, a))
+    if kind != z3.Z3_APP_AST:
+        return None, bitvector, None
+    return z3.Z3_get_decl_kind(c, z3.Z3_get_app_decl(c, z3.Z3_to_app(c, a))), bitvector, None
+
+
+def _children(t) -> list:
+    """t's arguments as Python terms, each made as the class of its sort directly (z3's
+    generic `children()` asks every argument's sort of a dozen kinds first)."""
+    c, ctx = t.ctx_ref(), t.ctx
+    if z3.Z3_get_ast_kind(c, t.as_ast()) != z3.Z3_APP_AST:      # a numeral or bound variable
+        return []
+    app = z3.Z3_to_app(c, t.as_ast())
+    out = []
+    for i in range(z3.Z3_get_app_num_args(c, app)):
+        x = z3.Z3_get_app_arg(c, app, i)
+        sort_kind = z3.Z3_get_sort_kind(c, z3.Z3_get_sort(c, x))
+        if sort_kind == z3.Z3_BV_SORT:
+            out.append(z3.BitVecNumRef(x, ctx) if z3.Z3_get_ast_kind(c, x) == z3.Z3_NUMERAL_AST
+                       else z3.BitVecRef(x, ctx))
+        elif sort_kind == z3.Z3_BOOL_SORT:
+            out.append(z3.BoolRef(x, ctx))
+        else:
+            out.append(z3.z3._to_expr_ref(x, ctx))
+    return out
+
+
 class Translator:
     """Translates terms, keeping for each bit-vector term an upper bound of its value
     (`bounds` gives those of variables and routing values, from their facts): a sum or
@@ -79,16 +115,16 @@ class Translator:
 
     def _term(self, t):
         """(integer term, upper bound or None for a Bool)."""
-        if z3.is_true(t):
+        k, bitvector, number = _node(t)
+        if k == z3.Z3_OP_TRUE:
             return z3.BoolVal(True), None
-        if z3.is_false(t):
+        if k == z3.Z3_OP_FALSE:
             return z3.BoolVal(False), None
-        if z3.is_bv_value(t):
-            return z3.IntVal(t.as_long()), t.as_long()
-        k = t.decl().kind() if z3.is_app(t) else None
-        if z3.is_bv(t):
+        if number is not None and bitvector:
+            return z3.IntVal(number), number
+        if bitvector:
             return self._bv(t, k)
-        kids = t.children()
+        kids = _children(t)
         if k in _SIGNED:           # x as a signed n-bit number: x - 2^n when its top bit is set
             a, b = (self._signed(c) for c in kids)
             return _SIGNED[k](a, b), None
@@ -115,12 +151,12 @@ class Translator:
 
         def wrap(x, hi):
             return (x, hi) if hi <= top else (x % mod, top)
-        if z3.is_const(t):
+        kids = _children(t)
+        if not kids and k == z3.Z3_OP_UNINTERPRETED:      # a variable
             name = key(t)
             if name not in self._vars:
                 self._vars[name] = self._leaf(z3.Int(f"{name}#int"), t, n)
             return self._vars[name]
-        kids = t.children()
         got = [self._get(c) for c in kids]
         args = [g[0] for g in got]
         his = [g[1] for g in got]
