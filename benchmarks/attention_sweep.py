@@ -52,7 +52,10 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "persist_wgs3": {"PERSIST": 1, "WGS": 3},                  # 192-row tiles
     "persist_occ2": {"PERSIST": 1, "WGS": 1, "BLOCKS_PER_SM": 2},   # DEFER, 3 stages
     "occ2_defer_s3": {"WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 1, "S": 3},   # causal d = 64
-    "lpt_on": {"LPT": 1},
+    "lpt_on": {"LPT": 1, "HEAD_GROUP": 1},
+    # the grid in launch order (the causal bhsd default of few-wave grids is lpt_g8 since
+    # 2026-12-07: attention_configs.launch_order)
+    "forward": {"LPT": 0, "HEAD_GROUP": 1},
     # the grid launched in reverse (each head's longest causal query block first, heads one
     # after another), and with the query blocks of g heads interleaved (bhsd)
     "lpt_g2": {"LPT": 1, "HEAD_GROUP": 2},

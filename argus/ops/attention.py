@@ -143,7 +143,7 @@ def plan(p: Problem, causal: bool, scale: float, sk_run: int, sq_run: int, knobs
     """The launcher of the call's specialisation: the shape's defaults (config_for), under
     the tuned cache's entry for `gpu` (attention_tuned.py; not while ARGUS_ATTENTION_CONFIG
     is set), under the call's explicit `knobs`."""
-    cfg = config_for(p.d, causal, sq_run, sk_run)
+    cfg = config_for(p.d, causal, sq_run, sk_run, p.layout, p.b * p.hq)
     if knobs is None:
         knobs = _tuned(p, causal, gpu)
     if knobs:

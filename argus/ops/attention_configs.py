@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from argus.limits import (REGISTER_GRANULE, SETMAXNREG_MIN, SMEM_BASE_ALIGN, SMEM_PER_BLOCK,
+from argus.limits import (REGISTER_GRANULE, SETMAXNREG_MIN, SM_COUNT, SMEM_BASE_ALIGN, SMEM_PER_BLOCK,
                           WARPGROUP_THREADS, registers_at_entry, smem_fits_sm)
 from argus.runtime.launch_errors import LaunchError
 
@@ -97,7 +97,8 @@ def deepest_ring(hd: int, bn: int, most: int = 4) -> int:
     return stages
 
 
-def config_for(hd: int, causal: bool, sq: int, sk: int) -> dict:
+def config_for(hd: int, causal: bool, sq: int, sk: int, layout: str | None = None,
+               heads: int | None = None) -> dict:
     """BN = 128 keys a block (the S accumulator is 64 registers a thread, beside O's HD / 2)
     and the deepest ring that fits, capped at 3 stages: with DEFER (the kernel's default) a
     stage is held until the next block's S = Q K^T retires, so the consumers hold two stages
@@ -115,7 +116,10 @@ def config_for(hd: int, causal: bool, sq: int, sk: int) -> dict:
     d = 64 SK = 1024, +14-27% on short sequences (272-443 keys), +0-3% on long ones. Causal
     (where every tile visits its own number of key blocks, which PERSIST cannot count) at
     d = 64: two blocks an SM, one consumer warpgroup each, without DEFER on a two-stage ring
-    (+4% at 2048, +15% at 453 keys)."""
+    (+4% at 2048, +15% at 453 keys).
+
+    Causal, with the `layout` and the head count `heads` (B * HQ) given (the op and the
+    agent's space give them): `launch_order`'s LPT and HEAD_GROUP where they apply."""
     bn = 64 if sk <= 64 else 128
     cfg = {"BN": bn, "S": min(deepest_ring(hd, bn), 3)}
     if sq <= 64:
@@ -124,8 +128,33 @@ def config_for(hd: int, causal: bool, sq: int, sk: int) -> dict:
         cfg["PERSIST"] = 1
     elif hd == 64 and sq > 64:
         cfg.update({"WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 0, "S": 2})
+    if causal and layout is not None and heads is not None:
+        cfg.update(launch_order(cfg, layout, heads, sq))
     cfg.update(env_override())
     return cfg
+
+
+GROUPED_HEADS = 8        # the heads whose query blocks the causal default interleaves
+GROUPED_MAX_WAVES = 64   # ... on a grid of at most this many waves of resident blocks
+
+
+def launch_order(cfg: dict, layout: str, heads: int, sq: int) -> dict:
+    """The causal launch order of a shape (bhsd, one tile a block): {"LPT": 1, "HEAD_GROUP":
+    8}, the longest query blocks of 8 heads first, then the next longest of the same heads,
+    so the grid's last wave is short (a list schedule) while the blocks running at once read
+    8 heads' K and V from L2. Measured on an H100 (2026-12-07, benchmarks/results/
+    attention-sweep-lpt*-20261207-s22-h100.json), time against the forward order: 8 x 16 x
+    2048 d = 64 -2.8 / -2.7% (two runs), 4 x 16 x 4096 d = 128 -3.7%, 4 x 32/8 x 4096 -3.7 /
+    -0.8%, 1 x 16 x 16384 -7.9%, grids of 15-31 waves; 16 x 64/8 x 2756 d = 64 (171 waves,
+    whose last wave is a sliver anyway) +2.0%: so grids of up to GROUPED_MAX_WAVES waves
+    only. {} where it does not apply (bshd, the persistent grid, a head count B * HQ that 8
+    does not divide)."""
+    if layout != "bhsd" or cfg.get("PERSIST", 0) or heads % GROUPED_HEADS:
+        return {}
+    rows = 64 * cfg.get("WGS", 2)
+    blocks = heads * -(-sq // rows)
+    waves = blocks / (SM_COUNT * cfg.get("BLOCKS_PER_SM", 1))
+    return {"LPT": 1, "HEAD_GROUP": GROUPED_HEADS} if waves <= GROUPED_MAX_WAVES else {}
 
 
 def env_override() -> dict:

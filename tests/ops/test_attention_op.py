@@ -224,3 +224,46 @@ def test_a_head_group_is_planned_for_bhsd_only_and_a_divisor_of_the_heads():
     with pytest.raises(LaunchError, match="here layout 'bhsd', PERSIST"):   # not causal
         plan(Problem(2, 4, 2, 300, 300, 64, "bf16", "bhsd"), False, 0.125, 300, 300,
              knobs={"PERSIST": 1, "HEAD_GROUP": 4})
+
+
+def test_the_causal_default_launches_eight_heads_longest_first_on_few_waves():
+    """attention_configs.launch_order: causal bhsd grids of a few waves launch reversed with
+    8 heads' query blocks interleaved; not bshd, not a head count 8 does not divide, not a
+    grid of many waves, not a knob or override that sets the order itself."""
+    from argus.ops.attention_configs import GROUPED_MAX_WAVES, config_for, launch_order
+
+    grouped = {"LPT": 1, "HEAD_GROUP": 8}
+    assert grouped.items() <= config_for(64, True, 2048, 2048, "bhsd", 8 * 16).items()
+    assert grouped.items() <= config_for(128, True, 16384, 16384, "bhsd", 16).items()
+    assert "HEAD_GROUP" not in config_for(128, True, 4096, 4096, "bshd", 64)
+    assert "HEAD_GROUP" not in config_for(128, True, 4096, 4096, "bhsd", 12)
+    assert "HEAD_GROUP" not in config_for(128, False, 4096, 4096, "bhsd", 64)   # PERSIST
+    assert "HEAD_GROUP" not in config_for(128, True, 4096, 4096)        # heads not given
+    # 16 x 64 heads x 2756 d = 64: 171 waves of two blocks an SM (measured 2% slower grouped)
+    assert "HEAD_GROUP" not in config_for(64, True, 2756, 2756, "bhsd", 16 * 64)
+    rows_a_block, slots = 128, 132
+    heads = 8 * (GROUPED_MAX_WAVES * slots // 32 // 8)      # 32 query blocks a head
+    assert launch_order({}, "bhsd", heads, 32 * rows_a_block) == grouped
+    assert launch_order({}, "bhsd", heads + 8 * 8, 32 * rows_a_block) == {}
+
+
+def test_the_grouped_causal_default_computes_the_reference(monkeypatch):
+    """The default plan of a causal bhsd call over 8 heads (2 x 4) is the grouped, reversed
+    launch; on the interpreter it matches float64, tails in SQ and SK included."""
+    from argus.ops.attention import Problem, plan
+
+    monkeypatch.delenv("ARGUS_ATTENTION_CONFIG", raising=False)
+    import importlib
+    attention_op = importlib.import_module("argus.ops.attention")    # the module
+    seen = []
+    real = attention_op.library_kernel
+    monkeypatch.setattr(attention_op, "library_kernel",
+                        lambda *a, **kw: seen.append(kw) or real(*a, **kw))
+    q, k, v = qkv(b=2, hq=4, hk=2, sq=150, sk=200)
+    o = ops.attention(q, k, v, causal=True)
+    assert seen and seen[-1]["LPT"] == 1 and seen[-1]["HEAD_GROUP"] == 8
+    ro, _ = reference(*(x.float().numpy() for x in (q, k, v)), True)
+    assert not torch.isnan(o).any()
+    assert abs(o.double().numpy() - ro).max() <= 2 ** -7 * max(1.0, abs(ro).max())
+    assert plan(Problem(2, 4, 2, 150, 200, 64, "bf16", "bhsd"), True, 0.125, 200, 150) \
+        is not None

@@ -124,7 +124,7 @@ def structural_knobs(task: AttentionTask) -> dict:
     from argus.ops.attention_configs import config_for
 
     sq_run = min(task.sq, task.sk) if task.causal else task.sq
-    return {k: v for k, v in config_for(task.d, task.causal, sq_run, task.sk).items()
+    return {k: v for k, v in config_for(task.d, task.causal, sq_run, task.sk, task.layout, task.b * task.hq).items()
             if k not in KNOB_NAMES}
 
 
@@ -304,7 +304,7 @@ class AttentionSpace:
         from argus.ops.attention_configs import config_for
 
         sq_run = min(task.sq, task.sk) if task.causal else task.sq
-        knobs = config_for(task.d, task.causal, sq_run, task.sk)
+        knobs = config_for(task.d, task.causal, sq_run, task.sk, task.layout, task.b * task.hq)
         searched = {k: v for k, v in knobs.items() if k in KNOB_NAMES}   # the rest: structural
         return self.canonical(AttentionConfig(**{**AttentionConfig().to_json(), **searched}),
                               task)
