@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 
-from argus.limits import (REGISTER_GRANULE, SETMAXNREG_MIN, SM_COUNT, SMEM_BASE_ALIGN, SMEM_PER_BLOCK,
-                          WARPGROUP_THREADS, registers_at_entry, smem_fits_sm)
+from argus.limits import (REGISTER_GRANULE, SETMAXNREG_MIN, SM_COUNT, SMEM_BASE_ALIGN,
+                          SMEM_PER_BLOCK, WARPGROUP_THREADS, registers_at_entry, smem_fits_sm)
 from argus.runtime.launch_errors import LaunchError
 
 HEAD_DIMS = (64, 128)

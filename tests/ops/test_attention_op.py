@@ -226,10 +226,11 @@ def test_a_head_group_is_planned_for_bhsd_only_and_a_divisor_of_the_heads():
              knobs={"PERSIST": 1, "HEAD_GROUP": 4})
 
 
-def test_the_causal_default_launches_eight_heads_longest_first_on_few_waves():
+def test_the_causal_default_launches_eight_heads_longest_first_on_few_waves(monkeypatch):
     """attention_configs.launch_order: causal bhsd grids of a few waves launch reversed with
     8 heads' query blocks interleaved; not bshd, not a head count 8 does not divide, not a
     grid of many waves, not a knob or override that sets the order itself."""
+    from argus.limits import SM_COUNT
     from argus.ops.attention_configs import GROUPED_MAX_WAVES, config_for, launch_order
 
     grouped = {"LPT": 1, "HEAD_GROUP": 8}
@@ -241,10 +242,14 @@ def test_the_causal_default_launches_eight_heads_longest_first_on_few_waves():
     assert "HEAD_GROUP" not in config_for(128, True, 4096, 4096)        # heads not given
     # 16 x 64 heads x 2756 d = 64: 171 waves of two blocks an SM (measured 2% slower grouped)
     assert "HEAD_GROUP" not in config_for(64, True, 2756, 2756, "bhsd", 16 * 64)
-    rows_a_block, slots = 128, 132
-    heads = 8 * (GROUPED_MAX_WAVES * slots // 32 // 8)      # 32 query blocks a head
+    rows_a_block = 128                                       # two consumer warpgroups
+    heads = 8 * (GROUPED_MAX_WAVES * SM_COUNT // 32 // 8)   # 32 query blocks a head
     assert launch_order({}, "bhsd", heads, 32 * rows_a_block) == grouped
     assert launch_order({}, "bhsd", heads + 8 * 8, 32 * rows_a_block) == {}
+    # an override that names the order keeps it (the sweep's "forward" variant)
+    monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"LPT": 0, "HEAD_GROUP": 1}')
+    forward = config_for(64, True, 2048, 2048, "bhsd", 8 * 16)
+    assert forward["LPT"] == 0 and forward["HEAD_GROUP"] == 1
 
 
 def test_the_grouped_causal_default_computes_the_reference(monkeypatch):

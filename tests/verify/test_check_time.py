@@ -45,7 +45,8 @@ BUGS = [ROOT / "examples" / "bugs" / p for p in (
     "gemm_splitk/plain_store.py", "vacuity/kt_swapped_division.py")]
 BUG_BOUND_S = 30.0
 # CI times the three slowest of them (check_speed_all.json, 2026-12-06/07); the rest with -m slow
-SLOWEST_BUGS = BUGS[:1] + BUGS[3:4] + BUGS[5:6]
+SLOWEST_BUGS = [ROOT / "examples" / "bugs" / p for p in (
+    "moe/padding_rows_stored.py", "moe/gather_by_slot.py", "gemm_cluster/schedule_by_block.py")]
 
 
 def _fresh_memo() -> None:

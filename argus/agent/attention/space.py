@@ -116,16 +116,21 @@ def static_rule(cfg: AttentionConfig, task: AttentionTask) -> tuple[str, str]:
     return "", ""
 
 
+def op_defaults(task: AttentionTask) -> dict:
+    """The configuration argus.ops.attention gives the task's shape with no tuned entry
+    (attention_configs.config_for of the rows it runs, its layout and head count)."""
+    from argus.ops.attention_configs import config_for
+
+    sq_run = min(task.sq, task.sk) if task.causal else task.sq
+    return config_for(task.d, task.causal, sq_run, task.sk, task.layout, task.b * task.hq)
+
+
 def structural_knobs(task: AttentionTask) -> dict:
     """The knobs argus.ops.attention fixes by the task's shape class and this space does not
     search (attention_configs.config_for: the persistent grid when not causal, two blocks an
     SM for causal d = 64, DEFER): every configuration here runs with them, as the op runs a
     tuned entry over them."""
-    from argus.ops.attention_configs import config_for
-
-    sq_run = min(task.sq, task.sk) if task.causal else task.sq
-    return {k: v for k, v in config_for(task.d, task.causal, sq_run, task.sk, task.layout, task.b * task.hq).items()
-            if k not in KNOB_NAMES}
+    return {k: v for k, v in op_defaults(task).items() if k not in KNOB_NAMES}
 
 
 def specialisation(cfg: AttentionConfig, task: AttentionTask) -> tuple:
@@ -301,11 +306,8 @@ class AttentionSpace:
     def library_default(self, task: AttentionTask) -> AttentionConfig:
         """What argus.ops.attention runs for the task with no tuned entry (config_for over
         the kernel module's defaults)."""
-        from argus.ops.attention_configs import config_for
-
-        sq_run = min(task.sq, task.sk) if task.causal else task.sq
-        knobs = config_for(task.d, task.causal, sq_run, task.sk, task.layout, task.b * task.hq)
-        searched = {k: v for k, v in knobs.items() if k in KNOB_NAMES}   # the rest: structural
+        searched = {k: v for k, v in op_defaults(task).items()
+                    if k in KNOB_NAMES}                                   # the rest: structural
         return self.canonical(AttentionConfig(**{**AttentionConfig().to_json(), **searched}),
                               task)
 

@@ -158,7 +158,7 @@ def prefix_sum(w, op: Op) -> bool:
     out, total = [], z3.BitVecVal(0, WIDTH)
     for x in v.entries:
         out.append(total)
-        total = total + bv(x)
+        total = z3.simplify(total + bv(x))
     w.env[op.result] = IndexVector(v.length, tuple(out))
     return True
 
