@@ -64,6 +64,12 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "lpt_g16": {"LPT": 1, "HEAD_GROUP": 16},
     "persist_occ2_nodefer_s2": {"PERSIST": 1, "WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 0, "S": 2},
     "persist_nodefer": {"PERSIST": 1, "DEFER": 0},
+    # causal on the persistent grid (walked ring positions; the walk's tile grid has the
+    # query block slowest): the non-causal persistent configuration, and two blocks an SM
+    "persist_causal": {"PERSIST": 1, "LPT": 0, "HEAD_GROUP": 1, "WGS": 2, "BLOCKS_PER_SM": 1,
+                       "DEFER": 1, "S": 3},
+    "persist_causal_occ2": {"PERSIST": 1, "LPT": 0, "HEAD_GROUP": 1, "WGS": 1,
+                            "BLOCKS_PER_SM": 2, "DEFER": 1, "S": 3},
     "wgs1": {"WGS": 1},     # one consumer warpgroup, one block an SM: 64-row query tiles
                             # (decode: a quarter of the padding rows' wasted work)
 }

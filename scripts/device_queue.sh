@@ -8,6 +8,9 @@
 #   2. the four-chain row fold against the linear one (one A B round, four shapes)
 #   3. compute-sanitizer memcheck and racecheck on the shipped attention build
 #   4. the attention benchmark (issue 16's shapes against cuDNN and flash)
+#   5. causal on the persistent grid (walked ring positions): four causal shapes x
+#      default, persist_causal, persist_causal_occ2 (correctness of each checked first)
+#   6. a seeded random draw of attention shapes (SEED, default 2307; 24 shapes)
 #   bash scripts/device_queue.sh [STEPS]        (STEPS: e.g. 1234, the default; 34)
 # From the repo root through the device tool with carry [".whl"].
 set -uo pipefail
@@ -16,7 +19,7 @@ LOG="$OUT/queue.log"
 BUDGET=${BUDGET:-540}
 MIN_STEP=${MIN_STEP:-60}
 STEPS=${1:-1234}
-case "$STEPS" in *[!1234]*|"") echo "usage: $0 [STEPS of 1234]"; exit 2 ;; esac
+case "$STEPS" in *[!123456]*|"") echo "usage: $0 [STEPS of 123456]"; exit 2 ;; esac
 START=$SECONDS
 # bounded SECONDS CMD...: the step under min(SECONDS, what is left), or skipped
 bounded() {
@@ -30,6 +33,7 @@ bounded() {
 }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv 2>&1 | tee -a "$LOG"
 CAUSAL=8x16x16x2048x2048x64c,4x16x16x4096x4096x128c,4x32x8x4096x4096x128c
+CAUSAL4=$CAUSAL,1x16x16x16384x16384x128c
 FOLD=16x16x16x1024x1024x64,8x16x16x2048x2048x64c,4x16x16x4096x4096x128,4x16x16x4096x4096x128c
 for ((i = 0; i < ${#STEPS}; i++)); do
   case "${STEPS:$i:1}" in
@@ -50,6 +54,10 @@ for ((i = 0; i < ${#STEPS}; i++)); do
            python3 benchmarks/attention_sanitize.py
        done ;;
     4) bounded 150 python3 -m argus.cli.main bench attention --out "$OUT/attention-bench.json" ;;
+    5) bounded 240 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-persist-causal.json" \
+         --shapes "$CAUSAL4" --variants default,persist_causal,persist_causal_occ2 ;;
+    6) bounded 240 python3 -m argus.cli.main bench attention --random 24 --seed "${SEED:-2307}" \
+         --out "$OUT/attention-random.json" ;;
   esac
 done
 echo "queue done in $((SECONDS - START))s" | tee -a "$LOG"

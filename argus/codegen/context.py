@@ -53,6 +53,7 @@ class Context:
     default_regs: int = 0          # registers per thread at entry (65536 / block threads)
     exchange_bytes: int = 0        # per-warpgroup shared memory for cross-thread exchanges
     accumulators: set = field(default_factory=set)   # ids of the values wgmma accumulates into
+    walked: dict[int, str] = field(default_factory=dict)   # id(walked op) -> its running sum
 
     # ---- values -------------------------------------------------------------------------
     def bind(self, value: Value, cvalue) -> None:

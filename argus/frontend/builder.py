@@ -39,6 +39,11 @@ class Builder:
             self.defining[id(r)] = opcode
         return op
 
+    @property
+    def current(self) -> Block:
+        """The block ops are emitted into now."""
+        return self._blocks[-1]
+
     @contextmanager
     def region(self, block: Block) -> Iterator[Block]:
         self._blocks.append(block)

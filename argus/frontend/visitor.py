@@ -97,6 +97,9 @@ class KernelVisitor:
         self.in_elect = False
         self.roles: list[Role] = []
         self.schedules: list[Schedule] = []
+        # the bodies of the schedules being parsed, innermost last: (body, step counter),
+        # what `walked` sums over (rules/structure.py)
+        self.schedule_bodies: list[tuple[Block, Value]] = []
         self.header = Header(self)
 
     # ---- diagnostics and emission -------------------------------------------------------
@@ -338,7 +341,12 @@ class KernelVisitor:
         names = self._target_names(node.target, 1 + len(extents),
                                    "for i, tm, tn in schedule(M // BM, N // BN):")
         args = tuple(self.b.fresh(n.id, INDEX) for n in names)
-        block = self._body(Block([], args), node.body, {n.id: a for n, a in zip(names, args)})
+        block = Block([], args)
+        self.schedule_bodies.append((block, args[0]))
+        try:
+            self._body(block, node.body, {n.id: a for n, a in zip(names, args)})
+        finally:
+            self.schedule_bodies.pop()
         attrs = {"order": order, "group": group}
         if by == "cluster":
             attrs["by"] = "cluster"

@@ -77,6 +77,7 @@ class Agent:
         self.role_index: int | None = None  # warpgroup_index inside the current role
         self.elected: int | None = None  # inside elect_one: the threads elected (1, or 4 per warp)
         self.env: dict[Value, Any] = {}
+        self.walked: dict[int, int] = {}   # running sums of `walked` ops, by id(op)
 
     @property
     def threads(self) -> int:

@@ -50,7 +50,7 @@ from argus.lang import (Dim, Tensor, add_tag, arrive, assign, assume, block_id, 
                         row_max,
                         row_of, row_sum, schedule, segment, select, smem, store, sync_block,
                         tag,
-                        tag_assert, tile, tma_load, wait, warpgroup_index, wgmma,
+                        tag_assert, tile, tma_load, wait, walked, warpgroup_index, wgmma,
                         wgmma_commit, wgmma_fence, wgmma_wait)
 
 DT = "bf16"
@@ -160,6 +160,43 @@ def unmasked_blocks(bx, nj, SQ, SK):
 
 
 @helper
+def walk_extents(NB, HQN, SQ):
+    """The persistent grid's tile grid (PERSIST): batches, heads, query blocks, the query
+    block fastest; causal: the query block slowest, so that the blocks running at once visit
+    tiles of one length (the static walk gives block b the tiles b, b + blocks, ...: with
+    the query block fastest, each block would visit the same few residues of it, some
+    blocks only long tiles; docs/perf-log.md, twenty-third session)."""
+    nq = (SQ + 64 * WGS - 1) // (64 * WGS)
+    if CAUSAL:
+        e0, e1, e2 = nq, NB, HQN
+    else:
+        e0, e1, e2 = NB, HQN, nq
+    return e0, e1, e2
+
+
+@helper
+def walk_tile(c0, c1, c2, SQ):
+    """(b, h, bx) of the persistent walk's tile (c0, c1, c2) (walk_extents' grid)."""
+    if CAUSAL:
+        b, h, bx = c1, c2, c0
+    else:
+        b, h, bx = c0, c1, c2
+    return b, h, bx
+
+
+@helper
+def tile_start(nj, i):
+    """The K/V ring's position of the block's i-th tile's first key block (PERSIST): the
+    key blocks of its earlier tiles, i * nj when every tile visits the same nj (not
+    causal), else their running sum walked(nj) (causal: nj grows with the query block)."""
+    if PERSIST and CAUSAL:
+        g0 = walked(nj)
+    else:
+        g0 = i * nj
+    return g0
+
+
+@helper
 def ring_pos(g0, j):
     """Where key block j of a tile sits in the K/V ring's sequence: the tile's first position
     g0 plus j (PERSIST), else j (one tile a block, g0 = 0)."""
@@ -230,8 +267,9 @@ def produce_tile(q_src, k_src, v_src, q_s, k_s, v_s, q_full, q_empty, k_full, v_
         wait(q_empty[0], (i & 1) ^ 1)
     expect_tx(q_full[0], nbytes(q_s[0]))
     tma_load(q_s[0], tile(q_src, (64 * WGS, HD), (bx, qc)), q_full[0])
+    g0 = tile_start(nj, i)
     for j in range(nj):
-        g = ring_pos(i * nj, j)
+        g = ring_pos(g0, j)
         s = g % S
         wait(kv_empty[s], ((g // S) & 1) ^ 1)
         if SPLIT_KV:
@@ -254,7 +292,9 @@ def producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_e
     with role("producer", warpgroups=(0,), regs=PRODUCER_REGS):
         with elect_one():
             if PERSIST:
-                for i, b, h, bx in schedule(NB, HQN, (SQ + 64 * WGS - 1) // (64 * WGS)):
+                e0, e1, e2 = walk_extents(NB, HQN, SQ)
+                for i, c0, c1, c2 in schedule(e0, e1, e2):
+                    b, h, bx = walk_tile(c0, c1, c2, SQ)
                     q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0 = head_views(
                         Q, K, V, O, L, b, h, SQ, SK, HQN, layout)
                     produce_tile(q_src, k_src, v_src, q_s, k_s, v_s, q_full, q_empty, k_full,
@@ -367,7 +407,7 @@ def consume_tile(o_dst, lse_dst, q_rows, k_s, v_s, q_full, q_empty, k_full, v_fu
     masked online softmax, O += P V; then O / l (and the log-sum-exp) into the head's rows.
     q0, k0 and l0 are the first rows of the head's queries, keys and log-sum-exps in Q, K
     and L (tags name rows of the whole tensors)."""
-    g0 = i * nj
+    g0 = tile_start(nj, i)
     wait(q_full[0], i & 1)
     if OVERLAP:
         # S of block j + 1 is issued before the softmax of block j and runs under it
@@ -445,7 +485,9 @@ def consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_e
         o_acc = fragment(fp32, (64, HD), f"wgmma_acc_m64n{HD}", init=0.0)
         s_acc = fragment(fp32, (64, BN), f"wgmma_acc_m64n{BN}")
         if PERSIST:
-            for i, b, h, bx in schedule(NB, HQN, (SQ + 64 * WGS - 1) // (64 * WGS)):
+            e0, e1, e2 = walk_extents(NB, HQN, SQ)
+            for i, c0, c1, c2 in schedule(e0, e1, e2):
+                b, h, bx = walk_tile(c0, c1, c2, SQ)
                 q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0 = head_views(
                     Q, K, V, O, L, b, h, SQ, SK, HQN, layout)
                 assign(m_i, -inf)

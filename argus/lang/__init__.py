@@ -11,7 +11,7 @@ from .memory import (assign, atomic_add, fragment, gather, gather_cp_async, gath
                      load_indices, scatter, smem, store, tile)
 from .scan import element, round_up, segment, to_indices
 from .structure import (assume, block_id, cdiv, cluster_rank, elect_one, nbytes, pipeline,
-                        role, schedule, warpgroup_index)
+                        role, schedule, walked, warpgroup_index)
 from .sync import cluster_sync, fence_mbarrier_init, fence_proxy_async, named_barrier, sync_block
 from .tags import add_tag, coord, heads, tag, tag_assert
 from .tma import tma_load, tma_store, tma_store_commit, tma_store_wait

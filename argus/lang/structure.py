@@ -38,6 +38,16 @@ def schedule(*extents, order="row_major", group=1):
 
 
 @surface
+def walked(weight):
+    """Inside the body of `for i, ... in schedule(...)` (not in a loop or branch of it):
+    the sum of `weight` over this block's earlier tiles of that schedule, 0 at i = 0. With
+    `weight` the trip count of a pipelined loop over the tile (key blocks of a causal
+    attention tile, whose count differs per tile), `walked(nj) + j` is the ring position
+    of step j: `for j in range(nj): g = walked(nj) + j` numbers the block's steps
+    0, 1, 2, ... across tiles, as `i * nj + j` does when every tile has the same nj."""
+
+
+@surface
 def pipeline(n, stages, start=0):
     """`for k, s, phase in pipeline(KT, stages=S, start=i * KT):` k runs over range(n);
     with g = start + k, the stage is s = g % stages and the parity phase = (g // stages) & 1.

@@ -51,9 +51,9 @@ def smem_bytes(hd: int, bn: int, stages: int, wgs: int = 2) -> int:
 
 def check_fits(cfg: dict, hd: int, causal: bool = False) -> None:
     """LaunchError unless the configuration's blocks fit the SM's shared memory and its
-    knobs go together (PINGPONG takes turns between two consumer warpgroups; PERSIST counts
-    the ring's positions as i * nj + j, so every tile must visit the same nj key blocks: not
-    causal, and not OVERLAP, whose loop counts them from 0)."""
+    knobs go together (PINGPONG takes turns between two consumer warpgroups; PERSIST carries
+    the ring's positions from tile to tile, which OVERLAP's loop, counting them from 0, does
+    not)."""
     wgs, bps = cfg.get("WGS", 2), cfg.get("BLOCKS_PER_SM", 1)
     need = smem_bytes(hd, cfg["BN"], cfg["S"], wgs)
     if need > SMEM_PER_BLOCK or not smem_fits_sm(need, bps):
@@ -64,10 +64,9 @@ def check_fits(cfg: dict, hd: int, causal: bool = False) -> None:
     if cfg.get("PINGPONG", 0) and wgs < 2:
         raise LaunchError("PINGPONG takes turns between two consumer warpgroups: it needs "
                           "WGS >= 2")
-    if cfg.get("PERSIST", 0) and (causal or cfg.get("OVERLAP", 0)):
-        raise LaunchError("PERSIST walks tiles that each visit the same number of key blocks: "
-                          "not with causal masking (the diagonal's tiles visit fewer) nor with "
-                          "OVERLAP; leave PERSIST at 0 there")
+    if cfg.get("PERSIST", 0) and cfg.get("OVERLAP", 0):
+        raise LaunchError("PERSIST carries the K/V ring's position from tile to tile and "
+                          "OVERLAP's key loop counts it from 0 in every tile: use one of them")
 
 
 def head_group_refusal(cfg: dict, layout: str, heads: int) -> str:

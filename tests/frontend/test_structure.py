@@ -191,3 +191,30 @@ def test_and_or_fold_around_a_compile_time_operand(body_ops, cond, kept):
         (cmp,) = [o for o in ops if "arith.gt" in o]
         (branch,) = [o for o in ops if o.startswith("if ")]
         assert cmp.split(" = ")[0] in branch
+
+
+def test_walked_sums_a_weight_over_the_schedule_and_takes_its_step_counter(compile_body):
+    k = compile_body("""
+        for i, tm in schedule(M // 128):
+            nj = tm + 1
+            g0 = walked(nj)
+            for j in range(nj):
+                t = tile(C, (128, 256), (tm, g0 + j))
+    """)
+    (sched,) = [o for o in k.walk() if o.opcode == "schedule"]
+    (op,) = [o for o in k.walk() if o.opcode == "walked"]
+    assert op in sched.regions[0].ops                      # directly in the body
+    assert op.arg("iteration") is sched.regions[0].args[0]   # the frontend added i
+
+
+@pytest.mark.parametrize("body, line, words", [
+    ("g0 = walked(4)", 1, "not inside one"),
+    ("for i, t in schedule(4):\n    for j in range(t):\n        g0 = walked(t)", 3,
+     "inside a loop or a branch"),
+    ("for i, t in schedule(4):\n    if t > 1:\n        g0 = walked(t)", 3,
+     "inside a loop or a branch"),
+])
+def test_walked_outside_a_schedule_body_is_refused_at_its_line(dsl_error, body, line, words):
+    err = dsl_error(body)
+    assert err.body_line == line and words in err.message
+    assert "walked(nj)" in err.hint

@@ -148,6 +148,19 @@ def test_a_persistent_grid_walks_every_tile(monkeypatch, knobs):
                                          (1, 2, 2, 129, 129, 128, False, "bshd")], seed=1)
 
 
+@pytest.mark.parametrize("knobs", [{"PERSIST": 1, "BLOCKS": 3, "DEFER": 0, "S": 2},
+                                   {"PERSIST": 1, "BLOCKS": 2, **roles(1)}],
+                         ids=lambda k: "-".join(f"{a}{b}" for a, b in k.items() if a in KNOB_IDS))
+def test_a_persistent_causal_walk_numbers_the_ring_by_the_walked_key_blocks(monkeypatch, knobs):
+    """PERSIST with causal masking: every tile visits its own number of key blocks (1 to 3
+    here, the query block's diagonal and SK - SQ), and the K/V ring's position of a tile's
+    first key block is the sum over the block's earlier tiles (walked): tails, GQA, SQ < SK,
+    both layouts and head dims."""
+    _run_with_knobs(monkeypatch, knobs, [(2, 4, 2, 150, 300, 64, True, "bhsd"),
+                                         (2, 2, 1, 190, 190, 64, True, "bshd"),
+                                         (1, 2, 2, 129, 260, 128, True, "bhsd")], seed=3)
+
+
 @pytest.mark.parametrize("knobs", [{"LPT": 1, "HEAD_GROUP": 2}, {"HEAD_GROUP": 4}],
                          ids=lambda k: "-".join(f"{a}{b}" for a, b in k.items()))
 def test_heads_in_groups_on_the_grid_keep_the_result(monkeypatch, knobs):

@@ -166,8 +166,7 @@ def test_two_blocks_an_sm_run_and_configurations_that_cannot_fit_are_refused(mon
         check_fits({"BN": 128, "S": 3, "WGS": 1, "BLOCKS_PER_SM": 2}, 128)
     with pytest.raises(LaunchError, match="needs WGS >= 2"):
         check_fits({"BN": 128, "S": 2, "WGS": 1, "PINGPONG": 1}, 64)
-    with pytest.raises(LaunchError, match="not with causal masking"):
-        check_fits({"BN": 128, "S": 3, "PERSIST": 1}, 128, causal=True)
+    check_fits({"BN": 128, "S": 3, "PERSIST": 1}, 128, causal=True)     # walked positions
     with pytest.raises(LaunchError, match="OVERLAP"):
         check_fits({"BN": 64, "S": 3, "PERSIST": 1, "OVERLAP": 1}, 128)
     monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"WGS": 1, "BLOCKS_PER_SM": 2}')
@@ -272,3 +271,24 @@ def test_the_grouped_causal_default_computes_the_reference(monkeypatch):
     assert abs(o.double().numpy() - ro).max() <= 2 ** -7 * max(1.0, abs(ro).max())
     assert plan(Problem(2, 4, 2, 150, 200, 64, "bf16", "bhsd"), True, 0.125, 200, 150) \
         is not None
+
+
+@pytest.mark.parametrize("b, hq, hk, sq, sk, d, layout", [
+    (1, 3, 3, 300, 300, 64, "bhsd"),     # 3 heads x 3 query blocks of 1-3 key blocks
+    (2, 2, 1, 200, 330, 64, "bshd"),     # SK > SQ: the diagonal offset, GQA
+])
+def test_a_persistent_causal_walk_carries_the_ring_over_tiles_of_every_length(
+        monkeypatch, b, hq, hk, sq, sk, d, layout):
+    """PERSIST with causal masking: a grid of two blocks walks every (batch, head, query
+    block) tile, each visiting its own number of key blocks; the K/V ring's position of a
+    tile is the walked sum of the earlier tiles' counts (attention.tile_start)."""
+    monkeypatch.setenv("ARGUS_ATTENTION_CONFIG", '{"PERSIST": 1, "BLOCKS": 2, "WGS": 2, '
+                       '"BLOCKS_PER_SM": 1, "S": 2, "BN": 128, "DEFER": 1}')
+    q, k, v = qkv(b, hq, hk, sq, sk, d, layout)
+    o, lse = ops.attention(q, k, v, causal=True, layout=layout, return_lse=True)
+    ro, rl = reference(*(_heads_first(x, layout).float().numpy() for x in (q, k, v)), True)
+    got = _heads_first(o, layout).double().numpy()
+    assert not torch.isnan(o).any()
+    assert abs(got - ro).max() <= 2 ** -7 * max(1.0, abs(ro).max())
+    fin = rl != -math.inf
+    assert abs(lse.numpy()[fin] - rl[fin]).max() <= 1e-4 * max(1.0, abs(rl[fin]).max())

@@ -135,6 +135,10 @@ def _schedule(ctx, op):
     total = " * ".join(ext)
     t = ctx.em.name("tile")
     ctx.em.line(f"int {i} = 0;")
+    for w in body.ops:       # walked(...) of the body: a running sum over the block's tiles
+        if w.opcode == "walked":
+            ctx.walked[id(w)] = ctx.em.name(f"{w.result.name}_sum")
+            ctx.em.line(f"int {ctx.walked[id(w)]} = 0;")
     if op.attrs.get("by") == "cluster" and tuple(ctx.kernel.launch.cluster) != (1, 1, 1):
         first, step = "(int)argus::cluster_linear_id()", "(int)argus::cluster_count()"
     elif len(ctx.kernel.launch.grid) == 1:
@@ -186,6 +190,16 @@ def _tile_coords(ctx, op, order, group, ext, t, coords):
         raise CodegenError(f"unknown schedule order {order!r}", op.loc)
 
 
+def _walked(ctx, op):
+    """The running sum the schedule declared: its value before this tile's weight."""
+    total = ctx.walked.get(id(op))
+    if total is None:
+        raise CodegenError("walked(...) outside the body of a schedule", op.loc,
+                           "call it directly in the body of `for i, ... in schedule(...)`")
+    ctx.scalar(op, "int", total, nonneg=ctx.nonneg(op.arg("weight"), op))
+    ctx.em.line(f"{total} += {ctx.expr(op.arg('weight'), op)};")
+
+
 def _assume(ctx, op):
     cond = ctx.expr(op.arg("cond"), op)
     ctx.em.line(f"(void){cond};  // assume: checked by the host at launch")
@@ -193,4 +207,5 @@ def _assume(ctx, op):
 
 RULES = {"block_id": _block_id, "cluster_rank": _cluster_rank,
          "warpgroup_index": _warpgroup_index, "for": _for, "if": _if, "role": _role,
-         "elect_one": _elect_one, "schedule": _schedule, "assume": _assume}
+         "elect_one": _elect_one, "schedule": _schedule, "walked": _walked,
+         "assume": _assume}

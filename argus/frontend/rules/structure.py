@@ -40,6 +40,22 @@ def assume(fx, a: Args):
     return fx.emit("assume", (cond,), a.call)
 
 
+@rule("walked")
+def walked(fx, a: Args):
+    weight = a.scalar("weight")
+    usage = ("for i, tm, tn in schedule(...):\n    nj = ...\n    g0 = walked(nj)\n"
+             "    for j in range(nj): ... g0 + j ...")
+    if not fx.schedule_bodies:
+        raise fx.error(a.call, "walked(...) sums a weight over the tiles of a schedule, and "
+                       "this is not inside one", f"call it in the body of a schedule loop:\n{usage}")
+    body, step = fx.schedule_bodies[-1]
+    if fx.b.current is not body:
+        raise fx.error(a.call, "walked(...) must run once per tile: here it is inside a loop "
+                       "or a branch of the schedule's body", "call it directly in the "
+                       f"schedule's body (a helper it calls is fine):\n{usage}")
+    return fx.emit("walked", (weight, step), a.call, INDEX)
+
+
 @rule("cdiv")
 def cdiv(fx, a: Args):
     x, y = a.scalar("a"), a.scalar("b")

@@ -92,6 +92,16 @@ def _schedule(agent, op, args):
 
 
 @pure
+def _walked(agent, op, args):
+    """The weights of this agent's earlier steps of the enclosing schedule, summed: the
+    running sum restarts where the schedule's step counter is 0."""
+    weight, step = int(op.arg("weight", args)), int(op.arg("iteration", args))
+    before = 0 if step == 0 else agent.walked.get(id(op), 0)
+    agent.walked[id(op)] = before + weight
+    return before
+
+
+@pure
 def _assume(agent, op, args):
     if not op.arg("cond", args):
         raise InterpretError(f"{op.loc}: assumption does not hold for these inputs "
@@ -99,4 +109,5 @@ def _assume(agent, op, args):
 
 
 RULES = {"block_id": _block_id, "cluster_rank": _cluster_rank, "warpgroup_index": _warpgroup_index, "for": _for, "if": _if,
-         "role": _role, "elect_one": _elect_one, "schedule": _schedule, "assume": _assume}
+         "role": _role, "elect_one": _elect_one, "schedule": _schedule, "walked": _walked,
+         "assume": _assume}

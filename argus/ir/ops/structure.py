@@ -16,6 +16,11 @@ SPECS = [
        region_args=-1, doc="region args: local iteration, then one coordinate per extent; "
        "attrs: order, group, and by=\"cluster\" when the grid's clusters (not its blocks) "
        "share the tiles, every block of a cluster visiting the same steps"),
+    op("walked", "structure", arg("weight", *SCALAR), arg("iteration", *SCALAR), results=1,
+       doc="inside a schedule's body (not in a loop or branch of it): the sum of `weight` "
+       "over this block's earlier steps of that schedule (0 at its first step), i.e. a "
+       "running prefix sum; `iteration` is the schedule's step counter, which the frontend "
+       "adds (the sum restarts where it is 0)"),
     op("assume", "structure", arg("cond", *SCALAR),
        doc="a precondition on the launch, e.g. K % 64 == 0"),
 ]

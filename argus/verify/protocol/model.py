@@ -5,6 +5,16 @@ A role's *step* at an op is the linear iteration count of the loops around it,
 n = ((j1 * trip2 + j2) * trip3 + j3) ..., the same formula for every role; two ops in two
 roles at the same step n are the producer's and the consumer's halves of one pipeline
 step when their loop nests have the same trip counts (`Nest.signature`).
+
+That formula holds only where each trip count is the same in every iteration of the loops
+around it. A loop directly inside a persistent `schedule` whose trip varies from tile to
+tile (a causal attention tile's key blocks) is numbered by the sum of its trips over the
+block's earlier tiles, W, one variable per (schedule, trip) that `walked(trip)` in the
+kernel also denotes: step W + j. Any other varying trip leaves the nest's steps unnumbered
+(`Model.numbered` is False there: its ring ops are reported as not modelled, never proved
+with a wrong count). The schedule's step counter and tile coordinates are one set of
+variables per schedule (same extents, order, group) in every role, so the roles' trips
+computed from the tile are one term.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ class Loop:
     counter: Any         # 0-based iteration counter term
     trip: Any            # trip count (int or term)
     key: Any             # what makes two loops "the same" across roles
+    binds: tuple = ()    # the terms it binds: its counter (a schedule: and tile coordinates)
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,6 +110,8 @@ class Model:
     arrays: dict[Value, Op] = field(default_factory=dict)     # mbarrier.alloc results
     buffers: dict[Value, Op] = field(default_factory=dict)    # smem.alloc results
     unknown: list[tuple[Op, str]] = field(default_factory=list)
+    walked_sums: dict = field(default_factory=dict)    # (schedule key, trip key) -> W
+    unnumbered: dict = field(default_factory=dict)     # id(Where) -> (Where, fresh step)
 
     @property
     def constraints(self) -> list:
@@ -120,17 +133,48 @@ class Model:
 
     def step(self, where: Where):
         n = 0
-        for loop in where.loops:
+        for idx, loop in enumerate(where.loops):
+            if idx and self.varies(loop.trip, where.loops[:idx]):
+                if idx == 1 and where.loops[0].key[0] == "schedule":
+                    n = _add(self.walked(where.loops[0], loop.trip), loop.counter)
+                    continue
+                return self._unnumbered(where)
             n = self.terms.mul(n, loop.trip) if not isinstance(n, int) or n else 0
             n = _add(n, loop.counter)
         return n
+
+    def varies(self, trip, outer) -> bool:
+        """Whether a trip count can differ between iterations of the loops `outer`."""
+        return bool(self.terms.owners(trip) & {l.op for l in outer})
+
+    def numbered(self, where: Where) -> bool:
+        """Whether `step` counts this place's steps (see the module docstring)."""
+        self.step(where)
+        return id(where) not in self.unnumbered
+
+    def _unnumbered(self, where: Where):
+        """A step that no formula gives: a fresh variable, remembered as such."""
+        if id(where) not in self.unnumbered:
+            self.unnumbered[id(where)] = (where, self.terms.fresh("step", 0, STEP_BOUND))
+        return self.unnumbered[id(where)][1]
+
+    def walked(self, schedule: Loop, trip):
+        """W: the sum of `trip` over the block's tiles of `schedule` before the current one
+        (0 at the first); one variable per (schedule, trip), shared by the roles."""
+        key = (schedule.key, _key(trip))
+        if key not in self.walked_sums:
+            w = self.terms.fresh("walked", 0, STEP_BOUND)
+            self.terms.constraints.append(z3.Implies(smt.eq(schedule.counter, 0),
+                                                     smt.eq(w, 0)))
+            self.walked_sums[key] = w
+        return self.walked_sums[key]
 
     def ring_step(self, where: Where, index, stages: int):
         """The step a ring op runs at: the loop count, or, under an `if` that skips
         iterations, the user's own counter g of a stage written g % S (trusted to count
         the steps that run: see docs/design/verifier-protocol.md). None when neither."""
         if not where.filtered:
-            return self.step(where)
+            return self.step(where) if self.numbered(where) else None
         if stages == 1:
             return None
         t = smt.as_term(index) if z3.is_expr(index) else None
@@ -177,6 +221,7 @@ class _Walker:
         self.t = m.terms
         self.order = 0
         self.schedule_trips: dict[tuple, Any] = {}
+        self.schedule_vars: dict[tuple, tuple] = {}   # key -> (counter, coordinates, op)
         self.split: dict[int, Op] = {}      # first part of a split loop -> its second part
         self.parts: dict[int, tuple] = {}   # second part -> (the loop, the split point)
 
@@ -192,10 +237,13 @@ class _Walker:
             return SIZE_BOUND
 
     def block(self, block: Block, where: Where):
+        saved = self.t.scope        # what is read here varies with the loops around it
+        self.t.scope = frozenset(l.op for l in where.loops)
         for op, after in zip(block.ops, [*block.ops[1:], None]):
             if after is not None and self._continues(op, after):
                 self.split[id(op)] = after
             self.op(op, where)
+        self.t.scope = saved
 
     def _continues(self, first: Op, second: Op) -> bool:
         """`for j in range(nf)` then `for j in range(nf, nj)` (steps 1, the second starting
@@ -242,12 +290,16 @@ class _Walker:
                 t.bind(op.result, t.arith(op))
             elif code == "block_id":
                 axis = op.attrs.get("axis", "x")
-                t.bind(op.result, t.fresh(f"block_{axis}", 0, self.grid_extent(axis)))
+                t.bind(op.result, self._invariant(t.fresh(f"block_{axis}", 0,
+                                                          self.grid_extent(axis))))
             elif code == "cluster_rank":
-                t.bind(op.result, t.fresh("cluster_rank", 0, self.m.cluster_size))
+                t.bind(op.result, self._invariant(t.fresh("cluster_rank", 0,
+                                                          self.m.cluster_size)))
             elif code == "warpgroup_index":
                 n = len(where.role.warpgroups) if where.role else 1
-                t.bind(op.result, t.fresh("warpgroup", 0, n))
+                t.bind(op.result, self._invariant(t.fresh("warpgroup", 0, n)))
+            elif code == "walked":
+                self._walked(op, where)
             elif code == "mbarrier.alloc":
                 self.m.arrays[op.result] = op
             elif code == "smem.alloc":
@@ -275,6 +327,29 @@ class _Walker:
             for region, inner in for_regions:
                 self.block(region, inner)
 
+    def _invariant(self, v):
+        """An id: the same in every iteration of the loops it is read in."""
+        self.t.owner.pop(v.get_id(), None)
+        return v
+
+    def _walked(self, op: Op, where: Where):
+        """walked(w) directly in a schedule's body (the frontend's rule): the W that numbers
+        a loop of trip w in that body (Model.walked)."""
+        schedule = where.loops[-1] if where.loops else None
+        if schedule is None or schedule.key[0] != "schedule" or \
+                smt.as_term(self.t.of(op.arg("iteration"))).get_id() != \
+                smt.as_term(schedule.counter).get_id():
+            raise UnknownTerm("walked outside the body of its schedule")
+        self.t.bind(op.result, self.m.walked(schedule, self.t.of(op.arg("weight"))))
+
+    def _owned(self, loop: Loop) -> Loop:
+        """The loop's own variables vary with it."""
+        for b in loop.binds:
+            if sym.is_symbolic(b):
+                self.t.owner[smt.as_term(b).get_id()] = \
+                    self.t.owner.get(smt.as_term(b).get_id(), frozenset()) | {loop.op}
+        return loop
+
     def _split_part(self, op: Op, where: Where):
         """A part of a loop split in two (`_continues`): both parts are one Loop over [0, nj),
         counter j (the step is j, as in the producer's `for j in range(nj)`), the first part
@@ -287,7 +362,8 @@ class _Walker:
             trip = t.of(self.split[id(op)].arg("stop"))
             counter = t.fresh(_display(arg.name), 0, trip)
             t.constraints.append(smt.lt(counter, STEP_BOUND))
-            loop = Loop(op, _display(arg.name), counter, trip, ("for", _key(trip)))
+            loop = self._owned(Loop(op, _display(arg.name), counter, trip, ("for", _key(trip)),
+                                    (counter,)))
             self.parts[id(self.split[id(op)])] = (loop, nf)
             part = smt.lt(counter, nf)
         else:
@@ -352,7 +428,8 @@ class _Walker:
                 # the counter's value stays below stop by this fact, not by the trip
                 t.constraints.append(smt.lt(value, stop))
             t.bind(arg, value)
-            loop = Loop(op, _display(arg.name), counter, trip, ("for", _key(trip)))
+            loop = self._owned(Loop(op, _display(arg.name), counter, trip, ("for", _key(trip)),
+                                    (counter,)))
             return [(op.regions[0], replace(where, loops=where.loops + (loop,)))]
         if code == "schedule":
             args = op.regions[0].args
@@ -363,15 +440,23 @@ class _Walker:
                 except UnknownTerm:
                     extents.append(t.fresh("extent", 1, SIZE_BOUND))
             key = ("schedule", tuple(_key(e) for e in extents), op.attrs.get("order"),
-                   op.attrs.get("group"))
+                   op.attrs.get("group"), op.attrs.get("by"))
             if key not in self.schedule_trips:
                 self.schedule_trips[key] = t.fresh("tiles_per_block", 1, STEP_BOUND)
             trip = self.schedule_trips[key]
-            counter = t.fresh(_display(args[0].name), 0, trip)
+            # one step counter and one set of tile coordinates per schedule, whichever role
+            # walks it: the n-th tile of the block is the same tile in every role
+            if key not in self.schedule_vars:
+                self.schedule_vars[key] = (
+                    t.fresh(_display(args[0].name), 0, trip),
+                    tuple(t.fresh(_display(a.name), 0, e) for a, e in zip(args[1:], extents)),
+                    op)
+            counter, coords, first = self.schedule_vars[key]
             t.bind(args[0], counter)
-            for a, e in zip(args[1:], extents):
-                t.bind(a, t.fresh(_display(a.name), 0, e))
-            loop = Loop(op, _display(args[0].name), counter, trip, key)
+            for a, c in zip(args[1:], coords):
+                t.bind(a, c)
+            loop = self._owned(Loop(first, _display(args[0].name), counter, trip, key,
+                                    (counter, *coords)))
             return [(op.regions[0], replace(where, loops=where.loops + (loop,)))]
         if op.regions:
             return [(r, where) for r in op.regions]

@@ -217,6 +217,16 @@ def _stages_and_parity(m: Model, array: Value) -> list:
                     severity="warning"))
             continue
         n = m.ring_step(e.where, ref.index, S)
+        if n is None and not e.where.filtered and e.op.opcode == "mbarrier.wait":
+            out.append(finding(
+                "protocol.unmodelled", e.op,
+                f"the trip count of a loop around this wait on {array.name} changes from one "
+                "iteration of the loop around it to the next, so its steps are not counted: "
+                "stage and parity are not checked",
+                "inside a schedule, number the steps of a loop whose trip changes per tile "
+                "with g = walked(trip) + j (the loop directly in the schedule's body)",
+                severity="warning"))
+            continue
         if n is None:
             if e.op.opcode == "mbarrier.wait":
                 out.append(finding(

@@ -47,6 +47,11 @@ class Terms:
         self.names: dict[str, Any] = {}     # display name -> term (for counterexamples)
         self.quotients: dict[tuple[int, int], tuple] = {}   # (R id, S id) -> (R, S, Q)
         self.upper: dict[int, int] = {}     # variable id -> a constant it is below
+        # which loops a variable varies with (the loop ops: a counter, a tile coordinate, a
+        # data-dependent scalar read inside the loop), by variable id; none: invariant
+        self.owner: dict[int, frozenset] = {}
+        self.scope: frozenset = frozenset()  # the loops the walk is inside (new variables')
+        self._owners: dict[int, tuple] = {}   # term id -> (term, its owners): kept alive
         self._fresh = 0
 
     # ---- variables ---------------------------------------------------------------------
@@ -61,7 +66,29 @@ class Terms:
             if isinstance(hi, int):
                 self.bound(v, hi)
         self.names.setdefault(name, v)
+        if self.scope:
+            self.owner[v.get_id()] = self.scope
         return v
+
+    def owners(self, term) -> frozenset:
+        """The loops (ops) a term varies with: the union of its variables' owners."""
+        if not sym.is_symbolic(term):
+            return frozenset()
+        term = smt.as_term(term)
+        key = term.get_id()
+        if key not in self._owners:
+            out, seen, todo = set(), set(), [term]
+            while todo:
+                t = todo.pop()
+                if t.get_id() in seen:
+                    continue
+                seen.add(t.get_id())
+                if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                    out |= self.owner.get(t.get_id(), frozenset())
+                else:
+                    todo.extend(t.children())
+            self._owners[key] = (term, frozenset(out))
+        return self._owners[key][1]
 
     def bound(self, v, hi: int) -> None:
         """v < hi (a constant) is one of the constraints: remembered for bound_of."""
@@ -93,6 +120,7 @@ class Terms:
             key = tuple(sorted((a.get_id(), b.get_id())))
             if key not in self.atoms:
                 p = self.fresh("product")
+                self.owner[p.get_id()] = self.owners(a) | self.owners(b)   # varies with both
                 zero = z3.Or(a == 0, b == 0)
                 self.bound(p, STEP_BOUND)
                 self.constraints += [smt.lt(p, STEP_BOUND), z3.Implies(zero, p == 0),

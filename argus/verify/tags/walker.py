@@ -426,6 +426,23 @@ class Walker:
         self._enter(op.regions[0], [(a, self.ctx.vars[n].term) for a, n in zip(args, names)],
                     names)
 
+    def op_walked(self, op: Op) -> None:
+        """The running sum of a weight over the schedule's earlier tiles: one variable per
+        (schedule, weight), the same in every role that walks that schedule with that weight
+        (the producer's and the consumers' ring positions, walked(nj) + j, are then one
+        term). Its value is free: what the ring's phases need of it is the protocol pass's
+        (protocol/model.py numbers such a loop's steps by the same sum)."""
+        weight, step = self.value(op.arg("weight")), self.value(op.arg("iteration"))
+        if weight is None or not z3.is_expr(step):
+            self.not_modelled(op, "a walked weight the pass cannot express")
+            self.env[op.result] = None
+            return
+        sums = self.__dict__.setdefault("walked_sums", {})
+        key = (self.ctx.name_of_term(step), self._key(weight))
+        if key not in sums:
+            sums[key] = self.ctx.var(f"{display_name(op.result)}", "data")
+        self.env[op.result] = sums[key]
+
     # -- mbarriers (only the waits matter to tags; the protocol pass checks the rest) ----------
     def op_mbarrier_alloc(self, op: Op) -> None:
         self.env[op.result] = ("barriers", op.result.name, op.attrs.get("count"))
