@@ -70,6 +70,8 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
                        "DEFER": 1, "S": 3},
     "persist_causal_occ2": {"PERSIST": 1, "LPT": 0, "HEAD_GROUP": 1, "WGS": 1,
                             "BLOCKS_PER_SM": 2, "DEFER": 1, "S": 3},
+    "persist_causal_wgs3": {"PERSIST": 1, "LPT": 0, "HEAD_GROUP": 1, "WGS": 3,
+                            "BLOCKS_PER_SM": 1, "DEFER": 1, "S": 3},
     "wgs1": {"WGS": 1},     # one consumer warpgroup, one block an SM: 64-row query tiles
                             # (decode: a quarter of the padding rows' wasted work)
 }

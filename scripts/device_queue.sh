@@ -9,8 +9,11 @@
 #   3. compute-sanitizer memcheck and racecheck on the shipped attention build
 #   4. the attention benchmark (issue 16's shapes against cuDNN and flash)
 #   5. causal on the persistent grid (walked ring positions): four causal shapes x
-#      default, persist_causal, persist_causal_occ2 (correctness of each checked first)
+#      default, persist_causal, persist_causal_occ2, persist_causal_wgs3 (each variant's
+#      correctness checked on the shape first)
 #   6. a seeded random draw of attention shapes (SEED, default 2307; 24 shapes)
+#   7. issue 18's GEMM judge: a random draw of 40 shapes (SEED) and the eight benchmark
+#      shapes against torch.matmul
 #   bash scripts/device_queue.sh [STEPS]        (STEPS: e.g. 1234, the default; 34)
 # From the repo root through the device tool with carry [".whl"].
 set -uo pipefail
@@ -19,7 +22,7 @@ LOG="$OUT/queue.log"
 BUDGET=${BUDGET:-540}
 MIN_STEP=${MIN_STEP:-60}
 STEPS=${1:-1234}
-case "$STEPS" in *[!123456]*|"") echo "usage: $0 [STEPS of 123456]"; exit 2 ;; esac
+case "$STEPS" in *[!1234567]*|"") echo "usage: $0 [STEPS of 1234567]"; exit 2 ;; esac
 START=$SECONDS
 # bounded SECONDS CMD...: the step under min(SECONDS, what is left), or skipped
 bounded() {
@@ -54,10 +57,12 @@ for ((i = 0; i < ${#STEPS}; i++)); do
            python3 benchmarks/attention_sanitize.py
        done ;;
     4) bounded 150 python3 -m argus.cli.main bench attention --out "$OUT/attention-bench.json" ;;
-    5) bounded 240 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-persist-causal.json" \
-         --shapes "$CAUSAL4" --variants default,persist_causal,persist_causal_occ2 ;;
+    5) bounded 330 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-persist-causal.json" \
+         --shapes "$CAUSAL4" --variants default,persist_causal,persist_causal_occ2,persist_causal_wgs3 ;;
     6) bounded 240 python3 -m argus.cli.main bench attention --random 24 --seed "${SEED:-2307}" \
          --out "$OUT/attention-random.json" ;;
+    7) bounded 200 python3 benchmarks/gemm_op.py --random 40 --seed "${SEED:-2307}" --bench \
+         --budget-s 170 --out "$OUT/gemm-op-random.json" ;;
   esac
 done
 echo "queue done in $((SECONDS - START))s" | tee -a "$LOG"
