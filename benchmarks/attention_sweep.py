@@ -72,6 +72,10 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
                             "BLOCKS_PER_SM": 2, "DEFER": 1, "S": 3},
     "persist_causal_wgs3": {"PERSIST": 1, "LPT": 0, "HEAD_GROUP": 1, "WGS": 3,
                             "BLOCKS_PER_SM": 1, "DEFER": 1, "S": 3},
+    # d = 64: 256 keys a block (half the blocks' fixed costs: waits, O's rescale, the
+    # row reductions' shuffles; ptxas spills ~84 B), two stages
+    "bn256_s2": {"BN": 256, "S": 2},
+    "bn256_causal": {"BN": 256, "S": 2, "WGS": 2, "BLOCKS_PER_SM": 1, "DEFER": 1},
     "wgs1": {"WGS": 1},     # one consumer warpgroup, one block an SM: 64-row query tiles
                             # (decode: a quarter of the padding rows' wasted work)
 }

@@ -12,6 +12,8 @@
 #      default, persist_causal, persist_causal_occ2, persist_causal_wgs3 (each variant's
 #      correctness checked on the shape first)
 #   6. a seeded random draw of attention shapes (SEED, default 2307; 24 shapes)
+#   8. d = 64 (the issue's minimum rows): non-causal 1024 and 4096 x default, persist_wgs3,
+#      bn256_s2; causal 2048 x default, persist_causal_wgs3, bn256_causal
 #   7. issue 18's GEMM judge: a random draw of 40 shapes (SEED) and the eight benchmark
 #      shapes against torch.matmul
 #   bash scripts/device_queue.sh [STEPS]        (STEPS: e.g. 1234, the default; 34)
@@ -22,7 +24,7 @@ LOG="$OUT/queue.log"
 BUDGET=${BUDGET:-540}
 MIN_STEP=${MIN_STEP:-60}
 STEPS=${1:-1234}
-case "$STEPS" in *[!1234567]*|"") echo "usage: $0 [STEPS of 1234567]"; exit 2 ;; esac
+case "$STEPS" in *[!12345678]*|"") echo "usage: $0 [STEPS of 12345678]"; exit 2 ;; esac
 START=$SECONDS
 # bounded SECONDS CMD...: the step under min(SECONDS, what is left), or skipped
 bounded() {
@@ -61,6 +63,10 @@ for ((i = 0; i < ${#STEPS}; i++)); do
          --shapes "$CAUSAL4" --variants default,persist_causal,persist_causal_occ2,persist_causal_wgs3 ;;
     6) bounded 240 python3 -m argus.cli.main bench attention --random 24 --seed "${SEED:-2307}" \
          --out "$OUT/attention-random.json" ;;
+    8) bounded 120 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-d64.json" \
+         --shapes 16x16x16x1024x1024x64,4x16x16x4096x4096x64 --variants default,persist_wgs3,bn256_s2
+       bounded 80 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-d64c.json" \
+         --shapes 8x16x16x2048x2048x64c --variants default,persist_causal_wgs3,bn256_causal ;;
     7) bounded 200 python3 benchmarks/gemm_op.py --random 40 --seed "${SEED:-2307}" --bench \
          --budget-s 170 --out "$OUT/gemm-op-random.json" ;;
   esac
