@@ -76,6 +76,12 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     # row reductions' shuffles; ptxas spills ~84 B), two stages
     "bn256_s2": {"BN": 256, "S": 2},
     "bn256_causal": {"BN": 256, "S": 2, "WGS": 2, "BLOCKS_PER_SM": 1, "DEFER": 1},
+    # S of block j + 1 issued before the softmax of block j (FA3's intra-warpgroup overlap),
+    # 128-key blocks, one block a tile (OVERLAP counts its ring from 0: not PERSIST)
+    "overlap128": {"OVERLAP": 1, "BN": 128, "S": 3, "DEFER": 0, "PERSIST": 0, "WGS": 2,
+                   "BLOCKS_PER_SM": 1, "LPT": 0, "HEAD_GROUP": 1},
+    "overlap128_s2": {"OVERLAP": 1, "BN": 128, "S": 2, "DEFER": 0, "PERSIST": 0, "WGS": 2,
+                      "BLOCKS_PER_SM": 1, "LPT": 0, "HEAD_GROUP": 1},
     "wgs1": {"WGS": 1},     # one consumer warpgroup, one block an SM: 64-row query tiles
                             # (decode: a quarter of the padding rows' wasted work)
 }
