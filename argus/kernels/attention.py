@@ -175,7 +175,7 @@ def walk_extents(NB, HQN, SQ):
 
 
 @helper
-def walk_tile(c0, c1, c2, SQ):
+def walk_tile(c0, c1, c2):
     """(b, h, bx) of the persistent walk's tile (c0, c1, c2) (walk_extents' grid)."""
     if CAUSAL:
         b, h, bx = c1, c2, c0
@@ -294,7 +294,7 @@ def producer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_e
             if PERSIST:
                 e0, e1, e2 = walk_extents(NB, HQN, SQ)
                 for i, c0, c1, c2 in schedule(e0, e1, e2):
-                    b, h, bx = walk_tile(c0, c1, c2, SQ)
+                    b, h, bx = walk_tile(c0, c1, c2)
                     q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0 = head_views(
                         Q, K, V, O, L, b, h, SQ, SK, HQN, layout)
                     produce_tile(q_src, k_src, v_src, q_s, k_s, v_s, q_full, q_empty, k_full,
@@ -487,7 +487,7 @@ def consumer(Q, K, V, O, L, q_s, k_s, v_s, q_full, q_empty, k_full, v_full, kv_e
         if PERSIST:
             e0, e1, e2 = walk_extents(NB, HQN, SQ)
             for i, c0, c1, c2 in schedule(e0, e1, e2):
-                b, h, bx = walk_tile(c0, c1, c2, SQ)
+                b, h, bx = walk_tile(c0, c1, c2)
                 q_src, k_src, v_src, o_dst, lse_dst, qc, kc, q0, k0, l0 = head_views(
                     Q, K, V, O, L, b, h, SQ, SK, HQN, layout)
                 assign(m_i, -inf)

@@ -48,7 +48,7 @@ def test_a_varying_trip_outside_a_schedule_body_leaves_the_steps_unnumbered():
     for role_indent in ("                ", "            "):
         source = source.replace(
             f"{role_indent}for i, c0, c1, c2 in schedule(e0, e1, e2):\n"
-            f"{role_indent}    b, h, bx = walk_tile(c0, c1, c2, SQ)\n",
+            f"{role_indent}    b, h, bx = walk_tile(c0, c1, c2)\n",
             f"{role_indent}{plain}{role_indent}    b, h, bx = 0, block_id(\"x\"), i\n")
     assert source.count(plain) == 2
     result = check(source)
