@@ -17,7 +17,10 @@ CASES = [("1x4x2x130x200x64c", {}), ("1x4x4x190x190x128c:bshd", {}),
          ("2x4x2x20x300x128", {}),                                   # decode: WGS = 1
          ("2x4x2x130x200x64", {"PERSIST": 1, "BLOCKS": 3}),
          ("2x4x2x190x190x128:bshd", {"PERSIST": 1, "BLOCKS": 2}),
-         ("1x4x2x130x200x64c", {"WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 0, "S": 2})]
+         ("1x4x2x130x200x64c", {"WGS": 1, "BLOCKS_PER_SM": 2, "DEFER": 0, "S": 2}),
+         # causal on the persistent grid: walked ring positions over tiles of 1-3 key blocks
+         ("2x4x2x300x330x64c", {"PERSIST": 1, "BLOCKS": 3, "LPT": 0, "HEAD_GROUP": 1,
+                                "WGS": 2, "BLOCKS_PER_SM": 1, "DEFER": 1, "S": 3})]
 
 
 def main(argv=None) -> int:
