@@ -418,6 +418,10 @@ class _Walker:
                 key = ("range", _key(start), _key(stop), _key(step))
                 if key not in self.schedule_trips:
                     self.schedule_trips[key] = t.fresh(f"trip_{arg.name}", 1, STEP_BOUND)
+                    # it varies with what its bounds vary with, not with the loops it is
+                    # first met in (invariant bounds: one trip in every iteration)
+                    t.owner[self.schedule_trips[key].get_id()] = \
+                        t.owners(start) | t.owners(stop) | t.owners(step)
                 trip = self.schedule_trips[key]
             counter = t.fresh(_display(arg.name), 0, trip)
             t.constraints.append(smt.lt(counter, STEP_BOUND))
