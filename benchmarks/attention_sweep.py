@@ -78,6 +78,15 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
     "bn256_causal": {"BN": 256, "S": 2, "WGS": 2, "BLOCKS_PER_SM": 1, "DEFER": 1},
     # S of block j + 1 issued before the softmax of block j (FA3's intra-warpgroup overlap),
     # 128-key blocks, one block a tile (OVERLAP counts its ring from 0: not PERSIST)
+    # one P register in n exp2'd on the FP32 units (a polynomial) instead of MUFU.EX2, the
+    # bound of the d = 64 softmax (EXP2_POLY; the default's ring, grid and tiles otherwise)
+    "poly2": {"EXP2_POLY": 2},
+    "poly3": {"EXP2_POLY": 3},
+    "poly4": {"EXP2_POLY": 4},
+    "poly6": {"EXP2_POLY": 6},
+    "poly8": {"EXP2_POLY": 8},
+    "persist_wgs3_poly4": {"PERSIST": 1, "WGS": 3, "EXP2_POLY": 4},
+    "persist_wgs3_poly8": {"PERSIST": 1, "WGS": 3, "EXP2_POLY": 8},
     "overlap128": {"OVERLAP": 1, "BN": 128, "S": 3, "DEFER": 0, "PERSIST": 0, "WGS": 2,
                    "BLOCKS_PER_SM": 1, "LPT": 0, "HEAD_GROUP": 1},
     "overlap128_s2": {"OVERLAP": 1, "BN": 128, "S": 2, "DEFER": 0, "PERSIST": 0, "WGS": 2,

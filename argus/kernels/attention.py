@@ -103,6 +103,10 @@ DEFER = 1          # 1: P V of block j is waited for with S of block j + 1 (one 
                    # (block_step's key loops; OVERLAP's loop keeps its own order)
                    # (H100, 2026-12-06: with 3 stages 0.82 -> 0.90 of cuDNN over issue 16's
                    # shapes; with 2 the producer starves, 0.71-0.78)
+EXP2_POLY = 0      # n >= 1: one P register in n is exp2'd on the FP32 units (a polynomial)
+                   # instead of MUFU.EX2, whose 16 results a clock an SM are the bound of
+                   # the softmax at d = 64 (a block's 128 x 128 exponentials take as long as
+                   # its two 128 x 128 x 64 GEMMs)
 
 
 @helper
@@ -349,10 +353,10 @@ def online_softmax(masked, m_i, l_i, o_acc, j):
     tag_assert(tag(m_new).row == tag(masked).row and tag(m_new).iteration == j)
     if FOLD_SCALE:     # m is in raw units; s * c - m * c is one FMA an element
         m_scaled = m_new * SCALE_LOG2
-        p = exp2(masked * SCALE_LOG2 - m_scaled)
+        p = exp2(masked * SCALE_LOG2 - m_scaled, poly_every=EXP2_POLY)
         alpha = exp2((m_i - m_new) * SCALE_LOG2)
     else:
-        p = exp2(masked - m_new)
+        p = exp2(masked - m_new, poly_every=EXP2_POLY)
         alpha = exp2(m_i - m_new)
     assign(l_i, l_i * alpha + row_sum(p))
     assign(o_acc, o_acc * alpha)

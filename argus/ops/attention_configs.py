@@ -17,8 +17,8 @@ from argus.runtime.launch_errors import LaunchError
 HEAD_DIMS = (64, 128)
 KEY_BLOCKS = (64, 128)            # BN
 KNOBS = ("BN", "S", "SPLIT_KV", "MASK", "OVERLAP", "LPT", "HEAD_GROUP", "FOLD_SCALE",
-         "PINGPONG", "DEFER", "WGS", "BLOCKS_PER_SM", "PERSIST", "BLOCKS")   # attention.py's
-                                                                        # constants
+         "PINGPONG", "DEFER", "WGS", "BLOCKS_PER_SM", "PERSIST", "BLOCKS",
+         "EXP2_POLY")                                        # attention.py's constants
 PRODUCER_REGS = 24                # the producer's setmaxnreg (the TMA thread needs no more)
 CONSUMER_REGS_MOST = 240          # what a consumer can use (spill-free at d = 128, WGS = 2)
 

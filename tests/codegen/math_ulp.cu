@@ -43,6 +43,7 @@ __device__ __forceinline__ float lg2_approx(float x) {
 
 #define FUNCTIONS(X)                                                                     \
   X(exp2, argus::exp2(x), ::exp2(d))                                                     \
+  X(exp2_poly, argus::exp2_poly(x), ::exp2(d))                                           \
   X(exp, argus::exp(x), ::exp(d))                                                        \
   X(exp_bare_ex2, argus::exp2(x * 1.4426950216293335f), ::exp(d))                        \
   X(log, argus::log(x), ::log(d))                                                        \

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from argus.ir import OPS
-from argus.ir.ops.math import REDUCTIONS
+from argus.ir.ops.math import POLY, REDUCTIONS
 from argus.runtime import BuildOptions, KernelCache, build_kernel
 from argus.runtime.toolchain import ARGUS_HEADER_DIR, find_tool, nvrtc_identity
 
@@ -35,6 +35,9 @@ def source() -> str:
         lines.append(f'extern "C" __global__ void {_kernel_name(spec.opcode)}'
                      f"(const float* in, float* out) {{ out[threadIdx.x] = "
                      f"{spec.cuda.format(**args)}; }}")
+    for name, template in POLY.items():      # the FP32-unit variants (poly_every)
+        lines.append(f'extern "C" __global__ void op_poly_{name}(const float* in, float* out) '
+                     f"{{ out[threadIdx.x] = {template.format(x='in[threadIdx.x]')}; }}")
     for kind, (_, combine) in REDUCTIONS.items():
         body = combine.format(lhs="in[threadIdx.x]", rhs="in[threadIdx.x + 1]")
         lines.append(f'extern "C" __global__ void op_reduce_{kind}(const float* in, float* out) '
@@ -66,6 +69,14 @@ def test_wrappers_lower_to_their_instructions(entry, opcode):
     insts = entry.sass().instructions(_kernel_name(opcode))
     assert sorted(i.opcode for i in insts if i.base == "MUFU") == sorted(MUFU[opcode])
     assert not [i for i in insts if i.base in ("CALL", "LDL", "STL")], opcode
+
+
+@pytest.mark.skipif(not CAN_DISASSEMBLE, reason="needs cuobjdump or nvdisasm")
+@pytest.mark.parametrize("name", sorted(POLY))
+def test_the_polynomial_variants_use_no_mufu(entry, name):
+    insts = entry.sass().instructions(f"op_poly_{name}")
+    assert not [i for i in insts if i.base in ("MUFU", "CALL", "LDL", "STL")], name
+    assert len([i for i in insts if i.base in ("FFMA", "FADD", "FMUL")]) >= 5
 
 
 # the bound (ulp) the header states for each wrapper, over x >= the range's start, as its

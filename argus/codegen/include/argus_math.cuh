@@ -12,6 +12,29 @@ __device__ __forceinline__ float exp2(float x) {
   return y;
 }
 
+/// 2^x on the FMA pipe, no MUFU (exp2(x, poly_every=n) of the DSL sends one register in n
+/// here, so that a softmax bound by MUFU.EX2's 16 results a clock an SM shares the work with
+/// the FP32 units): x clamped to [-127, 128] (NaN kept), j = floor(x) by one add rounding
+/// down onto the integer grid of 1.5 * 2^23 + 127 (whose low bits are then j + 127),
+/// f = x - j in [0, 1) exactly, 2^f by a degree-5 polynomial (minimax in relative error with
+/// p(0) = 1; fitted by tests/codegen/test_math_wrappers.py's recipe), times 2^j built in the
+/// exponent bits. Twelve instructions; at most 2.72 ulp (sampled, tests/codegen); x < -126 gives
+/// 0 (as ex2.approx.ftz flushes), -inf 0, x >= 128 and inf give inf, NaN gives NaN.
+__device__ __forceinline__ float exp2_poly(float x) {
+  const float kGrid = 12583039.0f;  // 1.5 * 2^23 + 127
+  float c;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(c) : "f"(x), "f"(-127.0f));
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(c) : "f"(c), "f"(128.0f));
+  const float t = __fadd_rd(c, kGrid);
+  const float f = __fsub_rn(c, __fsub_rn(t, kGrid));
+  float p = fmaf(0.0018671302823349833f, f, 0.009017029777169228f);
+  p = fmaf(p, f, 0.05579991266131401f);
+  p = fmaf(p, f, 0.24016444385051727f);
+  p = fmaf(p, f, 0.6931512951850891f);
+  p = fmaf(p, f, 1.0f);
+  return p * __int_as_float(__float_as_int(t) << 23);
+}
+
 /// x / y, IEEE round to nearest (div.rn.f32), as NumPy's fp32 divide.
 __device__ __forceinline__ float div(float x, float y) { return __fdiv_rn(x, y); }
 

@@ -12,7 +12,7 @@ nearest even, int32 toward zero), exactly as the interpreter holds them; predica
 from __future__ import annotations
 
 from argus.ir import OPS, spec_of
-from argus.ir.ops.math import INTEGER
+from argus.ir.ops.math import INTEGER, POLY
 from argus.ir.types import DType, FragmentType
 
 from ..errors import CodegenError
@@ -100,6 +100,15 @@ def _math(ctx, op):
     out = declare(ctx, op.result, op)
     args = {n: operand(ctx, op, x, out) for n, x in zip(_names(op), op.operands)}
     text = _template(op).format(**args)
+    every = op.attrs.get("poly_every")
+    if every:
+        # one register in n on the FP32 units: V is constant in the unrolled loop, so the
+        # choice is made at compile time, register by register
+        poly = POLY.get(op.opcode.split(".", 1)[1])
+        if poly is None or not isinstance(every, int) or every < 1:
+            raise CodegenError(f"{op.opcode} has poly_every={every!r}; only "
+                               f"{', '.join(sorted(POLY))} take it, as an int >= 1", op.loc)
+        text = f"(({V}) % {every} == {every - 1} ? {poly.format(**args)} : {text})"
     if out.dtype == DType.int32 and op.opcode.split(".", 1)[1] in INTEGER:
         # + - * max min neg abs of integers held in fp32 (exact below 2^24, the documented
         # range) are integers already: no truncation (an F2I and an I2F per register)

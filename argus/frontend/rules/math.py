@@ -99,7 +99,7 @@ def _min_max(fx, a: Args, op: str):
     return elementwise(fx, a.call, op, x, y)
 
 
-def unary(fx, a: Args, name: str, operand: str = "x"):
+def unary(fx, a: Args, name: str, operand: str = "x", attrs: dict | None = None):
     """The unary op `math.<name>` of the op table applied to argument `operand`: a float
     fragment (or an int32 one, for the ops the table marks integer) keeps its type (computed
     in fp32, rounded to its dtype); a compile-time number folds through the table's
@@ -116,7 +116,7 @@ def unary(fx, a: Args, name: str, operand: str = "x"):
         takes = "float or int32 fragments" if spec.integer else "float fragments"
         a.fail(operand, f"{a.fn} of {x.type.dtype}: {a.fn} takes {takes}",
                f"cast to fp32 first: {a.fn}(cast({_arg_text(a, operand)}, fp32))")
-    return fx.emit(spec.opcode, (x,), a.call, x.type)
+    return fx.emit(spec.opcode, (x,), a.call, x.type, attrs or None)
 
 
 def _arg_text(a: Args, name: str) -> str:
@@ -133,6 +133,18 @@ def _unary_rule(name: str):
 for _name in UNARY:
     if _name in SURFACE:
         rule(_name)(_unary_rule(_name))
+
+
+@rule("exp2")
+def exp2(fx, a: Args):
+    """math.exp2, with `poly_every` (one register in n on the FP32 units) as its attribute
+    when n >= 1 (a compile-time number folds as any unary op)."""
+    every = a.static_int("poly_every")
+    if every < 0:
+        a.fail("poly_every", f"poly_every must be 0 (every register by MUFU.EX2) or n >= 1 "
+               f"(one register in n by the polynomial), got {every}",
+               "e.g. exp2(x, poly_every=4): a quarter of the exponentials on the FP32 units")
+    return unary(fx, a, "exp2", attrs={"poly_every": every} if every else None)
 
 
 GELU = {"none": "gelu", "tanh": "gelu_tanh"}

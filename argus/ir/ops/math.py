@@ -88,6 +88,11 @@ UNARY = {
     "gelu": (_f64(gelu), "argus::gelu({x})"),
     "gelu_tanh": (_f64(gelu_tanh), "argus::gelu_tanh({x})"),
 }
+# The ops with a second C expression on the FP32 units (no MUFU), which an op's attribute
+# `poly_every = n` (n >= 1) takes for one register in n of each thread's fragment, the table's
+# `cuda` template for the rest (exp2(x, poly_every=n) in the DSL; argus_math.cuh states the
+# error bounds of both)
+POLY = {"exp2": "argus::exp2_poly({x})"}
 # The ops also defined on int32 operands: exact on integers (their C template is type-generic
 # or has an int overload in argus_math.cuh); every other op takes floats (cast first).
 INTEGER = frozenset({"add", "sub", "mul", "max", "min", "neg", "abs"})
@@ -105,7 +110,9 @@ VAL = (*FRAG, *SCALAR)
 SPECS = [op(f"math.{name}", "math", arg("lhs", *VAL), arg("rhs", *VAL), results=1,
             semantics=fn, cuda=c, integer=name in INTEGER) for name, (fn, c) in BINARY.items()]
 SPECS += [op(f"math.{name}", "math", arg("x", *FRAG), results=1, semantics=fn, cuda=c,
-             integer=name in INTEGER) for name, (fn, c) in UNARY.items()]
+             integer=name in INTEGER,
+             doc="attrs: poly_every (optional, n >= 1: one register in n by POLY's expression)"
+             if name in POLY else "") for name, (fn, c) in UNARY.items()]
 SPECS += [
     op("math.cast", "math", arg("x", *FRAG), results=1, doc="attrs: dtype (rounds)"),
     op("math.select", "math", arg("cond", *FRAG), arg("a", *VAL), arg("b", *VAL), results=1),
