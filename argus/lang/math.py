@@ -21,7 +21,7 @@ def exp2(x, poly_every=0):
     """Elementwise 2**x. On the GPU each value is MUFU.EX2's (ex2.approx: 16 results a clock
     an SM, at most 2.06 ulp); `poly_every=n` (a compile-time int, n >= 1) computes one
     register in n of each thread's fragment on the FP32 units instead (a degree-5
-    polynomial, twelve instructions, at most 2.72 ulp; argus_math.cuh's exp2_poly), for a
+    polynomial, twelve instructions, at most 2.73 ulp; argus_math.cuh's exp2_poly), for a
     loop bound by the exponentials, such as attention's softmax at head dim 64. The value is
     the same function either way: the interpreter and the verifier do not distinguish."""
 

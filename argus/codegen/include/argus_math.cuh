@@ -18,7 +18,7 @@ __device__ __forceinline__ float exp2(float x) {
 /// down onto the integer grid of 1.5 * 2^23 + 127 (whose low bits are then j + 127),
 /// f = x - j in [0, 1) exactly, 2^f by a degree-5 polynomial (minimax in relative error with
 /// p(0) = 1; fitted by tests/codegen/test_math_wrappers.py's recipe), times 2^j built in the
-/// exponent bits. Twelve instructions; at most 2.72 ulp (sampled, tests/codegen); x < -126 gives
+/// exponent bits. Twelve instructions; at most 2.73 ulp (all 2^32 inputs, H100); x < -126 gives
 /// 0 (as ex2.approx.ftz flushes), -inf 0, x >= 128 and inf give inf, NaN gives NaN.
 __device__ __forceinline__ float exp2_poly(float x) {
   const float kGrid = 12583039.0f;  // 1.5 * 2^23 + 127

@@ -36,11 +36,17 @@ def _mma(ctx, op):
     kk = instruction_k(a.dtype.bits // 8)
     for k0 in range(0, k, kk):
         da, db = descriptor_for(op_a, k0), descriptor_for(op_b, k0)
-        addr_a = a.address + (f" + {da.start_address}" if da.start_address else "")
-        addr_b = b.address + (f" + {db.start_address}" if db.start_address else "")
         ctx.em.line(f"argus::wgmma_ss<{n}, {INPUT[a.dtype]}, 0, {trans_b}>({acc.name}, "
-                    f"argus::smem_descriptor({addr_a}, {_fields(da)}), "
-                    f"argus::smem_descriptor({addr_b}, {_fields(db)}), true);")
+                    f"{_descriptor(a.address, da)}, {_descriptor(b.address, db)}, true);")
+
+
+def _descriptor(address: str, d) -> str:
+    """The C expression of the descriptor of tile `address` at its k step's byte offset:
+    the tile's own descriptor plus the offset (smem_descriptor_at), so that one tile's k
+    steps share one descriptor computation."""
+    if not d.start_address:
+        return f"argus::smem_descriptor({address}, {_fields(d)})"
+    return f"argus::smem_descriptor_at({address}, {d.start_address}, {_fields(d)})"
 
 
 def _mma_rs(ctx, op, acc, a, b, m, n, k, major):
@@ -65,16 +71,14 @@ def _mma_rs(ctx, op, acc, a, b, m, n, k, major):
     packed = getattr(ctx, "packed_a", {}).pop(id(op), None)
     for step, k0 in enumerate(range(0, k, kk)):
         db = descriptor_for(op_b, k0)
-        addr_b = b.address + (f" + {db.start_address}" if db.start_address else "")
         if packed is not None:      # packed before the wgmma_fence that precedes this op
             ctx.em.line(f"argus::wgmma_rs<{n}, {INPUT[dtype]}, {trans_b}>({acc.name}, "
-                        f"{packed[step]}, argus::smem_descriptor({addr_b}, {_fields(db)}), "
-                        "true);")
+                        f"{packed[step]}, {_descriptor(b.address, db)}, true);")
             continue
         ctx.em.open("")
         ctx.em.line(f"const argus::u32 argus_a[4] = {{{_packs(a, dtype, step)}}};")
         ctx.em.line(f"argus::wgmma_rs<{n}, {INPUT[dtype]}, {trans_b}>({acc.name}, argus_a, "
-                    f"argus::smem_descriptor({addr_b}, {_fields(db)}), true);")
+                    f"{_descriptor(b.address, db)}, true);")
         ctx.em.close()
 
 

@@ -15,7 +15,7 @@ from argus.verify.driver import verify
 
 PATH = Path(__file__).resolve().parents[3] / "argus" / "kernels" / "attention.py"
 SRC = PATH.read_text()
-P = "p = exp2(masked * SCALE_LOG2 - m_scaled)"
+P = "p = exp2(masked * SCALE_LOG2 - m_scaled, poly_every=EXP2_POLY)"
 ALPHA = "alpha = exp2((m_i - m_new) * SCALE_LOG2)"
 
 
