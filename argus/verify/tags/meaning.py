@@ -172,6 +172,14 @@ class SoftAcc:
 
 
 @dataclass
+class Reciprocal:
+    """1 / l of a row fragment l (whatever l holds: o * (1 / l) is checked as o / l is, at
+    the multiply); `frag` is l's fragment, `operand` the IR value it was read from."""
+    frag: Any
+    operand: Any
+
+
+@dataclass
 class Normalised:
     series: Series
 

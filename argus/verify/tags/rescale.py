@@ -5,6 +5,9 @@
   l * alpha + row_sum(p)       both relative to the same max, over adjacent blocks
   o / l                        the same max, the same blocks, the same row; the keys
                                accumulated are exactly the unmasked ones (keys.py)
+  o * (1 / l)                  the same checks as o / l, at the multiply (one reciprocal a
+                               row and a multiply an element instead of a division each);
+                               o times any other row vector is an error
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ import z3
 from argus.ir.nodes import Op
 from argus.verify.smt import holds
 
-from .meaning import (Alpha, Normalised, Series, SoftAcc, Stat, differs, empty, eq, resolve,
-                      same_series, span_same, span_text)
+from .meaning import (Alpha, Normalised, Reciprocal, Series, SoftAcc, Stat, differs, empty, eq,
+                      resolve, same_series, span_same, span_text)
 from .softmax import (constant, failed, is_rows, is_tile, meaning, row_check, rows_frag,
                       span_union, tile_frag)
 from .values import FragTag, Fragment
@@ -28,6 +31,19 @@ def mul(w, op: Op, args) -> bool:
     if isinstance(mb, Alpha) or isinstance(ma, Alpha):
         x, alpha, xi = (a, mb, "lhs") if isinstance(mb, Alpha) else (b, ma, "rhs")
         return _rescale(w, op, x, alpha, op.arg(xi))
+    for o, other, oi in ((a, b, "rhs"), (b, a, "lhs")):
+        if is_tile(o) and isinstance(meaning(o), SoftAcc) and is_rows(other):
+            r = meaning(other)
+            if isinstance(r, Reciprocal):
+                return _normalise(w, op, o, r.frag, label(r.operand), "*")
+            name = label(op.arg(oi))
+            refute(w, op, "tag.softmax-normalise", True, layout=o.layout,
+                   message=lambda m, inst: (f"the attention accumulator is multiplied by "
+                                            f"{name}, which is neither the rescale factor "
+                                            f"exp2(m_old - m_new) nor 1 / the row sum"),
+                   hint="normalise with o / l (or o * (1.0 / l)), l the running row sum")
+            w.env[op.result] = failed(op, "the accumulator times another row vector")
+            return True
     from . import scaled
     return scaled.mul(w, op, args)
 
@@ -154,13 +170,28 @@ def add(w, op: Op, args) -> bool:
 
 def div(w, op: Op, args) -> bool:
     o, l = args
-    mo, ml = meaning(o), meaning(l)
-    if not (is_tile(o) and is_rows(l) and isinstance(mo, SoftAcc)):
+    if o in (1, 1.0) and not isinstance(o, bool) and is_rows(l) and isinstance(l, Fragment):
+        # 1 / l: checked where it multiplies the accumulator; keeps l's row tags
+        # (l as it is now: a later assign to l must not change what was inverted)
+        snapshot = Fragment(l.shape, l.layout, l.tag.copy(), l.loc, l.origin)
+        tag = l.tag.copy()
+        tag.meaning = Reciprocal(snapshot, op.arg("rhs"))
+        t = op.result.type
+        w.env[op.result] = Fragment(tuple(t.shape), t.layout, tag, op.loc)
+        return True
+    if not (is_tile(o) and is_rows(l) and isinstance(meaning(o), SoftAcc)):
         return False
-    lname = label(op.arg("rhs"))
+    return _normalise(w, op, o, l, label(op.arg("rhs")), "/")
+
+
+def _normalise(w, op: Op, o, l, lname: str, how: str) -> bool:
+    """o / l (how "/") or o * (1 / l) (how "*"): l the row sum of o's softmax, of the same
+    max, blocks and row; the keys accumulated are exactly the unmasked ones."""
+    mo, ml = meaning(o), meaning(l)
+    expr = f"o / {lname}" if how == "/" else f"o * (1 / {lname})"
     if isinstance(l, Fragment) and l.tag.state == "empty":
         refute(w, op, "tag.softmax-normalise", True, layout=o.layout,
-               message=lambda m, inst: (f"o / {lname}: {lname} still holds its initial "
+               message=lambda m, inst: (f"{expr}: {lname} still holds its initial "
                                         f"{l.tag.init}: no row sum is accumulated into it"),
                hint=f"accumulate the row sum in the key loop: assign({lname}, {lname} * "
                     f"alpha + row_sum(p))")
@@ -169,25 +200,25 @@ def div(w, op: Op, args) -> bool:
     if not (isinstance(ml, Stat) and ml.exp_sum):
         what = ml.kind_text if isinstance(ml, Stat) else "not a row sum of exp2(x - m)"
         refute(w, op, "tag.softmax-normalise", True, layout=o.layout,
-               message=lambda m, inst: f"o / {lname}: {lname} is {what}",
+               message=lambda m, inst: f"{expr}: {lname} is {what}",
                hint="divide the accumulator by the running row sum l of the same softmax")
         w.env[op.result] = failed(op, "normalised by another statistic")
         return True
     series = resolve(mo.series)
     if not same_series(mo.series, ml.series) or not isinstance(series, Series):
         refute(w, op, "tag.softmax-normalise", True,
-               message=lambda m, inst: f"o / {lname}: the sum is of another score tile",
+               message=lambda m, inst: f"{expr}: the sum is of another score tile",
                hint="divide by the row sum of the tile whose exp2 was accumulated")
         w.env[op.result] = failed(op, "normalised by another tile's sum")
         return True
-    if not row_check(w, op, ml.row, mo.row, o.layout, o.shape[0], o.shape[1], f"o / {lname}"):
+    if not row_check(w, op, ml.row, mo.row, o.layout, o.shape[0], o.shape[1], f"{expr}"):
         w.env[op.result] = failed(op, "normalised by another row's sum")
         return True
     bad = z3.Or(differs(w, mo.ref, ml.ref), z3.Not(span_same(w, mo.span, ml.span, series)))
     model = refute(
         w, op, "tag.softmax-normalise", bad, layout=o.layout, rows=o.shape[0], cols=o.shape[1],
         message=lambda m, inst: (
-            f"o / {lname}: o holds the products P V of {span_text(mo.span, m)} relative to "
+            f"{expr}: o holds the products P V of {span_text(mo.span, m)} relative to "
             f"m = {mo.ref.describe(m)}, but {lname} is {ml.describe(m)}: the final "
             f"normalisation must use the same row's sum of the last iteration"),
         hint=f"divide by the row sum updated in the same iteration as o (assign({lname}, "
