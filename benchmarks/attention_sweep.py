@@ -70,6 +70,9 @@ VARIANTS = {     # over the defaults (SPLIT_KV=1, MASK="edge", OVERLAP=0, LPT=0,
                        "DEFER": 1, "S": 3},
     "persist_causal_occ2": {"PERSIST": 1, "LPT": 0, "HEAD_GROUP": 1, "WGS": 1,
                             "BLOCKS_PER_SM": 2, "DEFER": 1, "S": 3},
+    # causal d = 64 on the d = 128 causal configuration (two consumer warpgroups, DEFER,
+    # three stages, one block an SM) instead of the two-blocks-an-SM default
+    "causal_wgs2": {"WGS": 2, "BLOCKS_PER_SM": 1, "DEFER": 1, "S": 3},
     "persist_causal_wgs3": {"PERSIST": 1, "LPT": 0, "HEAD_GROUP": 1, "WGS": 3,
                             "BLOCKS_PER_SM": 1, "DEFER": 1, "S": 3},
     # d = 64: 256 keys a block (half the blocks' fixed costs: waits, O's rescale, the
