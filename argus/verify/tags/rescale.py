@@ -7,7 +7,8 @@
                                accumulated are exactly the unmasked ones (keys.py)
   o * (1 / l)                  the same checks as o / l, at the multiply (one reciprocal a
                                row and a multiply an element instead of a division each);
-                               o times any other row vector is an error
+                               o times another row statistic is an error, times a row
+                               vector of no known meaning not modelled (unverified)
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ def mul(w, op: Op, args) -> bool:
             r = meaning(other)
             if isinstance(r, Reciprocal):
                 return _normalise(w, op, o, r.frag, label(r.operand), "*")
+            if r is None:            # a row vector the pass gives no meaning: not proved
+                w.not_modelled(op, "the accumulator times a row vector that is neither "
+                                   "alpha nor 1 / l")
+                w.env[op.result] = failed(op, "the accumulator times an unknown row vector")
+                return True
             name = label(op.arg(oi))
             refute(w, op, "tag.softmax-normalise", True, layout=o.layout,
                    message=lambda m, inst: (f"the attention accumulator is multiplied by "
