@@ -18,7 +18,7 @@ timeout 150 python3 -m argus.cli.main bench attention --out "$OUT/attention-benc
 for tool in memcheck racecheck; do
   timeout 80 compute-sanitizer --tool "$tool" --report-api-errors no python3 benchmarks/attention_sanitize.py 2>&1 | tail -3
 done
-timeout 200 python3 -m argus.cli.main bench attention --random 24 --seed "${SEED:-2411}" --out "$OUT/attention-random.json" 2>&1 | grep "summary\|not ok"
 timeout 100 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-d64-after.json" \
   --shapes 16x16x16x1024x1024x64,8x16x16x2048x2048x64c \
   --variants default,persist_wgs3,causal_wgs2,persist_causal_wgs3 2>&1 | pick
+timeout 200 python3 -m argus.cli.main bench attention --random 24 --seed "${SEED:-2411}" --out "$OUT/attention-random.json" 2>&1 | grep "summary\|not ok"
