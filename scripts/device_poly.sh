@@ -4,7 +4,6 @@
 # then tests/codegen/math_ulp.cu (every wrapper over all 2^32 inputs, argus::exp2_poly
 # included). From the repo root through the device tool with carry [".whl"].
 source scripts/device_env.sh
-pick() { grep -o '"shape[^}]*variant": "[a-z0-9_]*"\|"correct": [a-z]*\|ratio_cudnn": [0-9.]*\|"error.*'; }
 timeout 330 python3 benchmarks/attention_sweep.py --out "$OUT/attention-sweep-poly-d64.json" \
   --shapes 16x16x16x1024x1024x64,4x16x16x4096x4096x64,8x16x16x2048x2048x64c \
   --variants default,poly2,poly4,poly8,persist_wgs3,persist_wgs3_poly4 2>&1 | pick

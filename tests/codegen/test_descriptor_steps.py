@@ -1,44 +1,53 @@
 """A wgmma's k steps share their tile's descriptor: the generator writes step k's operand as
 smem_descriptor_at(tile address, byte offset, fields) (argus_descriptor.cuh: the tile's
-descriptor plus offset >> 4), the offsets those of descriptor_for, and the sum equals the
-descriptor of address + offset for every shared address (the 14-bit start field cannot
-carry below 2^18 bytes)."""
+descriptor plus offset >> 4, which is smem_descriptor(address + offset, fields) for every
+shared address: the 14-bit start field cannot carry below 2^18 bytes). Written back in the
+per-step form, the generated kernel is the one the generator wrote before the change
+(scripts/ab/descriptor_per_step.py, the device A/B's old side), for the library GEMM and
+attention."""
 
 from __future__ import annotations
 
 import re
-
-import numpy as np
-
-from argus.codegen import generate
-from argus.frontend import parse_file
-from argus.runtime.toolchain import ARGUS_HEADER_DIR
-
 from pathlib import Path
 
+import pytest
+
+from argus.codegen import generate
+from argus.codegen.lower import wgmma
+from argus.frontend import parse_file
+
 ROOT = Path(__file__).resolve().parents[2]
+AT = re.compile(r"argus::smem_descriptor_at\(([^;]*?), (\d+), (0x[0-9a-f]+ull)\)")
+KERNELS = [("gemm.py", "gemm_nt", {}), ("gemm.py", "gemm_nn", {}),
+           ("attention.py", "attention_bhsd", {"HD": 128})]
 
 
-def test_the_k_steps_of_a_gemm_tile_add_offsets_to_one_descriptor():
-    kernel = parse_file(ROOT / "argus" / "kernels" / "gemm.py")["gemm_nt"]
-    code = generate(kernel).source
-    calls = re.findall(r"argus::smem_descriptor(_at)?\(([^;]*?), (0x[0-9a-f]+ull)\)", code)
-    assert calls, code
-    stepped = [c for c in calls if c[0]]
-    assert stepped, "no k step past the first"
-    for _, args, _ in stepped:
-        base, offset = args.rsplit(", ", 1)
-        assert int(offset) % 16 == 0 and int(offset) > 0
-        # the same tile address as a first step's descriptor
-        assert any(not c[0] and c[1] == base for c in calls), base
+def _per_step(monkeypatch):
+    """wgmma._descriptor replaced by the donor's (each step's descriptor from its address)."""
+    donor = (ROOT / "scripts" / "ab" / "descriptor_per_step.py").read_text()
+    scope = dict(vars(wgmma))
+    exec(compile(donor, "descriptor_per_step.py", "exec"), scope)
+    monkeypatch.setattr(wgmma, "_descriptor", scope["_descriptor"])
 
 
-def test_the_offset_sum_is_the_descriptor_of_the_offset_address():
-    rng = np.random.default_rng(5)
-    addr = rng.integers(0, 2 ** 18 // 16, 20000) * 16
-    off = rng.integers(0, 2 ** 14, 20000) * 16
-    keep = addr + off < 2 ** 18
-    addr, off = addr[keep], off[keep]
-    assert np.array_equal(((addr & 0x3FFFF) >> 4) + (off >> 4), ((addr + off) & 0x3FFFF) >> 4)
-    text = (ARGUS_HEADER_DIR / "argus_descriptor.cuh").read_text()
-    assert "return smem_descriptor(smem_addr, fields) + (u64)(offset >> 4);" in text
+@pytest.mark.parametrize("path, name, overrides", KERNELS)
+def test_the_shared_descriptor_is_the_per_step_one_rewritten(monkeypatch, path, name,
+                                                              overrides):
+    kernel = lambda: parse_file(ROOT / "argus" / "kernels" / path,
+                                overrides=overrides or None)[name]
+    shared = generate(kernel()).source
+    assert AT.search(shared), "no k step past the first"
+    with monkeypatch.context() as m:
+        _per_step(m)
+        per_step = generate(kernel()).source
+    assert "smem_descriptor_at" not in per_step
+    rewritten = AT.sub(lambda g: f"argus::smem_descriptor({g[1]} + {g[2]}, {g[3]})", shared)
+    assert rewritten == per_step
+
+
+def test_a_tiles_steps_share_its_first_steps_address():
+    code = generate(parse_file(ROOT / "argus" / "kernels" / "gemm.py")["gemm_nt"]).source
+    firsts = set(re.findall(r"argus::smem_descriptor\(([^;]*?), 0x[0-9a-f]+ull\)", code))
+    for base, offset, _ in AT.findall(code):
+        assert base in firsts and int(offset) % 16 == 0 and int(offset) > 0, (base, offset)

@@ -72,20 +72,10 @@ def test_a_negative_or_runtime_count_is_an_error_at_its_line():
 
 def test_an_attribute_on_another_op_is_refused_by_the_generator():
     kernel = _kernel(2)
-    op = next(o for o in _walk(kernel) if o.opcode == "math.exp2")
+    op = next(o for o in kernel.walk() if o.opcode == "math.exp2")
     op.opcode = "math.exp"
     with pytest.raises(CodegenError, match="only exp2 take"):
         generate(kernel)
-
-
-def _walk(kernel):
-    stack = [kernel.body]
-    while stack:
-        block = stack.pop()
-        for op in block.ops:
-            yield op
-            for region in op.regions:
-                stack.append(region)
 
 
 def test_the_interpreter_computes_2_to_the_x_either_way():
