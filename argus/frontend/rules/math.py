@@ -9,7 +9,7 @@ import numpy as np
 from argus import lang
 from argus.ir.nodes import Value
 from argus.ir.ops import OPS
-from argus.ir.ops.math import REDUCTIONS, UNARY
+from argus.ir.ops.math import POLY, REDUCTIONS, UNARY
 from argus.ir.types import DType, FragmentType, IndexVectorType, ScalarType
 
 from .base import Args, describe, rule
@@ -130,21 +130,23 @@ def _unary_rule(name: str):
 
 # every unary op of the table that the surface declares under its own name (exp, log, ...,
 # abs); neg is Python's unary minus, gelu_tanh is gelu(x, approximate="tanh")
+def _poly_rule(name: str):
+    """A unary op of the table with a polynomial variant (POLY): `poly_every` (one register
+    in n on the FP32 units) becomes its attribute when n >= 1 (a compile-time number folds
+    as any unary op)."""
+    def lower(fx, a: Args):
+        every = a.static_int("poly_every")
+        if every < 0:
+            a.fail("poly_every", f"poly_every must be 0 (every register by the table's "
+                   f"expression) or n >= 1 (one register in n by the polynomial), got {every}",
+                   f"e.g. {name}(x, poly_every=4): a quarter of the values on the FP32 units")
+        return unary(fx, a, name, attrs={"poly_every": every} if every else None)
+    return lower
+
+
 for _name in UNARY:
     if _name in SURFACE:
-        rule(_name)(_unary_rule(_name))
-
-
-@rule("exp2")
-def exp2(fx, a: Args):
-    """math.exp2, with `poly_every` (one register in n on the FP32 units) as its attribute
-    when n >= 1 (a compile-time number folds as any unary op)."""
-    every = a.static_int("poly_every")
-    if every < 0:
-        a.fail("poly_every", f"poly_every must be 0 (every register by MUFU.EX2) or n >= 1 "
-               f"(one register in n by the polynomial), got {every}",
-               "e.g. exp2(x, poly_every=4): a quarter of the exponentials on the FP32 units")
-    return unary(fx, a, "exp2", attrs={"poly_every": every} if every else None)
+        rule(_name)(_poly_rule(_name) if _name in POLY else _unary_rule(_name))
 
 
 GELU = {"none": "gelu", "tanh": "gelu_tanh"}
