@@ -54,6 +54,8 @@ def convert(w, op: Op) -> None:
         if gap is not None:
             thread, (row, col), owners = gap
             wg = w.role.warpgroup if w.role else None
+            if wg is not None and not isinstance(wg, int):   # one walk for every warpgroup:
+                wg = w.role.warpgroups[0]    # the threads are the same in each, named in the first
             base = wg * 128 if wg is not None else 0
             held = ", ".join(str(base + o) for o in owners[:4]) or "no thread"
             w.report(Finding(

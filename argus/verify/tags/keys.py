@@ -77,7 +77,7 @@ def _same_tags(spec_tags, fields) -> bool:
 def _cex(w, model, o_layout, q, d, key, times, expected, extra_iter=None):
     """The element is named by its tags, (query row, column) of the attention output, and
     by the thread and register of o that hold it."""
-    wg = w.role.warpgroup if w.role else None
+    wg = report.warpgroup_of(w, model)
     base = wg * 128 if wg is not None else 0
     el = element(model, lambda x: x, "o", (q, d), {"key": key, "times accumulated": times},
                  {"times accumulated": expected})

@@ -19,7 +19,7 @@ masked loop visits.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import z3
 
@@ -28,7 +28,7 @@ from argus.ir.nodes import Loc, Op
 from argus.verify.finding import Counterexample, Finding
 from argus.verify.smt import TIMEOUT_MS, bv, value
 
-from . import asserts, scalars
+from . import asserts, scalars, symmetric
 from .meaning import PredVal, Series, state, subst
 from .values import Fragment
 from .violations import label, refute
@@ -207,7 +207,13 @@ def visited_blocks(w) -> None:
     st = state(w)
     by_loop: dict[str, list[MaskRecord]] = {}
     for rec in st.masks:
-        by_loop.setdefault(rec.loop, []).append(rec)
+        # a walk for every warpgroup at once (symmetric.py) records one mask: each
+        # warpgroup's is an instance of it, and the block must be dead for all of them
+        for pairs in symmetric.per_warpgroup(w, [rec.keep, *rec.path]):
+            one = rec if not pairs else replace(
+                rec, keep=z3.substitute(rec.keep, *pairs),
+                path=tuple(z3.substitute(p, *pairs) for p in rec.path))
+            by_loop.setdefault(rec.loop, []).append(one)
     for loop, recs in by_loop.items():
         pr, pc = w.pos["pr"], w.pos["pc"]
         if _alive_at_corners(w, recs):

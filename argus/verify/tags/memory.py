@@ -57,13 +57,16 @@ def smem_tile(w, op: Op) -> None:
     if w.phase == "check":
         for axis, (o, b, extent) in enumerate(zip(offset, box, view.shape)):
             o0 = view.offset[axis]
-            fits = z3.ULE(bv(o) + b, bv(o0) + extent)
+            # inside the view from its first row on: a coordinate below it (wg - 1 at
+            # wg = 0) wraps round to a huge offset, whose end wraps back into the view
+            fits = z3.ULE(bv(o) - bv(o0), extent - b) if b <= extent else z3.BoolVal(False)
             if holds(w.ctx, fits, w.path):
                 continue
             model = report.find(w, z3.Not(fits), w.scope_vars())
             if model is None:
                 continue
             start = value(model, o) - value(model, o0)
+            start = start - (1 << 64) if start >= 1 << 63 else start    # below the view
             w.report(Finding(
                 "tag.smem-view", "error",
                 f"this tile of {view.buffer.name} covers {'rows' if axis == 0 else 'columns'} "

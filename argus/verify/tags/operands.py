@@ -30,7 +30,7 @@ from argus.layout.hopper import (DescriptorError, SmemLayoutError, descriptor_fo
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, concrete, holds, narrow, value
 
-from . import heads, meet, report, segments
+from . import heads, meet, report, segments, symmetric
 from .tma import stage_layout
 from .values import SmemView, Writer
 
@@ -146,66 +146,29 @@ def _descriptor_operand(stage, row0, rows, major):
 
 def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> OperandTags | None:
     buf = view.buffer
-    eb = buf.element_bytes
     stage = stage_layout(buf)
-    offset = [concrete(o) for o in view.offset]
-    if stage is None or None in offset or offset[1] != 0 or view.shape[1] != buf.shape[1]:
+    # the band's first row: a constant, or (one walk for every warpgroup, symmetric.py)
+    # a term of the warpgroup index: its layout claims are proved at each index's row
+    bands = symmetric.instances(w, view.offset[0])
+    if stage is None or bands is None or concrete(view.offset[1]) != 0 \
+            or view.shape[1] != buf.shape[1]:
         w.not_modelled(op, f"operand {name}: a view that is not a band of whole rows at a "
                            f"static row, or a stage of {buf.name} that is not whole chunks")
         return None
-    row0, rows = offset[0], view.shape[0]
-    operand, note = _descriptor_operand(stage, row0, rows, major)
-    if operand is None:
-        w.not_modelled(op, note)
-        return None
-    kinstr = instruction_k(eb)
+    rows = view.shape[0]
+    for wg, row0 in bands:
+        if not _band_layout(w, op, stage, buf, writer.src, row0, rows, major, mn_extent,
+                            k_total, name, mn_var, wg):
+            return None
+    row0 = concrete(view.offset[0])
+    row0 = view.offset[0] if row0 is None else row0
+    kinstr = instruction_k(buf.element_bytes)
     kk = w.pos["kk"]
     src = writer.src
     mn_terms, k_terms, inb_terms, fields = [], [], [], []
-    proved = w.__dict__.setdefault("_descriptor_proofs", set())
-    _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_total, kinstr,
-                     eb, mn_var, proved)
     for j in range(k_total // kinstr):
         k0 = j * kinstr
         want_r, want_c = ((row0 + mn_var, k0 + kk) if major == "K" else (row0 + k0 + kk, mn_var))
-        model = None
-        # a layout fact: proved once per walker for every read of the same band
-        key = _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var)
-        free = _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var, path=False)
-        if key not in proved and free not in proved:
-            try:
-                read_at = read_layout(descriptor_for(operand, k0), eb, major, mn_extent)
-            except (DescriptorError, SmemLayoutError, ValueError) as err:
-                w.not_modelled(op, f"the descriptor of operand {name}: {err}")
-                return None
-            addr = bv(read_at((narrow(mn_var, 16), narrow(kk, 16))))
-            r, c, fits = stage.element_at(addr)
-            ok = z3.And(fits, z3.ULT(r, stage.rows), r == bv(want_r), c == bv(want_c))
-            bounds = [z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)]
-            if not _proved(w, ok, bounds, ([free], [key]), proved):
-                model = report.find(w, z3.Not(ok), w.scope_vars(), bounds,
-                                    minimise_first=(mn_var, kk))
-        if model is not None:
-            mn_v, kk_v = value(model, mn_var), value(model, kk)
-            got = (value(model, r), value(model, c))
-            want = (value(model, want_r), value(model, want_c))
-            byte = value(model, addr)
-            o0, o1 = value(model, bv(src.origin[0])), value(model, bv(src.origin[1]))
-            exp = {"row": o0 + want[0], "col": o1 + want[1]}
-            act = {"row": o0 + got[0], "col": o1 + got[1]}
-            cex = report.counterexample(
-                w, model, w.scope_vars(), warpgroup=w.role.warpgroup if w.role else None,
-                smem_byte=byte, elements=(ElementTag(f"{buf.name}[stage]", want, act, exp),),
-                extra_iter={"instruction": j})
-            detail = f"; {note}" if note else ""
-            w.report(Finding(
-                "tag.descriptor", "error",
-                f"wgmma operand {name} ({major}-major, {buf.swizzle} swizzle) reads "
-                f"{src.tensor}[{act['row']}, {act['col']}] at {buf.name} byte {byte} where it "
-                f"means {src.tensor}[{exp['row']}, {exp['col']}] (element ({mn_v}, {kk_v}) of "
-                f"k-step {j}): the TMA box and the descriptor disagree on the layout{detail}",
-                op.loc, "wgmma", _hint(buf, major, name), cex))
-            return None
         t0 = segments.row_at(src, want_r)
         t1 = bv(src.origin[1]) + bv(want_c)
         tag1 = heads.tile_column(w, src, want_c)    # a declared head's: its KV head's column
@@ -219,6 +182,68 @@ def _layout(w, op, view, writer, major, mn_extent, k_total, name, mn_var) -> Ope
                        _mn_real(w, src, major, row0 + mn_var if major == "K" else None,
                                 mn_terms[0] if mn_terms else None),
                        getattr(src, "window", None) if major == "MN" else None)
+
+
+def _band_layout(w, op, stage, buf, src, row0: int, rows, major, mn_extent, k_total, name,
+                 mn_var, wg) -> bool:
+    """Every k-step's descriptor reads, for (mn, kk), the element (row0 + mn, k0 + kk) of
+    the stage (K-major; MN-major transposed): proved, else reported (False). `wg`: the
+    warpgroup index this band's row belongs to when the walk stands for every warpgroup."""
+    eb = buf.element_bytes
+    operand, note = _descriptor_operand(stage, row0, rows, major)
+    if operand is None:
+        w.not_modelled(op, note)
+        return False
+    kinstr = instruction_k(eb)
+    kk = w.pos["kk"]
+    proved = w.__dict__.setdefault("_descriptor_proofs", set())
+    _prove_all_steps(w, stage, operand, buf, row0, rows, major, mn_extent, k_total, kinstr,
+                     eb, mn_var, proved)
+    for j in range(k_total // kinstr):
+        k0 = j * kinstr
+        want_r, want_c = ((row0 + mn_var, k0 + kk) if major == "K" else (row0 + k0 + kk, mn_var))
+        # a layout fact: proved once per walker for every read of the same band
+        key = _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var)
+        free = _proof_key(w, buf, row0, rows, major, mn_extent, j, mn_var, path=False)
+        if key in proved or free in proved:
+            continue
+        try:
+            read_at = read_layout(descriptor_for(operand, k0), eb, major, mn_extent)
+        except (DescriptorError, SmemLayoutError, ValueError) as err:
+            w.not_modelled(op, f"the descriptor of operand {name}: {err}")
+            return False
+        addr = bv(read_at((narrow(mn_var, 16), narrow(kk, 16))))
+        r, c, fits = stage.element_at(addr)
+        ok = z3.And(fits, z3.ULT(r, stage.rows), r == bv(want_r), c == bv(want_c))
+        bounds = [z3.ULT(mn_var, mn_extent), z3.ULT(kk, kinstr)]
+        if _proved(w, ok, bounds, ([free], [key]), proved):
+            continue
+        model = report.find(w, z3.Not(ok), w.scope_vars(), bounds, minimise_first=(mn_var, kk))
+        if model is None:
+            continue
+        mn_v, kk_v = value(model, mn_var), value(model, kk)
+        got = (value(model, r), value(model, c))
+        want = (value(model, want_r), value(model, want_c))
+        byte = value(model, addr)
+        o0, o1 = value(model, bv(src.origin[0])), value(model, bv(src.origin[1]))
+        exp = {"row": o0 + want[0], "col": o1 + want[1]}
+        act = {"row": o0 + got[0], "col": o1 + got[1]}
+        group = None if not w.role else \
+            w.role.warpgroup if wg is None else symmetric.warpgroup(w.role.warpgroups, wg)
+        cex = report.counterexample(
+            w, model, w.scope_vars(), warpgroup=group, smem_byte=byte,
+            elements=(ElementTag(f"{buf.name}[stage]", want, act, exp),),
+            extra_iter={"instruction": j})
+        detail = f"; {note}" if note else ""
+        w.report(Finding(
+            "tag.descriptor", "error",
+            f"wgmma operand {name} ({major}-major, {buf.swizzle} swizzle) reads "
+            f"{src.tensor}[{act['row']}, {act['col']}] at {buf.name} byte {byte} where it "
+            f"means {src.tensor}[{exp['row']}, {exp['col']}] (element ({mn_v}, {kk_v}) of "
+            f"k-step {j}): the TMA box and the descriptor disagree on the layout{detail}",
+            op.loc, "wgmma", _hint(buf, major, name), cex))
+        return False
+    return True
 
 
 def _mn_real(w, src, major, box_row, mn):

@@ -141,9 +141,23 @@ def _visited_tile(w, model, scope) -> list:
     return out
 
 
+def warpgroup_of(w, model):
+    """The absolute warpgroup of the walk at `model` (None outside a role): the model's
+    value of the role's index when one walk stands for every warpgroup (symmetric.py)."""
+    if w.role is None:
+        return None
+    wg = w.role.warpgroup
+    return value(model, wg) if z3.is_expr(wg) else wg
+
+
 def counterexample(w, model, scope, *, layout=None, warpgroup=None, thread_base=0,
                    elements=(), smem_byte=None, barrier=None, extra_iter=None):
-    iteration = {w.ctx.vars[n].name: value(model, w.ctx.vars[n].term) for n in scope}
+    iteration = {w.ctx.vars[n].name: value(model, w.ctx.vars[n].term) for n in scope
+                 if w.ctx.vars[n].kind != "warpgroup"}
+    if z3.is_expr(warpgroup):              # the role walked once for all its warpgroups
+        warpgroup = value(model, warpgroup)
+    if z3.is_expr(thread_base):
+        thread_base = value(model, thread_base)
     iteration.update(cluster.describe(w, model, value))        # cluster and rank
     block = None
     walkers = {w.schedules[n].walker for n in scope if n in w.schedules}

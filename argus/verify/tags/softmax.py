@@ -196,6 +196,7 @@ def consume(w, x: Fragment, op: Op, name: str = "") -> None:
             continue
         r, c = cex.elements[0].index
         t, v, cell = locate(atom, r, c, x.shape[0])
+        base = cex.warpgroup * 128 if cex.warpgroup is not None else 0
         w.findings[i] = replace(f, counterexample=replace(
             cex, thread=base + t, warp=(base + t) // 32, lane=(base + t) % 32, register=v,
             layout=atom, cell=cell))

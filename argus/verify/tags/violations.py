@@ -101,7 +101,7 @@ def refute(w, op: Op, check: str, bad, *, layout=None, rows=None, cols=None, mes
     model = report.find(w, claim, scope, bounds)
     if model is None:
         return None
-    wg = w.role.warpgroup if w.role else None
+    wg = report.warpgroup_of(w, model)
     base = wg * 128 if wg is not None else 0
     cex = report.counterexample(w, model, scope, warpgroup=wg,
                                 elements=tuple(elements(model, _same)) if elements else ())

@@ -46,11 +46,13 @@ class Frame:
 class RoleContext:
     name: str
     warpgroups: tuple[int, ...]
-    index: int                # warpgroup_index() in this walk
+    index: object             # warpgroup_index() in this walk: a constant, or a variable
+                              # for every warpgroup at once (symmetric.py)
 
     @property
-    def warpgroup(self) -> int:
-        return self.warpgroups[self.index]
+    def warpgroup(self):
+        from .symmetric import warpgroup
+        return warpgroup(self.warpgroups, self.index)
 
 
 @dataclass
@@ -299,11 +301,25 @@ class Walker:
         self.env[op.result] = self.role.index if self.role else 0
 
     def op_role(self, op: Op) -> None:
+        """The role's body once per warpgroup, or once for all of them with the warpgroup
+        index a variable in the role's scope (symmetric.py) where that stands for them."""
+        from . import symmetric
         saved = self.role
-        wgs = tuple(op.attrs["warpgroups"])
-        for index in range(len(wgs)):
-            self.role = RoleContext(op.attrs["name"], wgs, index)
-            self.frames.append(Frame())          # a role sees only its own waits
+        name, wgs = op.attrs["name"], tuple(op.attrs["warpgroups"])
+        walks: list = list(range(len(wgs)))
+        if len(wgs) > 1 and symmetric.walkable(op.regions[0]):
+            key = ("role", name)
+            if key not in self.loop_vars:
+                index = symmetric.index_var(self, name, len(wgs))
+                self.loop_vars[key] = (self.ctx.name_of_term(index),)
+            walks = [self.loop_vars[key][0]]
+        for index in walks:
+            if isinstance(index, str):               # the variable's name: every warpgroup
+                self.role = RoleContext(name, wgs, self.ctx.vars[index].term)
+                self.frames.append(Frame(vars=[index]))
+            else:
+                self.role = RoleContext(name, wgs, index)
+                self.frames.append(Frame())          # a role sees only its own waits
             self.walk_block(op.regions[0])
             self.frames.pop()
         self.role = saved

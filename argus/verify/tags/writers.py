@@ -8,7 +8,7 @@ import z3
 from argus.verify.finding import Counterexample, ElementTag, Finding
 from argus.verify.smt import TIMEOUT_MS, bv, holds, least, mentions, solve, value
 
-from . import cluster, report, segments, segstores
+from . import cluster, report, segments, segstores, symmetric
 from .report import Undecided
 from .store import _instance, scope_of
 from .values import StoreRecord
@@ -65,25 +65,31 @@ def _race(w, r: StoreRecord, q: StoreRecord, say=None, hint=None, when=None) -> 
             return False
     scope = tuple(n for n in w.ctx.vars if w.ctx.vars[n].kind in ("tile", "iteration")
                   and n in (*r.identity, *scope_of(w, r)))
-    model = report.find(w, goal, scope, extra)
+    # the warpgroups first (a few values each): pinned, the searches after them are the
+    # per-warpgroup walks' (symmetric.py)
+    wgs = [w.ctx.vars[n].term for n in r.identity if w.ctx.vars[n].kind == "warpgroup"]
+    model = report.find(w, goal, scope, extra,
+                        minimise_first=[*wgs, *[cp(t) for t in wgs]])
     if model is None:
         return False
     idx = (inst_r(r.dst[0]), inst_r(r.dst[1]))
     other = {}
     if "t" in w.ctx.vars:
-        other = {"thread": q.thread_base + value(model, cp(w.ctx.vars["t"].term))}
+        other = {"thread": value(model, cp(bv(q.thread_base)))
+                 + value(model, cp(w.ctx.vars["t"].term))}
         if "v" in w.ctx.vars:
             other["register"] = value(model, cp(w.ctx.vars["v"].term))
-    variables = {v.term.get_id() for v in w.ctx.vars.values()}
+    variables = {v.term.get_id(): v for v in w.ctx.vars.values()}
     for n, c in copies:
-        if n.get_id() not in variables:
-            continue                     # a product atom's copy: not a coordinate
-        name = w.ctx.name_of(n)
+        var = variables.get(n.get_id())
+        if var is None or var.kind == "warpgroup":
+            continue                     # a product atom's copy (not a coordinate), or wg
+        name = var.name
         if name in ("t", "v", "pr", "pc"):
             continue
         other[name] = value(model, c)
-    if q.warpgroup is not None:
-        other["warpgroup"] = q.warpgroup
+    if q.warpgroup is not None:          # symbolic when one walk stood for every warpgroup
+        other["warpgroup"] = value(model, cp(bv(q.warpgroup)))
     cex = report.counterexample(w, model, scope, layout=r.layout, warpgroup=r.warpgroup,
                                 thread_base=r.thread_base,
                                 elements=(ElementTag(r.tensor, tuple(value(model, x) for x in idx),
@@ -174,7 +180,9 @@ def _cover(w, tensor, recs) -> None:
                      z3.ULT(w.pos["pc"], r.shape[1]), r.dst[0] == e[0], r.dst[1] == e[1],
                      segments.in_window(r, r.dst[0]))
         exact.append(own)
-        for ranked in cluster.witness_choices(w, r):    # the cluster rank: enumerated
+        # the cluster rank and a symbolic warpgroup index (symmetric.py): enumerated, so
+        # that two writer variables of one coefficient (bx + wg) do not hide a writer
+        for ranked in _enumerated(w, r):
             pairs = _witness(w, cluster.fixed(r, ranked), e)
             if pairs is not None:       # a writer variable the destination ignores: take 0
                 pairs = ranked + pairs
@@ -214,6 +222,14 @@ def _cover(w, tensor, recs) -> None:
     w.report(Finding("tag.store-coverage", "warning",
                      f"could not prove that every element of {tensor} is written", recs[-1].loc,
                      "store", "write destinations as tile(C, box, coords) with affine coords"))
+
+
+def _enumerated(w, r: StoreRecord) -> list[list]:
+    """The writer variables a coverage witness tries every value of: the cluster rank
+    (cluster.witness_choices) and the warpgroup index of a role walked once for all its
+    warpgroups, each combination a substitution list."""
+    return [[*ranked, *wg] for ranked in cluster.witness_choices(w, r)
+            for wg in symmetric.per_warpgroup(w, list(r.dst))]
 
 
 def _witness(w, r: StoreRecord, e):
