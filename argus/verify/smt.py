@@ -166,7 +166,10 @@ class Context:
             key = tuple(sorted((a.sexpr(), b.sexpr())))
             if key not in self.atoms:
                 self._fresh += 1
-                atom = z3.BitVec(f"({a}*{b})", WIDTH)
+                # named by the factors' s-expressions (printed by z3's C API; the pretty
+                # printer, str(), was a second per product on the MoE's routing terms and
+                # elides deep terms with "...", so two products could share a name)
+                atom = z3.BitVec(f"({key[0]}*{key[1]})", WIDTH)
                 # true of the real product (no factor reaches 2^24, so nothing wraps);
                 # linear, so queries stay cheap: zero with a zero factor, else at least
                 # the other factor

@@ -16,6 +16,21 @@ def test_products_of_two_symbols_become_one_shared_atom():
     assert ctx.mul(i, 4).eq(z3.simplify(i * 4)) or holds(ctx, ctx.mul(i, 4) == i * 4)
 
 
+def test_products_of_deep_factors_that_print_alike_are_distinct_atoms():
+    # z3's pretty printer elides deep terms ("..."): two factors that differ only in
+    # their innermost variable print alike, and an atom named by str() was one z3 constant
+    # for both products, so `u' * y == v' * y` was "proved"
+    ctx = Context()
+    x, y, u, v = (ctx.var(n, "size", lower=1) for n in "xyuv")
+    a, b = u, v
+    for _ in range(30):
+        a, b = z3.UDiv(a + x, 3), z3.UDiv(b + x, 3)
+    assert str(z3.simplify(a)) == str(z3.simplify(b))
+    pa, pb = ctx.mul(a, y), ctx.mul(b, y)
+    assert not pa.eq(pb) and len(ctx.atoms) == 2
+    assert not holds(ctx, pa == pb)
+
+
 def test_atoms_over_approximate_so_unsat_is_sound():
     ctx = Context()
     i, kt, k = ctx.var("i", "iteration"), ctx.var("KT", "size", lower=1), ctx.var("k", "iteration")
