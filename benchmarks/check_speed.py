@@ -265,10 +265,32 @@ def attention_specs() -> list[dict]:
     return out
 
 
+# the MoE layer shapes of issue 17 (T, E, top-k, H, I): argus.ops.moe specialises its six
+# kernels per shape class (moe.kernels_for: E, the decode or prefill tiles, the router's BT)
+MOE_SHIPPED = [(4096, 8, 2, 4096, 14336), (16, 8, 2, 4096, 14336), (4096, 64, 6, 2048, 1408),
+               (16, 64, 6, 2048, 1408), (8192, 128, 8, 2048, 768)]
+
+
+def moe_specs() -> list[tuple[str, str, dict]]:
+    """(file, kernel, overrides) of every distinct kernel argus.ops.moe launches for the
+    MoE_SHIPPED shapes (both combine modes)."""
+    from argus.ops.moe import kernels_for
+
+    out = []
+    for t, e, k, h, i in MOE_SHIPPED:
+        for deterministic in (True, False):
+            for module, name, overrides in kernels_for(t, e, h, i, k, True, deterministic,
+                                                       "bf16").values():
+                row = (f"argus/kernels/{module}.py", name, dict(overrides))
+                if row not in out:
+                    out.append(row)
+    return out
+
+
 def repo_kernels() -> list[tuple[str, str, dict]]:
     """(file, kernel, overrides) of every kernel in the repository: the library, the
     examples and every bug corpus under them, the test fixtures, and the library
-    attention's other specialisations."""
+    attention's and MoE layer's other specialisations (what argus.ops builds)."""
     from argus.frontend import parse_file
     files = sorted((ROOT / "argus" / "kernels").glob("*.py")) + \
         sorted((ROOT / "examples").rglob("*.py")) + sorted((ROOT / "tests" / "fixtures").rglob("*.py"))
@@ -283,7 +305,7 @@ def repo_kernels() -> list[tuple[str, str, dict]]:
     attention = "argus/kernels/attention.py"
     for spec in attention_specs():
         out += [(attention, name, spec) for name in ("attention_bhsd", "attention_bshd")]
-    return out
+    return out + [row for row in moe_specs() if row not in out]
 
 
 FRESH_CHILD = """

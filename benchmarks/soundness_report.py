@@ -96,6 +96,7 @@ def main(argv=None) -> int:
                 print(f"{count[0]} mutants, {time.perf_counter() - start:.0f} s", flush=True)
 
         stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        commit = _commit()      # the code this run imports now, not what lands while it runs
         try:
             report = fuzz(args.targets, select, progress)
         except BaselineError as err:
@@ -104,7 +105,7 @@ def main(argv=None) -> int:
         finally:
             if sink:
                 sink.close()
-        report.update(date=stamp, commit=_commit(), processes=1,
+        report.update(date=stamp, commit=commit, processes=1,
                       seconds=round(time.perf_counter() - start), sample=args.sample)
         args.json.parent.mkdir(parents=True, exist_ok=True)
     if args.note:

@@ -166,10 +166,14 @@ class Context:
             key = tuple(sorted((a.sexpr(), b.sexpr())))
             if key not in self.atoms:
                 self._fresh += 1
-                # named by the factors' s-expressions (printed by z3's C API; the pretty
-                # printer, str(), was a second per product on the MoE's routing terms and
-                # elides deep terms with "...", so two products could share a name)
-                atom = z3.BitVec(f"({key[0]}*{key[1]})", WIDTH)
+                # named by its factors: the pretty form, unless the printer elided a deep
+                # factor ("..."; two products then shared a name, so one z3 constant, and
+                # u' * y == v' * y was proved), then the complete s-expressions. (The
+                # pretty form where it is complete keeps every other name, and with them
+                # z3's search order, which moves check times by up to 2x either way.)
+                text = f"({a}*{b})"
+                atom = z3.BitVec(text if "..." not in text else f"({key[0]}*{key[1]})",
+                                 WIDTH)
                 # true of the real product (no factor reaches 2^24, so nothing wraps);
                 # linear, so queries stay cheap: zero with a zero factor, else at least
                 # the other factor

@@ -176,3 +176,28 @@ def test_the_launches_one_by_one_are_the_layer():
     for _, step in steps:
         step()
     assert close(out, reference(x, L, w13, w2, 2))
+
+
+def test_the_check_speed_list_is_what_the_op_builds():
+    """benchmarks/check_speed.py --all times the kernels argus.ops.moe launches for issue
+    17's layer shapes: each of them parses with its overrides, and the decode, prefill,
+    64- and 128-expert grouped GEMMs are among them."""
+    import importlib.util
+    from pathlib import Path
+
+    from argus.frontend import parse_file
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("check_speed",
+                                                  root / "benchmarks" / "check_speed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = module.moe_specs()
+    gemms = {(name, o["E"], o.get("WG", 2)) for _, name, o in rows
+             if name in ("moe_gate_up", "moe_down")}
+    assert {("moe_gate_up", 64, 1), ("moe_gate_up", 64, 2), ("moe_down", 128, 2),
+            ("moe_down", 8, 1)} <= gemms
+    assert len(rows) == len({(p, n, tuple(sorted(o.items()))) for p, n, o in rows})
+    for path, name, overrides in rows:
+        assert name in parse_file(root / path, overrides=overrides)
+    assert all(row in module.repo_kernels() for row in rows)
