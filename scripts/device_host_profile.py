@@ -7,33 +7,21 @@ import io
 import json
 import pstats
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import argus.ops  # noqa: E402
-
-
-def per_call_us(fn, calls=4000, rounds=5):
-    best = float("inf")
-    for _ in range(rounds):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
-    return best
+from device_host_overhead import per_call_us  # noqa: E402  (scripts/ is sys.path[0])
 
 
 def main():
     a = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
     argus.ops.matmul(a, b)
-    times = {"torch.matmul": per_call_us(lambda: torch.matmul(a, b)),
-             "argus.ops.matmul": per_call_us(lambda: argus.ops.matmul(a, b))}
+    times = {"torch.matmul": per_call_us(lambda: torch.matmul(a, b), calls=4000),
+             "argus.ops.matmul": per_call_us(lambda: argus.ops.matmul(a, b), calls=4000)}
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(20000):
