@@ -10,16 +10,21 @@ warpgroup 1).
 The variable lies in the role's scope, so it is part of every writer's identity: two
 warpgroups that store one element are two writers that differ in `wg`, and the store
 race check (writers.py) finds them exactly as it finds two iterations of a loop that
-store one element. Coverage constructs `wg` as it constructs any identity variable. A
-counterexample names the warpgroup the model gives `wg` (report.counterexample), and the
-minimiser tries the smallest first (report.KIND_ORDER), as the walks in increasing order
-did.
+store one element (its minimiser pins the warpgroups first). The checks that need each
+warpgroup's record by itself take the instances of the variable (`instances`,
+`per_warpgroup`): coverage tries every value of it, as it does the cluster rank (two
+writer variables of one coefficient, `bx + wg`, would hide a writer from its Euclidean
+witness); the masked-loop check asks that a block be dead for every instance; a
+shared-memory band chosen by it has its descriptor layout proved at each instance's row
+(operands.py). A counterexample names the warpgroup the model gives `wg`
+(report.counterexample, report.warpgroup_of), and the minimiser tries the smallest first
+(report.KIND_ORDER), as the walks in increasing order did.
 
 Not every record takes a symbolic warpgroup. TMA stores and the shared-memory stores
 they read, atomic adds, and the register-to-shared copies are compared pairwise by their
-warpgroup (tma_store.py, reduction.py); a shared-memory view, a barrier or a TMA load
-chosen by the index would need its index concrete (operands.py reads a static band). A
-role that has any of them is walked once per warpgroup as before: `walkable` says which.
+warpgroup (tma_store.py, reduction.py); a barrier or a TMA load chosen by the index is not
+modelled with it symbolic. A role that has any of them is walked once per warpgroup as
+before: `walkable` says which.
 """
 
 from __future__ import annotations
@@ -40,8 +45,8 @@ INDEX_USERS = frozenset({"tile", "smem.tile", "if", "for", "store", "load", "tag
 def walkable(region: Block) -> bool:
     """Whether one walk with the warpgroup index symbolic stands for the per-warpgroup
     walks of this role body: no pairwise records, and the index (and the scalars computed
-    from it) reaching only global tiles, conditions, loop bounds, loads, stores to global
-    memory, elementwise math and tag asserts."""
+    from it) reaching only global tiles, shared-memory bands, conditions, loop bounds,
+    loads, stores to global memory, elementwise math and tag asserts."""
     return _walkable(region, set())
 
 

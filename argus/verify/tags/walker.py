@@ -1,4 +1,5 @@
-"""The abstract interpreter: walks a kernel's IR once per warpgroup of each role, with
+"""The abstract interpreter: walks a kernel's IR once for each role (all its warpgroups at
+once, symmetric.py; else once per warpgroup), with
 symbolic sizes, block ids, tile coordinates and loop counters, and gives each SSA value
 an abstract value (argus.verify.tags.values). The op families' transfer rules and checks
 live in their own modules; this one handles structure (roles, loops, schedules, elect,
