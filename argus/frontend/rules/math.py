@@ -128,8 +128,6 @@ def _unary_rule(name: str):
     return lambda fx, a: unary(fx, a, name)
 
 
-# every unary op of the table that the surface declares under its own name (exp, log, ...,
-# abs); neg is Python's unary minus, gelu_tanh is gelu(x, approximate="tanh")
 def _poly_rule(name: str):
     """A unary op of the table with a polynomial variant (POLY): `poly_every` (one register
     in n on the FP32 units) becomes its attribute when n >= 1 (a compile-time number folds
@@ -144,6 +142,8 @@ def _poly_rule(name: str):
     return lower
 
 
+# every unary op of the table that the surface declares under its own name (exp, log, ...,
+# abs); neg is Python's unary minus, gelu_tanh is gelu(x, approximate="tanh")
 for _name in UNARY:
     if _name in SURFACE:
         rule(_name)(_poly_rule(_name) if _name in POLY else _unary_rule(_name))

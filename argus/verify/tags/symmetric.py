@@ -103,11 +103,11 @@ def instances(w, term) -> list[tuple[int | None, int]] | None:
     if not z3.is_expr(index) or not only(bv(term), {index.get_id()}):
         return None
     out = []
-    for i in range(len(w.role.warpgroups)):
-        c = concrete(z3.substitute(bv(term), (index, z3.BitVecVal(i, index.size()))))
+    for pairs in per_warpgroup(w, [term]):      # one (index, i) pair each
+        c = concrete(z3.substitute(bv(term), *pairs))
         if c is None:
             return None
-        out.append((i, c))
+        out.append((pairs[0][1].as_long(), c))
     return out
 
 
