@@ -277,6 +277,20 @@ def check(facts, goal, bounds=None):
     return s.check()
 
 
+def exact(facts, goal):
+    """sat / unsat / unknown of facts & goal in integers, every fact translated (so a sat
+    answer is as good as one of the bit-vector query); None when one does not translate."""
+    tr = Translator()
+    try:
+        formulas = [tr.term(f) for f in [*facts, goal]]
+    except Untranslatable:
+        return None
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.add(*tr.ranges, *formulas)
+    return s.check()
+
+
 def _cache(ctx) -> dict:
     """The context's translator and its translated facts, renewed when new facts bring new
     bounds (translations are kept while the bounds stay the same)."""

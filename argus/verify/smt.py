@@ -27,6 +27,7 @@ from argus.verify.least import least_value
 from argus.verify.arith import WIDTH, bv  # noqa: F401 (smt.WIDTH and smt.bv, as callers use them)
 from argus.verify.query_limits import TIMEOUT_MS
 
+PRETTY_LIMIT = 2000       # product atoms with longer factors are named by s-expressions
 VAR_LIMIT = 1 << 24          # every base variable is below this
 
 
@@ -163,7 +164,7 @@ class Context:
                             out = z3.If(bv(x) == c, sym.mul(bv(y), c), out)
                         got = self._small_products[(x.get_id(), y.get_id())] = (x, y, out)
                     return got[2]
-            key = tuple(sorted((a.sexpr(), b.sexpr())))
+            key = tuple(sorted((self._sexpr(a), self._sexpr(b))))
             if key not in self.atoms:
                 self._fresh += 1
                 # named by its factors: the pretty form, unless the printer elided a deep
@@ -171,7 +172,10 @@ class Context:
                 # u' * y == v' * y was proved), then the complete s-expressions. (The
                 # pretty form where it is complete keeps every other name, and with them
                 # z3's search order, which moves check times by up to 2x either way.)
-                text = f"({a}*{b})"
+                # (a factor of thousands of characters, an expert's prefix sum over 128
+                # counts, is elided anyway: printing it first took 0.1-0.3 s a product)
+                long = len(key[0]) + len(key[1]) > PRETTY_LIMIT
+                text = f"({key[0]}*{key[1]})" if long else f"({a}*{b})"
                 atom = z3.BitVec(text if "..." not in text else f"({key[0]}*{key[1]})",
                                  WIDTH)
                 # true of the real product (no factor reaches 2^24, so nothing wraps);
@@ -187,6 +191,15 @@ class Context:
                 self.atoms[key] = (atom, a, b)
             return self.atoms[key][0]
         return sym.mul(a, b)
+
+    def _sexpr(self, t) -> str:
+        """t's s-expression, remembered (an expert's prefix sum over 128 counts is printed
+        for every product it is a factor of: 0.1 s each)."""
+        memo = self.__dict__.setdefault("_sexprs", {})
+        got = memo.get(t.get_id())
+        if got is None:
+            got = memo[t.get_id()] = (t, t.sexpr())     # t kept alive: its id stays its own
+        return got[1]
 
     def define_quotient(self, r, s, q) -> None:
         """Q is R / S exactly (an assumption says S divides R): R == Q * S, and R // S,

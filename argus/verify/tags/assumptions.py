@@ -29,7 +29,7 @@ from argus.ir.nodes import Op
 from argus.verify.query_limits import SMALL_TRIP
 from argus.verify.smt import VAR_LIMIT, WIDTH, bv
 
-from . import abstraction, routing, scalars
+from . import abstraction, routing, scalars, sum_windows
 from .segments import Segment, in_window
 from .values import GlobalTile
 
@@ -120,10 +120,18 @@ def tag_assume(w, op: Op) -> None:
     names = [n for n, _ in loops]
     terms = [w.ctx.vars[n].term for n in names]
     values = list(product(*[range(b) for _, b in loops]))
-    for tensor, name, region, value in found:
+    for tensor, name, region, value, subject in found:
         table = _table(w).setdefault((tensor, name), [])
+        _windows(w)[(tensor, name)] = _over_windows(w, loops, terms, subject, value, table)
+        family = _windows(w)[(tensor, name)]
         for combo in values:
             pairs = [(t, z3.BitVecVal(c, WIDTH)) for t, c in zip(terms, combo)]
+            if family is not None and family.kind == "prefix":
+                # the window's start and rows at counter c are entry c's (no need to walk
+                # the if-then-else over every entry's sum, 128 times over)
+                c = combo[0]
+                pairs = [(bv(subject.start), family.sum.sums[c]),
+                         (bv(subject.rows), family.sum.parts[c]), *pairs]
             sub = (lambda x: z3.simplify(z3.substitute(x, *pairs))) if pairs else z3.simplify
             table.append(Instance(sub(region), sub(bv(value)), op.loc))
 
@@ -182,7 +190,7 @@ def _definition(w, part, vals):
     tensor, region = _region(w, x)
     value = _render(w, rhs, vals, lhs.operand)
     region = z3.And(region, *[scalars.as_bool(p) for p in w.path])
-    return tensor, lhs.field, region, value
+    return tensor, lhs.field, region, value, x
 
 
 def _region(w, x):
@@ -226,6 +234,90 @@ def _render(w, e, vals, subject):
     raise Unsupported(f"{e} in the value of a tag assumption")
 
 
+def _windows(w) -> dict:
+    """(tensor, field) -> its Family when its instances are one assumption's over a family
+    of disjoint windows (else None)."""
+    if not hasattr(w, "tag_windows"):
+        w.tag_windows = {}
+    return w.tag_windows
+
+
+@dataclass(frozen=True)
+class Family:
+    """`tag(segment(X, start(g), rows(g))).f == value(g)` for g over a whole loop of n:
+    windows that are disjoint for different g, so that on member a's window the field is
+    value(a). `kind` "prefix": entry g's window of an exclusive prefix sum (`sum`);
+    "affine": rows g * R .. g * R + R - 1 (`rows` R, the same for every g)."""
+    kind: str
+    counter: object
+    length: int
+    value: object
+    sum: object = None
+    rows: object = None
+
+
+def _over_windows(w, loops, terms, subject, value, table):
+    """The Family of a tag assumption under one short loop with no `if` around it, on a
+    segment indexed by the loop's counter, no earlier instance of the field, and a value
+    that does not depend on the element; else None."""
+    if table or len(loops) != 1 or w.path or not isinstance(subject, Segment) or \
+            _mentions(bv(value), COORDS[0]) or _mentions(bv(value), COORDS[1]):
+        return None
+    counter, n = terms[0], loops[0][1]
+    got = sum_windows.window_of(w.ctx, subject.start, subject.rows)
+    if got is not None:
+        s, index = got
+        if isinstance(index, int) or not bv(index).eq(counter) or n != s.length:
+            return None
+        return Family("prefix", counter, n, value, sum=s)
+    factors = _factors(w, subject.start)
+    if factors is not None and factors[0].eq(counter) and factors[1].eq(bv(subject.rows)) \
+            and not _mentions(bv(subject.rows), counter):
+        return Family("affine", counter, n, value, rows=bv(subject.rows))
+    return None
+
+
+def _factors(w, start):
+    """(a, R) when `start` is the product a * R as the context builds it (a product atom,
+    or the exact if-then-else over a short loop's counter a), else None; a a variable."""
+    start = bv(start)
+    for x, y, product in w.ctx._small_products.values():    # a short loop's counter times R
+        if product.eq(start):
+            return bv(x), bv(y)
+    for atom, a, b in w.ctx.atoms.values():
+        if atom.eq(start):
+            for x, y in ((bv(a), bv(b)), (bv(b), bv(a))):
+                if z3.is_const(x) and not z3.is_bv_value(x):
+                    return x, y
+    return None
+
+
+def _by_windows(w, tensor: str, name: str, window):
+    """value(a) when `window` is member a's window of the field's Family, a < n, and the
+    window inside the tensor: each of its rows is in instance a's region and in no other
+    (the windows are disjoint), so the field there is value(a); else None."""
+    family = _windows(w).get((tensor, name))
+    if family is None or len(_table(w).get((tensor, name), ())) != family.length:
+        return None
+    from argus.verify.smt import holds
+    extent = bv(w.tensors[tensor][0])
+    if family.kind == "prefix":
+        got = sum_windows.window_of(w.ctx, window.start, window.rows)
+        if got is None or got[0] is not family.sum:
+            return None
+        index, inside = got[1], z3.ULE(family.sum.total, extent)
+    else:
+        got = _factors(w, window.start)
+        if got is None or not got[1].eq(family.rows) or not bv(window.rows).eq(family.rows):
+            return None
+        index, inside = got[0], z3.ULE(bv(window.end), extent)
+    in_range = sum_windows.in_range(index, family) if isinstance(index, int) else \
+        z3.ULT(bv(index), family.length)
+    if not holds(w.ctx, in_range) or not holds(w.ctx, inside, in_integers=True):
+        return None
+    return z3.simplify(z3.substitute(bv(family.value), (family.counter, bv(index))))
+
+
 def constant_on(w, tensor: str, name: str, window, rank: int):
     """The value field `name` takes on every element of the segment `window` of `tensor`
     (all its rows, every column), when it is one value there; else None. Proved once per
@@ -237,6 +329,10 @@ def constant_on(w, tensor: str, name: str, window, rank: int):
     start, rows = bv(window.start), bv(window.rows)
     key = (tensor, name, start.get_id(), rows.get_id())   # the cache keeps both alive
     if key not in cache:
+        by_windows = _by_windows(w, tensor, name, window)
+        if by_windows is not None:
+            cache[key] = ((start, rows), by_windows)
+            return by_windows
         x, c = z3.BitVecs("x#seg c#seg", WIDTH)
         first = field(w, tensor, name, (window.start, 0)[:rank])
         coords = (bv(window.start) + x, c)[:rank]

@@ -37,6 +37,7 @@ import z3
 
 from argus.ir.nodes import Loc, Op, Value
 from argus.ir.types import GlobalTensorType
+from argus.verify import integers
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, only, solve, value as model_value
 
@@ -277,7 +278,10 @@ def _same_extent(w, x, y) -> bool:
     got = memo.get(key)
     if got is None:
         claim = bv(x) == bv(y)
-        got = memo[key] = (x, y, solve([*facts, *products, z3.Not(claim)])[0] == z3.unsat)
+        answer = integers.exact([*facts, *products], z3.Not(claim))
+        if answer not in (z3.sat, z3.unsat):     # not linear: the bit-vector query
+            answer = solve([*facts, *products, z3.Not(claim)])[0]
+        got = memo[key] = (x, y, answer == z3.unsat)
     return got[2]          # (x and y kept alive with it: z3 reuses the ids of freed terms)
 
 

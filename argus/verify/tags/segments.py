@@ -110,20 +110,35 @@ def in_window(t, row):
     return test
 
 
-def _leaves(t, out=None, seen=None) -> set:
-    """The ids of the variables and uninterpreted values a term is built from."""
-    out = set() if out is None else out
-    seen = set() if seen is None else seen
-    if t.get_id() in seen:
-        return out
-    seen.add(t.get_id())
-    if z3.is_const(t) and not z3.is_bv_value(t) or \
-            z3.is_app(t) and t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-        out.add(t.get_id())
-        return out
-    for c in t.children():
-        _leaves(c, out, seen)
-    return out
+_LEAVES: dict = {}      # ast id -> (term, its leaves): windows share their sums' subterms
+_LEAVES_LIMIT = 200_000
+
+
+def _leaves(t) -> frozenset:
+    """The ids of the variables and uninterpreted values a term is built from (memoised
+    across terms: the windows of one prefix sum share every entry's sum)."""
+    if len(_LEAVES) > _LEAVES_LIMIT:
+        _LEAVES.clear()
+    stack = [t]
+    while stack:
+        x = stack[-1]
+        if x.get_id() in _LEAVES:
+            stack.pop()
+            continue
+        if z3.is_const(x) and not z3.is_bv_value(x) or \
+                z3.is_app(x) and x.num_args() and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            _LEAVES[x.get_id()] = (x, frozenset([x.get_id()]))
+            stack.pop()
+            continue
+        kids = x.children()
+        pending = [c for c in kids if c.get_id() not in _LEAVES]
+        if pending:
+            stack.extend(pending)
+            continue
+        out = frozenset().union(*[_LEAVES[c.get_id()][1] for c in kids]) if kids else frozenset()
+        _LEAVES[x.get_id()] = (x, out)
+        stack.pop()
+    return _LEAVES[t.get_id()][1]
 
 
 def _occurs(ids: set, t, seen=None) -> bool:

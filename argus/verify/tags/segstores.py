@@ -32,9 +32,9 @@ from itertools import product
 import z3
 
 from argus.verify.finding import Counterexample, ElementTag, Finding
-from argus.verify.smt import TIMEOUT_MS, WIDTH, bv, integer_unsat, value
+from argus.verify.smt import TIMEOUT_MS, WIDTH, bv, holds, integer_unsat, value
 
-from . import abstraction, report
+from . import abstraction, report, sum_windows
 from argus.verify.integers import key
 from .kcoverage import _affine_witness
 from .routing import routing_values, values_of
@@ -161,8 +161,8 @@ def race_goal(w, r, q, same, inside, extra, copies, pos_r):
     overlap = z3.And(z3.ULT(row, bv(r.extents[0])), other_group, in_window(r, row),
                      cp(in_window(q, row)))
     narrowed = []
-    if not abstraction.install(w.ctx).refutes([overlap, *w.ctx.order_facts([overlap])],
-                                              abstract=False):
+    if not _disjoint(w, r, q, gterms) and not abstraction.install(w.ctx).refutes(
+            [overlap, *w.ctx.order_facts([overlap])], abstract=False):
         narrowed.append(z3.And(same, inside, other_group))     # report.find decides
     # the same group: abstract the window, the destination is then a plain tiled one
     same_group = [cp(g) == g for g in gterms]
@@ -176,16 +176,38 @@ def race_goal(w, r, q, same, inside, extra, copies, pos_r):
     paths = {p.get_id() for p in [*r.path, *[cp(p) for p in q.path]]}
     unfiltered = [x for x in extra if x.get_id() not in paths]
     kept = _kept_bounds(w, pairs)
+    ab = abstraction.install(w.ctx)
     for constraints in (unfiltered, extra):    # the filter of the ifs is seldom needed
-        facts = abstraction.install(w.ctx).relevant(w.ctx.facts, [goal, *constraints])
-        s = _solver(*[sub(f) for f in facts], *[sub(x) for x in constraints],
-                    z3.simplify(sub(goal)), *kept)
-        verdict = s.check()
+        facts = ab.relevant(w.ctx.facts, [goal, *constraints])
+        asked = [*[sub(f) for f in facts], *[sub(x) for x in constraints],
+                 z3.simplify(sub(goal)), *kept]
+        # first with the group's other routing terms (its first m-tile, ...) forgotten
+        # too: the same in both writers of one group, they seldom matter
+        allowed = ab.allowed()
+        if _solver(*[ab.rewrite(x, allowed) for x in asked]).check() == z3.unsat:
+            verdict = z3.unsat
+            break
+        verdict = _solver(*asked).check()
         if verdict == z3.unsat:
             break
     if verdict != z3.unsat:
         narrowed.append(z3.And(goal, *same_group))
     return z3.Or(*narrowed) if narrowed else None
+
+
+def _disjoint(w, r, q, gterms) -> bool:
+    """r's and q's windows are entry g's of one exclusive prefix sum, g their one group
+    counter and below the vector's length: two different groups' windows share no row
+    (sum_windows' lemma 2)."""
+    if len(gterms) != 1:
+        return False
+    got, other = (sum_windows.window_of(w.ctx, x.window.start, x.window.rows) for x in (r, q))
+    if got is None or other is None or got[0] is not other[0]:
+        return False
+    s = got[0]
+    if any(isinstance(i, int) or not bv(i).eq(gterms[0]) for i in (got[1], other[1])):
+        return False
+    return holds(w.ctx, sum_windows.in_range(gterms[0], s))
 
 
 def _generic(w, r, q, same, inside, copies, pos_r):
@@ -218,6 +240,10 @@ def coverage(w, tensor, recs) -> None:
                                 f"b of a segment starting at b * rows)")
             return
         pairs_w, facts_w, admitted = witness
+        tiled = _tiling(w, r, short, bounds) if not others else None
+        if tiled is not None:
+            cover.append(z3.ULT(row, tiled))      # the windows of every entry: [0, T)
+            continue
         solved += facts_w
         for combo in product(*[range(b) for b in bounds]):
             pairs = [(w.ctx.vars[n].term, z3.BitVecVal(c, WIDTH)) for n, c in zip(short, combo)]
@@ -253,6 +279,20 @@ def coverage(w, tensor, recs) -> None:
         done.append(r)
         if not _group_covered(w, r, tensor, recs):
             return
+
+
+def _tiling(w, r, short, bounds):
+    """T when r's windows over its group counter's whole loop are those of every entry of
+    an exclusive prefix sum (sum_windows' lemma 3: together exactly the rows [0, T));
+    else None."""
+    got = sum_windows.window_of(w.ctx, r.window.start, r.window.rows)
+    if got is None or len(short) != 1:
+        return None
+    s, index = got
+    counter = w.ctx.vars[short[0]].term
+    if isinstance(index, int) or not bv(index).eq(counter) or bounds[0] != s.length:
+        return None
+    return s.total
 
 
 def _solved_groups(w, r, row, names):

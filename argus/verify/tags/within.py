@@ -19,7 +19,7 @@ from argus.ir.types import FragmentType, IndexVectorType
 from argus.verify.finding import Counterexample, Finding
 from argus.verify.smt import bv, exact_solve, holds, relevant, value
 
-from . import segments
+from . import segments, sum_windows
 from .segments import Segment
 
 CONFIRM_MS = 1500      # confirming a violation with real products: short (else unverified)
@@ -63,6 +63,9 @@ def _segment(w, op: Op) -> None:
     if not isinstance(seg, Segment) or not seg.extents:
         return
     rows = seg.extents[0]
+    if _inside_by_lemma(w, seg, rows):
+        segments.mark_inside(w, seg)
+        return
     claim = z3.ULE(bv(seg.end), bv(rows)) if not isinstance(seg.end, int) or \
         not isinstance(rows, int) else z3.BoolVal(seg.end <= rows)
     if _prove(w, op, claim,
@@ -76,6 +79,21 @@ def _segment(w, op: Op) -> None:
         # then needs no row-extent test, which the window test alone does not imply
         # linearly: b * SQ + x < RQ from x < SQ)
         segments.mark_inside(w, seg)
+
+
+def _inside_by_lemma(w, seg, rows) -> bool:
+    """The window of entry a of an exclusive prefix sum ends by the sum of all entries
+    (sum_windows' lemma 1): inside the tensor when a < n and that total <= its rows."""
+    got = sum_windows.window_of(w.ctx, seg.start, seg.rows)
+    if got is None:
+        return False
+    s, index = got
+    path = list(w.path)
+    try:
+        return holds(w.ctx, sum_windows.in_range(index, s), path) and \
+            holds(w.ctx, z3.ULE(s.total, bv(rows)), path, in_integers=True)
+    except (z3.Z3Exception, TypeError, ValueError):
+        return False
 
 
 def _prove(w, op: Op, claim, message: str, hint: str) -> bool:

@@ -1,0 +1,126 @@
+"""The windows of an exclusive prefix sum, known by construction rather than re-derived by
+z3 from the spelt-out sums.
+
+`offs = prefix_sum(cnt)` inside the loop over experts gives expert e the slot window
+[offs[e], offs[e] + cnt[e]). The tag pass spells `element(offs, e)` out exactly: an
+if-then-else over every entry's sum, each a sum of up to E - 1 counts (routing.py). Every
+query about the windows then carries O(E^2) terms, and z3 re-derives facts that hold of
+any exclusive prefix sum by construction (64 experts: 5 s a check, 128: 15 s). Those facts
+are stated here once, as lemmas, for windows whose start and row count are recognised as
+`element(prefix_sum(x), a)` and `element(x, a)` of one registered sum:
+
+1. **inside**: for a < n (the vector's length), S(a) + x(a) <= T, the sum of all entries;
+2. **disjoint**: for a != b, both < n, the windows of a and b share no row;
+3. **tiling**: the windows of a = 0 .. n - 1 together are exactly the rows [0, T).
+
+Each holds of the real sums (the entries are routing counts below 2^24, so nothing wraps
+in 64 bits), so a check that uses one instead of a query proves what the query would.
+A window the lemmas do not fit (another start, a partial loop) is left to the query, and
+every term stays the exact one: models and counterexamples are unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from argus.verify.smt import bv, concrete
+
+
+@dataclass(eq=False)
+class Sum:
+    """An exclusive prefix sum: `sums[c]` = parts[0] + ... + parts[c - 1], total T."""
+    parts: tuple
+    sums: tuple
+    total: object
+
+    @property
+    def length(self) -> int:
+        return len(self.parts)
+
+
+@dataclass
+class Registry:
+    sums: list = field(default_factory=list)
+    memo: dict = field(default_factory=dict)     # ast id -> (term, (Sum, kind, index) | None)
+
+
+def registry(ctx) -> Registry:
+    got = ctx.__dict__.get("sum_windows")
+    if got is None:
+        got = ctx.__dict__["sum_windows"] = Registry()
+    return got
+
+
+def register(ctx, parts, sums, total) -> None:
+    """Record the exclusive prefix sum `sums` of the entries `parts` (terms)."""
+    registry(ctx).sums.append(Sum(tuple(bv(p) for p in parts), tuple(bv(s) for s in sums),
+                                  bv(total)))
+
+
+def selected(ctx, term):
+    """(Sum, "sum" or "part", index) when `term` is entry `index` of a registered sum or
+    of its summed vector, spelt out as routing.IndexVector.entry spells it; else None."""
+    reg = registry(ctx)
+    if not reg.sums or term is None or isinstance(term, (int, float)):
+        return None
+    term = bv(term)
+    got = reg.memo.get(term.get_id())
+    if got is None:
+        got = reg.memo[term.get_id()] = (term, _recognise(reg, term))
+    return got[1]
+
+
+def _recognise(reg, term):
+    for s in reg.sums:
+        for kind, seq in (("sum", s.sums), ("part", s.parts)):
+            for c, entry in enumerate(seq):
+                if term.eq(entry):
+                    return s, kind, c
+            index = _chain_index(term, seq)
+            if index is not None:
+                return s, kind, index
+    return None
+
+
+def _chain_index(term, seq):
+    """p when term is If(p == 0, seq[0], If(p == 1, seq[1], ... seq[n - 1]))."""
+    if len(seq) < 2:
+        return None
+    p, t = None, term
+    for i in range(len(seq) - 1):
+        if not z3.is_app_of(t, z3.Z3_OP_ITE):
+            return None
+        cond, then, rest = t.children()
+        if not z3.is_eq(cond) or not then.eq(seq[i]):
+            return None
+        lhs, rhs = cond.children()
+        if concrete(rhs) != i:
+            return None
+        if p is None:
+            p = lhs
+        elif not lhs.eq(p):
+            return None
+        t = rest
+    return p if t.eq(seq[-1]) else None
+
+
+def window_of(ctx, start, rows):
+    """(Sum, index) when the window [start, start + rows) is entry index's window of a
+    registered prefix sum; else None."""
+    a = selected(ctx, start)
+    b = selected(ctx, rows)
+    if a is None or b is None or a[0] is not b[0] or a[1] != "sum" or b[1] != "part":
+        return None
+    i, j = a[2], b[2]
+    if isinstance(i, int) or isinstance(j, int):
+        return (a[0], i) if isinstance(i, int) and i == j else None
+    return (a[0], i) if i.eq(j) else None
+
+
+def in_range(index, s: Sum):
+    """index < n, as a claim (True for a constant index inside)."""
+    if isinstance(index, int):
+        return z3.BoolVal(0 <= index < s.length)
+    return z3.ULT(bv(index), s.length)
