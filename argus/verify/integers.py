@@ -296,9 +296,14 @@ def _cache(ctx) -> dict:
     bounds (translations are kept while the bounds stay the same)."""
     bounds = bounds_of(ctx)
     cache = ctx.__dict__.setdefault("_integers", {})
-    if cache.get("bounds") != bounds:
-        cache.clear()
+    if not cache:
         cache.update(bounds=bounds, translator=Translator(bounds), facts={})
+    elif cache["bounds"] != bounds:
+        # new facts brought new bounds: terms translated before keep their translation
+        # (exact under any bounds: a looser bound only keeps a modulo that a tighter one
+        # drops), terms translated from now on use the new ones
+        cache["bounds"] = bounds
+        cache["translator"].bounds = dict(bounds)
     return cache
 
 

@@ -668,6 +668,10 @@ def holds(ctx: Context, claim, extra: Iterable = (), in_integers: bool = False) 
         return False
     if known_unsat([*facts, *asked]):         # proved before (another warpgroup's walk)
         return True
+    if in_integers and ctx.abstraction is not None and \
+            not any(termscan.scan(x).routed for x in asked) and \
+            integer_unsat(ctx, [*facts, *extra], z3.Not(claim)):
+        return True     # nothing to abstract (a segment e * F + F <= E * F): integers first
     if ctx.abstraction is not None and ctx.abstraction.proves(claim, list(extra)):
         return True
     if in_integers or ctx.abstraction is not None:   # and a false claim's model

@@ -153,10 +153,6 @@ class Abstraction:
         the first attempt (for claims about the routing arithmetic itself)."""
         if not abstract:
             return self._in_integers(constraints)
-        if not any(termscan.scan(x).routed for x in constraints):
-            # nothing to abstract: the first attempt would be the bit-blasted query itself
-            # (a segment e * F + F <= E * F: 0.5 s), where integers take milliseconds
-            return self._in_integers(constraints) or self._abstracted(constraints)
         # most queries do not need the filter of the ifs around them (the persistent
         # loop's `w % BLOCKS == bid`, a remainder of a product: costly to bit-blast), and
         # what is impossible without a constraint is impossible with it

@@ -29,7 +29,7 @@ from argus.ir.nodes import Op
 from argus.verify.query_limits import SMALL_TRIP
 from argus.verify.smt import VAR_LIMIT, WIDTH, bv
 
-from . import abstraction, routing, scalars, sum_windows
+from . import abstraction, routing, scalars, window_families
 from .segments import Segment, in_window
 from .values import GlobalTile
 
@@ -264,31 +264,16 @@ def _over_windows(w, loops, terms, subject, value, table):
             _mentions(bv(value), COORDS[0]) or _mentions(bv(value), COORDS[1]):
         return None
     counter, n = terms[0], loops[0][1]
-    got = sum_windows.window_of(w.ctx, subject.start, subject.rows)
+    got = window_families.window_of(w.ctx, subject.start, subject.rows)
     if got is not None:
         s, index = got
         if isinstance(index, int) or not bv(index).eq(counter) or n != s.length:
             return None
         return Family("prefix", counter, n, value, sum=s)
-    factors = _factors(w, subject.start)
+    factors = window_families.product_of(w.ctx, subject.start)
     if factors is not None and factors[0].eq(counter) and factors[1].eq(bv(subject.rows)) \
             and not _mentions(bv(subject.rows), counter):
         return Family("affine", counter, n, value, rows=bv(subject.rows))
-    return None
-
-
-def _factors(w, start):
-    """(a, R) when `start` is the product a * R as the context builds it (a product atom,
-    or the exact if-then-else over a short loop's counter a), else None; a a variable."""
-    start = bv(start)
-    for x, y, product in w.ctx._small_products.values():    # a short loop's counter times R
-        if product.eq(start):
-            return bv(x), bv(y)
-    for atom, a, b in w.ctx.atoms.values():
-        if atom.eq(start):
-            for x, y in ((bv(a), bv(b)), (bv(b), bv(a))):
-                if z3.is_const(x) and not z3.is_bv_value(x):
-                    return x, y
     return None
 
 
@@ -302,16 +287,16 @@ def _by_windows(w, tensor: str, name: str, window):
     from argus.verify.smt import holds
     extent = bv(w.tensors[tensor][0])
     if family.kind == "prefix":
-        got = sum_windows.window_of(w.ctx, window.start, window.rows)
+        got = window_families.window_of(w.ctx, window.start, window.rows)
         if got is None or got[0] is not family.sum:
             return None
         index, inside = got[1], z3.ULE(family.sum.total, extent)
     else:
-        got = _factors(w, window.start)
+        got = window_families.product_of(w.ctx, window.start)
         if got is None or not got[1].eq(family.rows) or not bv(window.rows).eq(family.rows):
             return None
         index, inside = got[0], z3.ULE(bv(window.end), extent)
-    in_range = sum_windows.in_range(index, family) if isinstance(index, int) else \
+    in_range = window_families.in_range(index, family) if isinstance(index, int) else \
         z3.ULT(bv(index), family.length)
     if not holds(w.ctx, in_range) or not holds(w.ctx, inside, in_integers=True):
         return None

@@ -24,7 +24,7 @@ from argus.ir.nodes import Op
 from argus.layout import symbolic as sym
 from argus.verify.smt import VAR_LIMIT, WIDTH, bv, concrete, value
 
-from . import abstraction, sum_windows
+from . import abstraction, window_families
 
 SHORT = 128         # vectors up to this long keep one term per entry (128 experts' counts)
 
@@ -159,7 +159,7 @@ def prefix_sum(w, op: Op) -> bool:
     for x in v.entries:
         out.append(total)
         total = z3.simplify(total + bv(x))
-    sum_windows.register(w.ctx, v.entries, out, total)
+    window_families.register(w.ctx, v.entries, out, total)
     w.env[op.result] = IndexVector(v.length, tuple(out))
     return True
 

@@ -158,7 +158,7 @@ def inside(t, coords, w=None):
     With the walker `w`, a segment proved inside its tensor (within.py) needs no test of
     the row against the tensor's rows: the window test implies it."""
     window = getattr(t, "window", None)
-    skip_rows = w is not None and window is not None and _key(t.tensor, window) in \
+    skip_rows = w is not None and window is not None and _key(t.tensor, window)[0] in \
         w.__dict__.get("_segments_inside", ())
     tests = [z3.ULT(bv(c), bv(e)) for c, e in zip(coords, t.extents)]
     if skip_rows:
@@ -167,12 +167,17 @@ def inside(t, coords, w=None):
 
 
 def _key(tensor: str, window) -> tuple:
-    return (tensor, z3.simplify(bv(window.start)).sexpr(), z3.simplify(bv(window.rows)).sexpr())
+    """(tensor, start, rows) by the AST ids of the simplified terms, and those terms (the
+    holder keeps them alive, so that their ids stay theirs): an s-expression of an expert's
+    prefix sum over 128 counts took 10 ms to print."""
+    start, rows = z3.simplify(bv(window.start)), z3.simplify(bv(window.rows))
+    return (tensor, start.get_id(), rows.get_id()), (start, rows)
 
 
 def mark_inside(w, seg: Segment) -> None:
     """Segment `seg` is proved inside its tensor (start + rows <= its rows)."""
-    w.__dict__.setdefault("_segments_inside", set()).add(_key(seg.tensor, seg.window))
+    key, terms = _key(seg.tensor, seg.window)
+    w.__dict__.setdefault("_segments_inside", {})[key] = terms
 
 
 def live(t: GlobalTile, r, row):

@@ -34,7 +34,7 @@ import z3
 from argus.verify.finding import Counterexample, ElementTag, Finding
 from argus.verify.smt import TIMEOUT_MS, WIDTH, bv, holds, integer_unsat, value
 
-from . import abstraction, report, sum_windows
+from . import abstraction, report, window_families
 from argus.verify.integers import key
 from .kcoverage import _affine_witness
 from .routing import routing_values, values_of
@@ -198,16 +198,16 @@ def race_goal(w, r, q, same, inside, extra, copies, pos_r):
 def _disjoint(w, r, q, gterms) -> bool:
     """r's and q's windows are entry g's of one exclusive prefix sum, g their one group
     counter and below the vector's length: two different groups' windows share no row
-    (sum_windows' lemma 2)."""
+    (window_families' lemma 2)."""
     if len(gterms) != 1:
         return False
-    got, other = (sum_windows.window_of(w.ctx, x.window.start, x.window.rows) for x in (r, q))
+    got, other = (window_families.window_of(w.ctx, x.window.start, x.window.rows) for x in (r, q))
     if got is None or other is None or got[0] is not other[0]:
         return False
     s = got[0]
     if any(isinstance(i, int) or not bv(i).eq(gterms[0]) for i in (got[1], other[1])):
         return False
-    return holds(w.ctx, sum_windows.in_range(gterms[0], s))
+    return holds(w.ctx, window_families.in_range(gterms[0], s))
 
 
 def _generic(w, r, q, same, inside, copies, pos_r):
@@ -283,9 +283,9 @@ def coverage(w, tensor, recs) -> None:
 
 def _tiling(w, r, short, bounds):
     """T when r's windows over its group counter's whole loop are those of every entry of
-    an exclusive prefix sum (sum_windows' lemma 3: together exactly the rows [0, T));
+    an exclusive prefix sum (window_families' lemma 3: together exactly the rows [0, T));
     else None."""
-    got = sum_windows.window_of(w.ctx, r.window.start, r.window.rows)
+    got = window_families.window_of(w.ctx, r.window.start, r.window.rows)
     if got is None or len(short) != 1:
         return None
     s, index = got

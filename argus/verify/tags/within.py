@@ -19,7 +19,7 @@ from argus.ir.types import FragmentType, IndexVectorType
 from argus.verify.finding import Counterexample, Finding
 from argus.verify.smt import bv, exact_solve, holds, relevant, value
 
-from . import segments, sum_windows
+from . import segments, window_families
 from .segments import Segment
 
 CONFIRM_MS = 1500      # confirming a violation with real products: short (else unverified)
@@ -82,16 +82,23 @@ def _segment(w, op: Op) -> None:
 
 
 def _inside_by_lemma(w, seg, rows) -> bool:
-    """The window of entry a of an exclusive prefix sum ends by the sum of all entries
-    (sum_windows' lemma 1): inside the tensor when a < n and that total <= its rows."""
-    got = sum_windows.window_of(w.ctx, seg.start, seg.rows)
-    if got is None:
-        return False
-    s, index = got
+    """A window of a family of disjoint windows (window_families.py) inside the tensor: entry
+    a's window of an exclusive prefix sum ends by the sum of all entries, so a < n and that
+    total <= the rows suffice; the window g * R of a short loop's counter g < n ends by
+    n * R."""
     path = list(w.path)
+    got = window_families.window_of(w.ctx, seg.start, seg.rows)
+    if got is not None:
+        s, index = got
+        claims = [(window_families.in_range(index, s), False), (z3.ULE(s.total, bv(rows)), True)]
+    else:
+        got = window_families.product_of(w.ctx, seg.start)
+        n = None if got is None else w.ctx.small.get(got[0].sexpr())
+        if n is None or not got[1].eq(bv(seg.rows)):
+            return False
+        claims = [(z3.ULE(got[1] * n, bv(rows)), True)]
     try:
-        return holds(w.ctx, sum_windows.in_range(index, s), path) and \
-            holds(w.ctx, z3.ULE(s.total, bv(rows)), path, in_integers=True)
+        return all(holds(w.ctx, c, path, in_integers=i) for c, i in claims)
     except (z3.Z3Exception, TypeError, ValueError):
         return False
 

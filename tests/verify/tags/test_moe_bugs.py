@@ -25,7 +25,7 @@ NAMES = sorted(p.stem for p in BUGS.glob("*.py"))
 KERNEL = {"weight_of_next_expert": "moe_grouped", "padding_rows_stored": "moe_grouped",
           "tail_rows_unmasked": "moe_grouped", "gather_by_slot": "moe_gate_up",
           "padded_offsets_as_rows": "moe_gate_up", "combine_other_choice_gate": "moe_combine",
-          "combine_choices_not_atomic": "moe_combine"}
+          "combine_choices_not_atomic": "moe_combine", "last_expert_skipped": "moe_grouped"}
 E = 8
 
 
@@ -58,7 +58,7 @@ def finding(name: str):
     return hits[0]
 
 
-def test_the_corpus_has_the_seven_moe_bugs():
+def test_the_corpus_has_the_eight_moe_bugs():
     assert NAMES == sorted(KERNEL)
 
 
@@ -146,6 +146,28 @@ def test_interpreter_confirms_padding_rows_overwrite_the_next_expert():
     out, ref = _grouped("padding_rows_stored", counts, list(cex.block))
     assert _wrong(out, ref, tuple(e.index))
     assert out[tuple(e.index)] == 0
+
+
+def test_interpreter_confirms_the_last_expert_is_never_stored():
+    """The windows of the prefix sum cover Y only over the whole expert loop: one expert
+    short, the row the finding names is the last expert's, and it keeps the poison the
+    output was filled with while every other expert's rows are right."""
+    cex = finding("last_expert_skipped").counterexample
+    (e,) = cex.elements
+    counts = _counts(cex)
+    row = e.index[0]
+    assert counts[:E - 1].sum() <= row < counts.sum()
+    kernel, _ = analysed("last_expert_skipped")
+    rng = np.random.default_rng(0)
+    x, w = _bf16(rng, int(counts.sum()), 64), _bf16(rng, E * 128, 64)
+    ref = _example("moe").reference(x, w, counts)
+    y = np.full(ref.shape, np.nan, np.float32)
+    result = interpret(kernel, {"X": x, "W": w, "counts": counts, "Y": y}, seed=0)
+    assert result.ok, result.failures()
+    out = result.outputs["Y"]
+    assert np.isnan(out[row]).all()
+    done = int(counts[:E - 1].sum())
+    np.testing.assert_allclose(out[:done], ref[:done], rtol=2 ** -7, atol=2 ** -7)
 
 
 def _gate_up(name, cex, seed=0):

@@ -1,5 +1,6 @@
-"""The windows of an exclusive prefix sum, known by construction rather than re-derived by
-z3 from the spelt-out sums.
+"""Families of disjoint windows, known by construction rather than re-derived by z3: the
+windows of an exclusive prefix sum, and the windows g * R .. g * R + R - 1 of a loop's
+counter g.
 
 `offs = prefix_sum(cnt)` inside the loop over experts gives expert e the slot window
 [offs[e], offs[e] + cnt[e]). The tag pass spells `element(offs, e)` out exactly: an
@@ -17,6 +18,10 @@ Each holds of the real sums (the entries are routing counts below 2^24, so nothi
 in 64 bits), so a check that uses one instead of a query proves what the query would.
 A window the lemmas do not fit (another start, a partial loop) is left to the query, and
 every term stays the exact one: models and counterexamples are unchanged.
+
+The windows g * R (`segment(W, e * F, F)`, expert e's rows of flattened weights) are
+disjoint for different g by arithmetic, and inside a tensor of X rows for every g < n when
+n * R <= X: `product_of` recognises their start as the context builds it.
 """
 
 from __future__ import annotations
@@ -44,19 +49,24 @@ class Sum:
 class Registry:
     sums: list = field(default_factory=list)
     memo: dict = field(default_factory=dict)     # ast id -> (term, (Sum, kind, index) | None)
+    entries: dict = field(default_factory=dict)  # ast id of an entry -> (Sum, kind, c)
 
 
 def registry(ctx) -> Registry:
-    got = ctx.__dict__.get("sum_windows")
+    got = ctx.__dict__.get("window_families")
     if got is None:
-        got = ctx.__dict__["sum_windows"] = Registry()
+        got = ctx.__dict__["window_families"] = Registry()
     return got
 
 
 def register(ctx, parts, sums, total) -> None:
     """Record the exclusive prefix sum `sums` of the entries `parts` (terms)."""
-    registry(ctx).sums.append(Sum(tuple(bv(p) for p in parts), tuple(bv(s) for s in sums),
-                                  bv(total)))
+    reg = registry(ctx)
+    s = Sum(tuple(bv(p) for p in parts), tuple(bv(x) for x in sums), bv(total))
+    reg.sums.append(s)
+    for kind, seq in (("sum", s.sums), ("part", s.parts)):
+        for c, entry in enumerate(seq):
+            reg.entries.setdefault(entry.get_id(), (s, kind, c))
 
 
 def selected(ctx, term):
@@ -73,11 +83,16 @@ def selected(ctx, term):
 
 
 def _recognise(reg, term):
+    got = reg.entries.get(term.get_id())      # a constant index: the entry itself
+    if got is not None:
+        return got
+    if not z3.is_app_of(term, z3.Z3_OP_ITE):
+        return None
+    first = term.children()[1]                # the chain's entry 0: which sequence
     for s in reg.sums:
         for kind, seq in (("sum", s.sums), ("part", s.parts)):
-            for c, entry in enumerate(seq):
-                if term.eq(entry):
-                    return s, kind, c
+            if not first.eq(seq[0]):
+                continue
             index = _chain_index(term, seq)
             if index is not None:
                 return s, kind, index
@@ -124,3 +139,18 @@ def in_range(index, s: Sum):
     if isinstance(index, int):
         return z3.BoolVal(0 <= index < s.length)
     return z3.ULT(bv(index), s.length)
+
+
+def product_of(ctx, start):
+    """(a, R) when `start` is the product a * R as the context builds it (a product atom,
+    or the exact if-then-else over a short loop's counter a), a a variable; else None."""
+    start = bv(start)
+    for x, y, product in ctx._small_products.values():    # a short loop's counter times R
+        if product.eq(start):
+            return bv(x), bv(y)
+    for atom, a, b in ctx.atoms.values():
+        if atom.eq(start):
+            for x, y in ((bv(a), bv(b)), (bv(b), bv(a))):
+                if z3.is_const(x) and not z3.is_bv_value(x):
+                    return x, y
+    return None
