@@ -670,8 +670,9 @@ def holds(ctx: Context, claim, extra: Iterable = (), in_integers: bool = False) 
         return True
     if in_integers and ctx.abstraction is not None and \
             not any(termscan.scan(x).routed for x in asked) and \
-            integer_unsat(ctx, [*facts, *extra], z3.Not(claim)):
-        return True     # nothing to abstract (a segment e * F + F <= E * F): integers first
+            integer_unsat(ctx, [*confined(facts, asked), *extra], z3.Not(claim)):
+        return True     # nothing to abstract (a segment e * F + F <= E * F): in integers
+                        # with the facts of its own variables first
     if ctx.abstraction is not None and ctx.abstraction.proves(claim, list(extra)):
         return True
     if in_integers or ctx.abstraction is not None:   # and a false claim's model

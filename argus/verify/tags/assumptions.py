@@ -284,7 +284,6 @@ def _by_windows(w, tensor: str, name: str, window):
     family = _windows(w).get((tensor, name))
     if family is None or len(_table(w).get((tensor, name), ())) != family.length:
         return None
-    from argus.verify.smt import holds
     extent = bv(w.tensors[tensor][0])
     if family.kind == "prefix":
         got = window_families.window_of(w.ctx, window.start, window.rows)
@@ -296,9 +295,8 @@ def _by_windows(w, tensor: str, name: str, window):
         if got is None or not got[1].eq(family.rows) or not bv(window.rows).eq(family.rows):
             return None
         index, inside = got[0], z3.ULE(bv(window.end), extent)
-    in_range = window_families.in_range(index, family) if isinstance(index, int) else \
-        z3.ULT(bv(index), family.length)
-    if not holds(w.ctx, in_range) or not holds(w.ctx, inside, in_integers=True):
+    if not window_families.below(w.ctx, index, family.length) or \
+            not window_families.inside(w.ctx, inside):
         return None
     return z3.simplify(z3.substitute(bv(family.value), (family.counter, bv(index))))
 

@@ -138,7 +138,13 @@ def indices_load(w, op: Op) -> None:
     read = lambda p: z3.If(vec.live(p), fn(vec.coord(p)), z3.BitVecVal(0, WIDTH))
     entries = None
     if n <= SHORT and concrete(origin) is not None:      # e.g. the E counts
-        entries = tuple(z3.simplify(read(i)) for i in range(n))
+        extent = concrete(bv(src.extents[0]))
+        if extent is not None and src.window is None:    # each entry's liveness is known
+            o = concrete(origin)
+            entries = tuple(z3.simplify(fn(z3.BitVecVal(o + i, WIDTH))) if o + i < extent else
+                            z3.BitVecVal(0, WIDTH) for i in range(n))
+        else:
+            entries = tuple(z3.simplify(read(i)) for i in range(n))
         if w.phase == "collect":
             for i in range(n):             # entries are below 2^24 (assumed, as sizes are)
                 w.ctx.facts.append(z3.ULT(fn(z3.simplify(vec.coord(i))), VAR_LIMIT))

@@ -32,7 +32,7 @@ from itertools import product
 import z3
 
 from argus.verify.finding import Counterexample, ElementTag, Finding
-from argus.verify.smt import TIMEOUT_MS, WIDTH, bv, holds, integer_unsat, value
+from argus.verify.smt import TIMEOUT_MS, WIDTH, bv, integer_unsat, value
 
 from . import abstraction, report, window_families
 from argus.verify.integers import key
@@ -207,7 +207,7 @@ def _disjoint(w, r, q, gterms) -> bool:
     s = got[0]
     if any(isinstance(i, int) or not bv(i).eq(gterms[0]) for i in (got[1], other[1])):
         return False
-    return holds(w.ctx, window_families.in_range(gterms[0], s))
+    return window_families.below(w.ctx, gterms[0], s.length)
 
 
 def _generic(w, r, q, same, inside, copies, pos_r):

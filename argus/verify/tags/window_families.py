@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from argus.verify.smt import bv, concrete
+from argus.verify.smt import bv, concrete, holds
 
 
 @dataclass(eq=False)
@@ -134,11 +134,41 @@ def window_of(ctx, start, rows):
     return (a[0], i) if i.eq(j) else None
 
 
-def in_range(index, s: Sum):
-    """index < n, as a claim (True for a constant index inside)."""
+def below(ctx, index, n: int, path=()) -> bool:
+    """index < n is proved: a constant, the counter of a short loop of at most n
+    iterations (no query), or else by the solver."""
     if isinstance(index, int):
-        return z3.BoolVal(0 <= index < s.length)
-    return z3.ULT(bv(index), s.length)
+        return 0 <= index < n
+    index = bv(index)
+    bound = ctx.small.get(index.sexpr()) if z3.is_const(index) else None
+    if bound is not None and bound <= n:
+        return True
+    return holds(ctx, z3.ULT(index, n), list(path))
+
+
+def stated(ctx, claim) -> bool:
+    """`x <= y` (unsigned) where a fact says x == y, e.g. the counts' total and the rows
+    they are assumed to add up to: no query needed."""
+    if not z3.is_app_of(claim, z3.Z3_OP_ULEQ):
+        return False
+    x, y = (z3.simplify(t) for t in claim.children())
+    if x.eq(y):
+        return True
+    memo = ctx.__dict__.setdefault("_stated_equalities", {})
+    if memo.get("n") != len(ctx.facts):
+        pairs = {}
+        for f in ctx.facts:
+            if z3.is_eq(f):
+                a, b = (z3.simplify(t) for t in f.children())
+                pairs[(a.get_id(), b.get_id())] = pairs[(b.get_id(), a.get_id())] = (a, b)
+        memo.update(n=len(ctx.facts), pairs=pairs)     # the terms kept: ids stay theirs
+    return (x.get_id(), y.get_id()) in memo["pairs"]
+
+
+def inside(ctx, claim, path=()) -> bool:
+    """A window's end within its tensor's rows (a `<=` claim): stated, or proved in
+    integers."""
+    return stated(ctx, claim) or holds(ctx, claim, list(path), in_integers=True)
 
 
 def product_of(ctx, start):

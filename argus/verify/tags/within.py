@@ -88,17 +88,16 @@ def _inside_by_lemma(w, seg, rows) -> bool:
     n * R."""
     path = list(w.path)
     got = window_families.window_of(w.ctx, seg.start, seg.rows)
-    if got is not None:
-        s, index = got
-        claims = [(window_families.in_range(index, s), False), (z3.ULE(s.total, bv(rows)), True)]
-    else:
+    try:
+        if got is not None:
+            s, index = got
+            return window_families.below(w.ctx, index, s.length, path) and \
+                window_families.inside(w.ctx, z3.ULE(s.total, bv(rows)), path)
         got = window_families.product_of(w.ctx, seg.start)
         n = None if got is None else w.ctx.small.get(got[0].sexpr())
         if n is None or not got[1].eq(bv(seg.rows)):
             return False
-        claims = [(z3.ULE(got[1] * n, bv(rows)), True)]
-    try:
-        return all(holds(w.ctx, c, path, in_integers=i) for c, i in claims)
+        return window_families.inside(w.ctx, z3.ULE(got[1] * n, bv(rows)), path)
     except (z3.Z3Exception, TypeError, ValueError):
         return False
 
