@@ -159,7 +159,7 @@ def moe_down(X: Tensor["T", "K", DT], W: Tensor["EN", "K", DT], counts: Tensor[E
                             store(dst, out)
 
 
-def reference(X, W, wsorted, counts):
+def reference(X, W, counts, wsorted):
     """Y[rows of e] = wsorted[rows of e] * (X[rows of e] @ W[e]^T) in float64."""
     import numpy as np
 
@@ -173,3 +173,17 @@ def reference(X, W, wsorted, counts):
         lo, hi = offs[e], offs[e + 1]
         Y[lo:hi] = w[lo:hi, None] * (X[lo:hi] @ weights[e].T)
     return Y
+
+
+def inputs(rng, symbols):
+    """A routing for `argus run` and the fuzzer: the T sorted rows spread over the E
+    experts (about a quarter empty, counts not multiples of the tile), and each row's
+    routing weight."""
+    import numpy as np
+
+    weights = rng.random(E) * (rng.random(E) < 0.75)
+    if not weights.any():
+        weights[0] = 1.0
+    counts = rng.multinomial(symbols["T"], weights / weights.sum())
+    return {"counts": counts.astype(np.int32),
+            "wsorted": rng.random(symbols["T"]).astype(np.float32)}

@@ -236,3 +236,16 @@ def reference(X, W1, W3, ids, counts):
         g, u = rows @ w[e, 0].T, rows @ w[e, 1].T
         H[offs[e]:offs[e + 1]] = g / (1.0 + np.exp(-g)) * u
     return H
+
+
+def inputs(rng, symbols):
+    """A routing for `argus run` and the fuzzer: P slots spread over the E experts (about a
+    quarter empty, counts not multiples of the tile), each slot naming a random token."""
+    import numpy as np
+
+    weights = rng.random(E) * (rng.random(E) < 0.75)
+    if not weights.any():
+        weights[0] = 1.0
+    counts = rng.multinomial(symbols["P"], weights / weights.sum())
+    ids = rng.integers(0, symbols["T"], symbols["P"])
+    return {"counts": counts.astype(np.int32), "ids": ids.astype(np.int32)}

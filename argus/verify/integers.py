@@ -259,7 +259,7 @@ def _leaf(x) -> bool:
         z3.is_bv_value(a) for a in x.children())
 
 
-def check(facts, goal, bounds=None):
+def check(facts, goal, bounds=None, timeout_ms: int = TIMEOUT_MS):
     """sat / unsat / unknown of facts & goal in integers; facts that do not translate are
     left out (fewer facts: an unsat answer still holds, a sat one may not). Raises
     Untranslatable when the goal does not translate."""
@@ -272,7 +272,7 @@ def check(facts, goal, bounds=None):
         except Untranslatable:
             pass
     s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
+    s.set("timeout", timeout_ms)
     s.add(*tr.ranges, *kept, g)
     return s.check()
 

@@ -703,6 +703,16 @@ def integer_unsat(ctx: Context, facts, goal) -> bool:
     try:
         return integers.unsat_in(ctx, facts, goal)
     except integers.Untranslatable:
+        pass
+    # divisions by a symbol (w // TN, w % TN of a hand-written persistent walk): their
+    # quotient, remainder and product as fresh names with true facts (without_divisions),
+    # which every model extends to: an unsat answer holds
+    cheap = without_divisions([*facts, goal])
+    if cheap is None:
+        return False
+    try:
+        return integers.unsat_in(ctx, cheap, z3.BoolVal(True))
+    except integers.Untranslatable:
         return False
 
 

@@ -125,9 +125,9 @@ def test_down_matches_fp64(e, p, k, n, kind, overrides):
     args = down_case(rng, e, p, k, n, kind)
     res = interpret(kernel_ir("moe_down", "moe_down", E=e, **overrides), args, seed=5)
     assert res.ok, res.failures()
-    ref = DOWN.reference(args["X"], args["W"], args["wsorted"], args["counts"])
+    ref = DOWN.reference(args["X"], args["W"], args["counts"], args["wsorted"])
     assert close(res.outputs["Y"], ref)
-    unweighted = DOWN.reference(args["X"], args["W"], np.ones(p), args["counts"])
+    unweighted = DOWN.reference(args["X"], args["W"], args["counts"], np.ones(p))
     assert not close(res.outputs["Y"], unweighted)     # the weight is applied
 
 

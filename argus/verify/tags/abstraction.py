@@ -172,9 +172,18 @@ class Abstraction:
             if ident not in self._facts:
                 self._facts[ident] = (f, self.rewrite(f, allowed))
             facts.append(self._facts[ident][1])
+        asked = [self.rewrite(x, allowed) for x in constraints]
+        if any(_by_constant(x) for x in asked):
+            # a division by a constant that is no power of two (P // 6: a slot's choice) is
+            # costly to bit-blast and exact in integers: there first, briefly
+            try:
+                if integers.check(facts, z3.And(*asked), timeout_ms=QUICK_MS) == z3.unsat:
+                    return True
+            except integers.Untranslatable:
+                pass
         s = z3.Solver()
         s.set("timeout", TIMEOUT_MS)
-        s.add(*facts, *[self.rewrite(x, allowed) for x in constraints])
+        s.add(*facts, *asked)
         return s.check() == z3.unsat
 
     def _in_integers(self, constraints) -> bool:
@@ -185,6 +194,18 @@ class Abstraction:
                                      z3.And(*constraints), own)
         except integers.Untranslatable:
             return False
+
+
+QUICK_MS = 300       # the integer attempt before a bit-blasted query with a division
+
+
+def _by_constant(t) -> bool:
+    """t divides by a constant that is no power of two (x // 6, x % 6)."""
+    found = termscan.scan(t)
+    if found.remainders:
+        return True
+    return any(z3.is_bv_value((q if q is not None else r).arg(1))
+               for q, r in found.divisions.values())
 
 
 def install(ctx) -> "Abstraction":

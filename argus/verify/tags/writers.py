@@ -119,7 +119,7 @@ def _injective(w, r: StoreRecord, inst, cp, differ, bounds) -> bool:
         [(w.pos[p], z3.BitVecVal(0, 64)) for p in ("pr", "pc")]
     moved = [z3.simplify(bv(x) - z3.substitute(bv(x), *zero)) for x in r.dst]
     meet = z3.And(inst(moved[0]) == cp(inst(moved[0])), inst(moved[1]) == cp(inst(moved[1])))
-    return holds(w.ctx, z3.Not(z3.And(meet, differ)), bounds)
+    return holds(w.ctx, z3.Not(z3.And(meet, differ)), bounds, in_integers=True)
 
 
 def _pos_names(w, layout):
