@@ -171,6 +171,12 @@ class Walker:
             if finding.severity == "error":
                 self.error_locs.add(finding.loc)
 
+    def reported(self, check: str, loc) -> bool:
+        """An error of `check` is already reported at `loc` (an earlier visit of the op):
+        another would be a duplicate that driver.dedupe drops (one per check and place)."""
+        return any(f.check == check and f.loc == loc and f.severity == "error"
+                   for f in self.findings)
+
     def minimising(self) -> bool:
         """Whether a counterexample found now is worth minimising: not when an error was
         reported at the op being walked on an earlier visit (the same op reached again
