@@ -96,6 +96,15 @@ TARGETS = {
     "moe_gate_up": Target("moe_gate_up", "examples/moe_gate_up.py", "moe_gate_up",
                           {"T": 64, "K": 128, "F": 128, "EF": 1024, "P": 200}, {"BLOCKS": 2},
                           more_shapes=({"T": 32, "K": 64, "F": 256, "EF": 2048, "P": 72},)),
+    # the library's grouped GEMMs (argus.ops.moe's kernels) at 8 experts on two persistent
+    # blocks: the warpgroup gather, empty experts, tails past each expert's count
+    "moe_gate_up_lib": Target("moe_gate_up_lib", "argus/kernels/moe_gate_up.py", "moe_gate_up",
+                              {"T": 64, "K": 128, "F": 128, "EF": 1024, "P": 200},
+                              {"BLOCKS": 2, "GATHER": "warpgroup"},
+                              more_shapes=({"T": 32, "K": 64, "F": 256, "EF": 2048, "P": 72},)),
+    "moe_down_lib": Target("moe_down_lib", "argus/kernels/moe_down.py", "moe_down",
+                           {"T": 200, "K": 128, "N": 128, "EN": 1024}, {"BLOCKS": 2},
+                           more_shapes=({"T": 72, "K": 192, "N": 256, "EN": 2048},)),
     "moe_combine": Target("moe_combine", "examples/moe_combine.py", "moe_combine",
                           {"T": 128, "N": 128, "P": 256},
                           more_shapes=({"T": 64, "N": 192, "P": 128},)),
