@@ -26,6 +26,8 @@ BY_OPERATOR = {
     "sync_in_role": Cause("sync_block() reached by part of the block", 4),
     "walk_order": Cause("roles walk the tiles in different orders", 2),
     "acc_reset": Cause("an accumulator never reset", 2),
+    "step_guard": Cause("a data op of a loop run on some of its steps only (an if on the "
+                        "loop's counter)", 3),
 }
 VALUES = {"reduction": Cause("value arithmetic changed (a reduction or a state swapped): the "
                              "verifier proves where values go, not what arithmetic makes them",

@@ -19,7 +19,7 @@ known about its names) and yields Edits (edit.py); one operator, one kind of mis
                  (m_new <-> m_i, masked <-> scores, ... per target)
 
 and, from operators_soundness.py, the classes of issue 19: operand_tensor, zero_trip,
-extent_compare, sync_in_role, walk_order, acc_reset.
+extent_compare, sync_in_role, walk_order, acc_reset, step_guard.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ operators.py's index and protocol edits; one operator, one kind of mistake:
 - walk_order:     one role's tile walk in another order (schedule order= / group=, or the
                   two loops of a tile nest swapped)
 - acc_reset:      an accumulator's init= dropped (never set to zero before its first use)
+- step_guard:     a data op inside a loop (wgmma, tma_load, store, atomic_add) put under an
+                  `if` on the loop's counter (`if k % 2 == 0:`, `if k > 0:`): some steps
+                  skip it (a leftover of an unroll, a misplaced guard)
 """
 
 from __future__ import annotations
@@ -172,7 +175,23 @@ def acc_reset(ctx) -> Iterator[Edit]:
             yield Edit.of(call, ast.unparse(m))
 
 
+GUARDED = ("wgmma", "tma_load", "store", "atomic_add")
+
+
+def step_guard(ctx) -> Iterator[Edit]:
+    for loop in ast.walk(ctx.fn):
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)):
+            continue
+        var = loop.target.id
+        for stmt in loop.body:
+            if isinstance(stmt, ast.Expr) and call_name(stmt.value) in GUARDED:
+                pad = " " * (stmt.col_offset + 4)
+                for cond in (f"{var} % 2 == 0", f"{var} > 0"):
+                    yield Edit.of(stmt, f"if {cond}:\n{pad}{ast.unparse(stmt)}")
+
+
 SOUNDNESS_OPERATORS = {
     "operand_tensor": operand_tensor, "zero_trip": zero_trip, "extent_compare": extent_compare,
     "sync_in_role": sync_in_role, "walk_order": walk_order, "acc_reset": acc_reset,
+    "step_guard": step_guard,
 }

@@ -151,8 +151,9 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor,
                          f"{value(model, extent)})",
                          contribs[0].loc, "wgmma",
                          "every k step must load the k tile of its own counter (tile(A, box, "
-                         "(tm, k))) and the k loop must cover K (KT = cdiv(K, BK), or "
-                         "assume(K % BK == 0))", cex))
+                         "(tm, k))), the k loop must cover K (KT = cdiv(K, BK), or "
+                         "assume(K % BK == 0)), and no if inside it may skip a step's wgmma",
+                         cex))
     else:
         w.report(Finding("tag.k-coverage", "warning",
                          "could not prove that every k is accumulated", contribs[0].loc,

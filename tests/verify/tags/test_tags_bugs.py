@@ -49,9 +49,28 @@ def finding(name: str):
     return hits[0]
 
 
-def test_the_corpus_has_the_seven_tag_bugs():
-    assert NAMES == ["same_rows", "swapped_major", "tail_tile", "wrong_k_offset",
-                     "wrong_stage", "wrong_store_coords", "wrong_swizzle"]
+def test_the_corpus_has_the_eight_tag_bugs():
+    assert NAMES == ["k_steps_skipped", "same_rows", "swapped_major", "tail_tile",
+                     "wrong_k_offset", "wrong_stage", "wrong_store_coords", "wrong_swizzle"]
+
+
+def test_interpreter_confirms_the_skipped_k_steps():
+    """The k the finding names is never multiplied: C misses those products everywhere,
+    and the interpreter's C equals the product over the even k steps only."""
+    cex = finding("k_steps_skipped").counterexample
+    (e,) = [x for x in cex.elements if x.tensor == "C"]
+    missed = e.actual["k"]
+    kernel, out, ref = run("k_steps_skipped", cex)
+    assert wrong(out, ref, tuple(e.index))
+    m, n, k = (cex.sizes[s] for s in ("M", "N", "K"))
+    rng = np.random.default_rng(7)
+    a = round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
+    b = round_to_bf16(rng.standard_normal((n, k)).astype(np.float32))
+    kept = np.zeros(k, bool)
+    for step in range(0, k // 64, 2):
+        kept[step * 64:(step + 1) * 64] = True
+    assert not kept[missed]
+    np.testing.assert_allclose(out, a[:, kept] @ b[:, kept].T, rtol=2 ** -7, atol=2 ** -6)
 
 
 @pytest.mark.parametrize("name", NAMES)
