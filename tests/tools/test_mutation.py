@@ -74,6 +74,12 @@ def test_each_mutant_is_one_edit_of_one_line_and_parses_as_python(gemm_mutants):
             assert lines[m.line - 1].strip() == "sync_block()" and \
                 lines[:m.line - 1] + lines[m.line:] == original, m
             continue
+        if m.operator == "step_guard":            # the line put under an if: one added
+            assert lines[m.line - 1].strip().startswith("if ") and \
+                lines[m.line].strip() == original[m.line - 1].strip() and \
+                lines[:m.line - 1] + lines[m.line + 1:] == original[:m.line - 1] + \
+                original[m.line:], m
+            continue
         if m.operator == "walk_order" and m.after.startswith("for ") and \
                 "schedule(" not in m.after:       # two loop headers swapped
             def same(ls):      # the same lines, re-indented (ast.unparse quotes with ')
