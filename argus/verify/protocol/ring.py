@@ -236,6 +236,9 @@ def _stages_and_parity(m: Model, array: Value) -> list:
                     f"count the steps that run in g and use {array.name}[g % {S}]",
                     severity="warning"))
             continue
+        if e.where.filtered and e.op.opcode != "mbarrier.wait" and backward:
+            out += _filtered_release(m, array, e, n, S)
+            continue
         stage = sym.umod(smt.as_term(n), S) if sym.is_symbolic(n) else n % S
         found = None if e.where.filtered else \
             m_find(m, e.where, z3.Not(smt.eq(ref.index, stage)), n)
@@ -575,6 +578,67 @@ def _split_releases(m: Model, array: Value, fills: list, count: int):
             counterexample(m, found, ref.where, (array, 0),
                            block=(r,) if m.cluster_size > 1 else None))]
     return []
+
+
+def _filtered_release(m: Model, array: Value, e: Event, n, S: int) -> list:
+    """A release in a filtered walk (steps numbered by the user's g): the step it frees
+    must be its role's own step (every step released where it ends) or the one before
+    (the pipelined release of step g - 1 at step g, run for every step but the first).
+    The role's step is that of its wait on the partner data ring in the same loop body;
+    the release's own ifs (beyond the wait's) must run it at every step, or at every step
+    but the first. A release of another step, or skipping or adding one, makes a phase
+    complete early (a race) or never (a deadlock)."""
+    same = [l.counter for l in e.where.loops]
+    refs = [w for partner in data_partners(m, array)
+            for w in on_array(m, partner, "mbarrier.wait")
+            if w.where.role is e.where.role and w.where.filtered
+            and [l.counter for l in w.where.loops] == same]
+    g = None
+    for w in refs:
+        g = m.ring_step(w.where, m.bars[bar_operand(w)].index, S)
+        if g is not None:
+            break
+    if g is None:
+        return [finding(
+            "protocol.unmodelled", e.op,
+            f"this release of {array.name} runs in a walk whose steps the kernel numbers "
+            f"itself, with no wait on its data ring beside it: the step it frees is not "
+            f"checked", f"release {array.name}[g % {S}] in the loop of the step's wait",
+            severity="warning")]
+    wait_conds = list(refs[0].where.conds)
+    extra = [c for c in e.where.conds if not any(c.eq(d) for d in wait_conds)]
+    runs = z3.And(*[smt.bool_of(c) for c in extra]) if extra else z3.BoolVal(True)
+    known = [*m.constraints, *[smt.bool_of(c) for c in wait_conds]]
+    g, n = smt.as_term(g), smt.as_term(n)
+    if smt.find(known, n != g) is None:
+        want, what = z3.BoolVal(True), "at every step"
+    elif smt.find(known, n != g - 1) is None:
+        want, what = g != 0, "at every step but the first"
+    else:
+        found = smt.find(known, z3.And(n != g, n != g - 1))
+        signed = lambda v: v - (1 << smt.WIDTH) if v >= 1 << (smt.WIDTH - 1) else v
+        at = f" (at step {smt.value(found, g)} it frees step {signed(smt.value(found, n))})" \
+            if found is not None else ""
+        return [finding(
+            "protocol.stage", e.op,
+            f"this release of {array.name} frees the stage of a step that is neither its "
+            f"role's step nor the one before{at}: a phase completes early or never",
+            f"release the step's own stage ({array.name}[g % {S}]) or, pipelined, the "
+            f"previous step's ({array.name}[(g - 1) % {S}] under `if g > 0`)",
+            counterexample(m, found, e.where, (array, 0)) if found is not None else None)]
+    found = smt.find(known, runs != want)
+    if found is None:
+        return []
+    skipped = z3.is_true(found.eval(want, model_completion=True))
+    return [finding(
+        "protocol.arrival-count", e.op,
+        f"this release of {array.name} must run {what} of its role, but at step "
+        f"{smt.value(found, g)} it "
+        + ("does not (that step's stage is never freed)" if skipped else
+           "runs too (freeing a stage no step filled)")
+        + f": a phase of {array.name} completes early or never",
+        f"guard the pipelined release with `if g > 0` only (every step but the first)",
+        counterexample(m, found, e.where, (array, 0)))]
 
 
 def _split_fix(m, got: int, count: int) -> str:
