@@ -37,6 +37,7 @@ class Abstraction:
         self._proved: dict[tuple, tuple] = {}     # (claim, extra, #facts) -> result
         self.path = lambda: ()                     # the walker's current if conditions
         self._fact_index = None
+        self._quick_misses = 0                     # integer first attempts in a row that failed
 
     def allowed(self) -> set:
         names = {key(v.term) for v in self.ctx.vars.values()
@@ -173,14 +174,18 @@ class Abstraction:
                 self._facts[ident] = (f, self.rewrite(f, allowed))
             facts.append(self._facts[ident][1])
         asked = [self.rewrite(x, allowed) for x in constraints]
-        if any(_by_constant(x) for x in asked):
+        if self._quick_misses < QUICK_MISSES and any(_by_constant(x) for x in asked):
             # a division by a constant that is no power of two (P // 6: a slot's choice) is
-            # costly to bit-blast and exact in integers: there first, briefly
+            # costly to bit-blast and exact in integers: there first, briefly; given up for
+            # the kernel after a few misses in a row (a persistent walk's w % 132 in every
+            # query of a grouped GEMM: its translation cost 0.4 s and proved nothing)
             try:
                 if integers.check(facts, z3.And(*asked), timeout_ms=QUICK_MS) == z3.unsat:
+                    self._quick_misses = 0
                     return True
             except integers.Untranslatable:
                 pass
+            self._quick_misses += 1
         s = z3.Solver()
         s.set("timeout", TIMEOUT_MS)
         s.add(*facts, *asked)
@@ -196,7 +201,8 @@ class Abstraction:
             return False
 
 
-QUICK_MS = 300       # the integer attempt before a bit-blasted query with a division
+QUICK_MS = 300      # the integer attempt before a bit-blasted query with a division
+QUICK_MISSES = 3    # failed attempts in a row after which a kernel's queries skip it
 
 
 def _by_constant(t) -> bool:
