@@ -41,7 +41,6 @@ DEFECTS = (TypeError, AttributeError, NameError, AssertionError, z3.Z3Exception)
 class Frame:
     vars: list[str] = field(default_factory=list)
     waits: list[tuple[Barrier, object]] = field(default_factory=list)   # (barrier, loc)
-    path_len: int = 0         # the length of the walker's path when the loop was entered
 
 
 @dataclass
@@ -171,16 +170,6 @@ class Walker:
             self.findings.append(finding)
             if finding.severity == "error":
                 self.error_locs.add(finding.loc)
-
-    def conditions_within(self, names) -> list:
-        """The conditions under which an op here runs, of those entered inside the loops
-        of `names` (an accumulator's loops since its reset), and the split-loop parts'
-        bounds: whether a product is added at a step. An if around those loops is shared
-        with the accumulator's store or joins it with its state before (tags/joins.py)."""
-        for f in self.frames:
-            if any(n in f.vars for n in names):
-                return [*self.part_bounds, *self.path[f.path_len:]]
-        return list(self.part_bounds)
 
     def reported(self, check: str, loc) -> bool:
         """An error of `check` is already reported at `loc` (an earlier visit of the op):
@@ -417,7 +406,7 @@ class Walker:
     def _enter(self, block: Block, bindings, names) -> None:
         for arg, term in bindings:
             self.env[arg] = term
-        self.frames.append(Frame(vars=list(names), path_len=len(self.path)))
+        self.frames.append(Frame(vars=list(names)))
         self.walk_block(block)
         self.frames.pop()
 

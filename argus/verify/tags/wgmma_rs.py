@@ -122,9 +122,9 @@ def mma(w, op: Op) -> None:
             if model is not None:
                 acc.tag = FragTag("unknown", why_unknown=f"{check} failed at line {op.loc.line}")
                 return
-    # the products are added only under the ifs inside the accumulation loops and, in a
-    # part of a split loop, for the part's counters
-    contrib = Contribution(tuple(a_k), tuple(z3.And(x, y, *w.conditions_within(accumulated))
+    # the products are added only under the ifs around the site and, in a part of a
+    # split loop, for the part's counters (the path holds both)
+    contrib = Contribution(tuple(a_k), tuple(z3.And(x, y, *w.path)
                                              for x, y in zip(a_live, B.inside)),
                            B.k_extent, accumulated, kinstr, op.loc, k_window=B.k_window)
     # the same keys as one term over the instruction index jv (keys.py: affine in it)
