@@ -259,10 +259,11 @@ def _leaf(x) -> bool:
         z3.is_bv_value(a) for a in x.children())
 
 
-def check(facts, goal, bounds=None, timeout_ms: int = TIMEOUT_MS):
+def check(facts, goal, bounds=None, timeout_ms: int = TIMEOUT_MS, exact: bool = False):
     """sat / unsat / unknown of facts & goal in integers; facts that do not translate are
-    left out (fewer facts: an unsat answer still holds, a sat one may not). Raises
-    Untranslatable when the goal does not translate."""
+    left out (fewer facts: an unsat answer still holds, a sat one may not), or, `exact`,
+    raise Untranslatable as the goal does (then a sat answer is as good as one of the
+    bit-vector query)."""
     tr = Translator(bounds)
     g = tr.term(goal)
     kept = []
@@ -270,24 +271,11 @@ def check(facts, goal, bounds=None, timeout_ms: int = TIMEOUT_MS):
         try:
             kept.append(tr.term(f))
         except Untranslatable:
-            pass
+            if exact:
+                raise
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*tr.ranges, *kept, g)
-    return s.check()
-
-
-def exact(facts, goal):
-    """sat / unsat / unknown of facts & goal in integers, every fact translated (so a sat
-    answer is as good as one of the bit-vector query); None when one does not translate."""
-    tr = Translator()
-    try:
-        formulas = [tr.term(f) for f in [*facts, goal]]
-    except Untranslatable:
-        return None
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.add(*tr.ranges, *formulas)
     return s.check()
 
 

@@ -172,12 +172,11 @@ class Context:
                 # u' * y == v' * y was proved), then the complete s-expressions. (The
                 # pretty form where it is complete keeps every other name, and with them
                 # z3's search order, which moves check times by up to 2x either way.)
-                # (a factor of thousands of characters, an expert's prefix sum over 128
-                # counts, is elided anyway: printing it first took 0.1-0.3 s a product)
-                long = len(key[0]) + len(key[1]) > PRETTY_LIMIT
-                text = f"({key[0]}*{key[1]})" if long else f"({a}*{b})"
-                atom = z3.BitVec(text if "..." not in text else f"({key[0]}*{key[1]})",
-                                 WIDTH)
+                # Factors of thousands of characters (an expert's prefix sum over 128
+                # counts) are elided anyway: not printed pretty first (0.1-0.3 s each).
+                full = f"({key[0]}*{key[1]})"
+                text = full if len(full) > PRETTY_LIMIT else f"({a}*{b})"
+                atom = z3.BitVec(full if "..." in text else text, WIDTH)
                 # true of the real product (no factor reaches 2^24, so nothing wraps);
                 # linear, so queries stay cheap: zero with a zero factor, else at least
                 # the other factor
@@ -668,6 +667,11 @@ def holds(ctx: Context, claim, extra: Iterable = (), in_integers: bool = False) 
         return False
     if known_unsat([*facts, *asked]):         # proved before (another warpgroup's walk)
         return True
+    if symbolic_divisor(asked) and \
+            integer_unsat(ctx, [*confined(facts, asked), *extra], z3.Not(claim)):
+        return True     # a division by a symbol (`w // TN, w % TN` of a hand-written
+                        # persistent walk, 2.4 s bit-blasted): in integers, its quotient
+                        # and remainder named, with the facts of its own variables
     if in_integers and ctx.abstraction is not None and \
             not any(termscan.scan(x).routed for x in asked) and \
             integer_unsat(ctx, [*confined(facts, asked), *extra], z3.Not(claim)):

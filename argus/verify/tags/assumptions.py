@@ -264,12 +264,9 @@ def _over_windows(w, loops, terms, subject, value, table):
             _mentions(bv(value), COORDS[0]) or _mentions(bv(value), COORDS[1]):
         return None
     counter, n = terms[0], loops[0][1]
-    got = window_families.window_of(w.ctx, subject.start, subject.rows)
-    if got is not None:
-        s, index = got
-        if isinstance(index, int) or not bv(index).eq(counter) or n != s.length:
-            return None
-        return Family("prefix", counter, n, value, sum=s)
+    s = window_families.member_of(w.ctx, subject.start, subject.rows, counter)
+    if s is not None:
+        return Family("prefix", counter, n, value, sum=s) if n == s.length else None
     factors = window_families.product_of(w.ctx, subject.start)
     if factors is not None and factors[0].eq(counter) and factors[1].eq(bv(subject.rows)) \
             and not _mentions(bv(subject.rows), counter):

@@ -278,8 +278,11 @@ def _same_extent(w, x, y) -> bool:
     got = memo.get(key)
     if got is None:
         claim = bv(x) == bv(y)
-        answer = integers.exact([*facts, *products], z3.Not(claim))
-        if answer not in (z3.sat, z3.unsat):     # not linear: the bit-vector query
+        try:                                     # linear: exact in integers
+            answer = integers.check([*facts, *products], z3.Not(claim), exact=True)
+        except integers.Untranslatable:
+            answer = None
+        if answer not in (z3.sat, z3.unsat):     # else the bit-vector query
             answer = solve([*facts, *products, z3.Not(claim)])[0]
         got = memo[key] = (x, y, answer == z3.unsat)
     return got[2]          # (x and y kept alive with it: z3 reuses the ids of freed terms)

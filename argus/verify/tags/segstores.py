@@ -201,13 +201,9 @@ def _disjoint(w, r, q, gterms) -> bool:
     (window_families' lemma 2)."""
     if len(gterms) != 1:
         return False
-    got, other = (window_families.window_of(w.ctx, x.window.start, x.window.rows) for x in (r, q))
-    if got is None or other is None or got[0] is not other[0]:
-        return False
-    s = got[0]
-    if any(isinstance(i, int) or not bv(i).eq(gterms[0]) for i in (got[1], other[1])):
-        return False
-    return window_families.below(w.ctx, gterms[0], s.length)
+    s, other = (window_families.member_of(w.ctx, x.window.start, x.window.rows, gterms[0])
+                for x in (r, q))
+    return s is not None and s is other and window_families.below(w.ctx, gterms[0], s.length)
 
 
 def _generic(w, r, q, same, inside, copies, pos_r):
@@ -285,14 +281,11 @@ def _tiling(w, r, short, bounds):
     """T when r's windows over its group counter's whole loop are those of every entry of
     an exclusive prefix sum (window_families' lemma 3: together exactly the rows [0, T));
     else None."""
-    got = window_families.window_of(w.ctx, r.window.start, r.window.rows)
-    if got is None or len(short) != 1:
+    if len(short) != 1:
         return None
-    s, index = got
-    counter = w.ctx.vars[short[0]].term
-    if isinstance(index, int) or not bv(index).eq(counter) or bounds[0] != s.length:
-        return None
-    return s.total
+    s = window_families.member_of(w.ctx, r.window.start, r.window.rows,
+                                  w.ctx.vars[short[0]].term)
+    return s.total if s is not None and bounds[0] == s.length else None
 
 
 def _solved_groups(w, r, row, names):

@@ -134,6 +134,15 @@ def window_of(ctx, start, rows):
     return (a[0], i) if i.eq(j) else None
 
 
+def member_of(ctx, start, rows, counter):
+    """The registered Sum whose entry `counter` (a loop's counter, a term) has the window
+    [start, start + rows); else None."""
+    got = window_of(ctx, start, rows)
+    if got is None or isinstance(got[1], int) or not bv(got[1]).eq(bv(counter)):
+        return None
+    return got[0]
+
+
 def below(ctx, index, n: int, path=()) -> bool:
     """index < n is proved: a constant, the counter of a short loop of at most n
     iterations (no query), or else by the solver."""
