@@ -149,6 +149,8 @@ def _same_steps(w, cs, ds) -> bool:
             return False
         if not all(z3.simplify(x == y).eq(z3.BoolVal(True)) for x, y in zip(c.valid, d.valid)):
             return False
+        if [g.get_id() for g in c.guard] != [g.get_id() for g in d.guard]:
+            return False
     return True
 
 

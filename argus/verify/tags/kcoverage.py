@@ -41,7 +41,7 @@ def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=No
                                     thread_base=base, elements=(element,))
         return refine(model, cex) if refine else cex
     # exactly once: two different (site, step, j, kk) never give one k below K
-    chains = [_chained(jv, c) for c in contribs]
+    chains = [_chained(jv, c, w.path) for c in contribs]
     for i, (c, (k_c, ok_c)) in enumerate(zip(contribs, chains)):
         for d, (k_d, ok_d) in list(zip(contribs, chains))[i:]:
             names = [*d.accumulated, "kk", "j"]
@@ -69,15 +69,17 @@ def k_coverage(w, op, tag, inst, bounds, scope, src, wg, base, dst, *, refine=No
     _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor, k_range)
 
 
-def _chained(jv, c):
-    """The per-j terms of a contribution as one term over the variable j."""
-    k, ok = bv(c.k[-1]), c.valid[-1]
+def _chained(jv, c, path):
+    """The per-j terms of a contribution as one term over the variable j, its validity as
+    asked at a use under `path` (Contribution.valid_under)."""
+    valid = c.valid_under(path)
+    k, ok = bv(c.k[-1]), valid[-1]
     for j in range(len(c.k) - 2, -1, -1):
-        k, ok = z3.If(jv == j, bv(c.k[j]), k), z3.If(jv == j, c.valid[j], ok)
+        k, ok = z3.If(jv == j, bv(c.k[j]), k), z3.If(jv == j, valid[j], ok)
     return k, ok
 
 
-def steps(w, c):
+def steps(w, c, path):
     """The k term and validity of a contribution's instructions: one (term over j, j) when
     they are evenly spaced in k (k_j = k_0 + j * step: one witness for all), else one per j
     (terms, validity, and the variables to witness besides the loop counters and kk)."""
@@ -88,8 +90,9 @@ def steps(w, c):
         if z3.is_bv_value(step) and all(
                 z3.is_bv_value(d) and d.as_long() == j * step.as_long()
                 for j, d in enumerate(z3.simplify(bv(x) - k0) for x in c.k)):
-            return [(k0 + jv * step.as_long(), _chained(jv, c)[1], [jv])]
-    return [(bv(c.k[j]), c.valid[j], []) for j in range(len(c.k))]
+            return [(k0 + jv * step.as_long(), _chained(jv, c, path)[1], [jv])]
+    valid = c.valid_under(path)
+    return [(bv(c.k[j]), valid[j], []) for j in range(len(c.k))]
 
 
 def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor,
@@ -101,7 +104,7 @@ def _k_surjective(w, contribs, inst, bounds, scope, extent, cex_of, tensor,
     hit_exact, hit_witness = [], []
     for c in contribs:
         facts = [f for n in c.accumulated for f in w.ctx.var_facts[n]] + [z3.ULT(kk, c.kinstr)]
-        for k_j, ok_j, j_free in steps(w, c):
+        for k_j, ok_j, j_free in steps(w, c, w.path):
             names = [*c.accumulated, "kk", *(["j"] if j_free else [])]
             k_term = inst(k_j)
             here = z3.And(inst(ok_j), k_term == kappa, *facts,

@@ -161,7 +161,7 @@ def _twice(w, op, contribs, inst, bounds, q, d, extent, layout) -> bool:
         return False
     if _disjoint_parts(w, contribs, inst, bounds):
         return False
-    chains = [_chained(jv, c) for c in contribs]
+    chains = [_chained(jv, c, w.path) for c in contribs]
     for i, (c, (k_c, ok_c)) in enumerate(zip(contribs, chains)):
         for dd, (k_d, ok_d) in list(zip(contribs, chains))[i:]:
             copies = w.ctx.copy_vars([*dd.accumulated, "kk", "j"], "''")
@@ -210,11 +210,12 @@ def _missed(w, op, contribs, inst, bounds, q, d, extent, need, layout) -> None:
         facts = [f for n in c.accumulated for f in w.ctx.var_facts[n]] + [z3.ULT(kk, c.kinstr)]
         if id(c) in gens:       # one term over the instruction index: one witness
             key, valid, count = gens[id(c)]
+            valid = z3.And(valid, *c.unheld(w.path))
             names.append("j")
             facts.append(z3.ULT(w.pos["j"], count))
             steps = [(key, valid)]
         else:
-            steps = [(bv(c.k[j]), c.valid[j]) for j in range(len(c.k))]
+            steps = [(bv(c.k[j]), v) for j, v in enumerate(c.valid_under(w.path))]
         for k_term, valid in steps:
             k_term = inst(k_term)
             here = z3.And(inst(valid), k_term == kappa, *facts)

@@ -58,7 +58,7 @@ def nonzero(w, tag, inst):
     claims this is used in hold for all of them). An add of zeros changes nothing."""
     kk, jv = w.pos["kk"], w.pos["j"]
     return z3.Or(*[z3.And(inst(ok), z3.ULT(kk, c.kinstr), z3.ULT(jv, len(c.k)))
-                   for c in tag.contributions for ok in [_chained(jv, c)[1]]])
+                   for c in tag.contributions for ok in [_chained(jv, c, w.path)[1]]])
 
 
 def check(w) -> None:
@@ -149,7 +149,7 @@ def _twice(w, a: AddRecord, c, b: AddRecord, d) -> bool:
             pairs, related = _copy(w, names, "~")
             bounds = [z3.ULT(pr, ra.shape[0]), z3.ULT(pc, ra.shape[1])]
             one = stores.inside(bv, ra)
-    (k_a, ok_a), (k_b, ok_b) = _chained(jv, c), _chained(jv, d)
+    (k_a, ok_a), (k_b, ok_b) = _chained(jv, c, ra.path), _chained(jv, d, rb.path)
     ka = bv(k_a)
     same = z3.And(one, ka == cp(k_b), z3.ULT(ka, bv(c.axis_extent)), ok_a, cp(ok_b))
     if a is b and c is d:
@@ -249,7 +249,7 @@ def _every_k(w, adds: list[AddRecord]) -> None:
             qvars |= ids
             facts = [f for f in ctx.facts if witness._mentions(f, ids)
                      and not any(witness._mentions(f, {s.get_id()}) for s in step_vars)]
-            for k_j, ok_j, j_free in steps(w, c):
+            for k_j, ok_j, j_free in steps(w, c, r.path):
                 here = z3.And(*facts, *r.path, z3.ULT(pos[0], r.shape[0]),
                               z3.ULT(pos[1], r.shape[1]), r.dst[0] == e[0], r.dst[1] == e[1],
                               ok_j, k_j == kappa, z3.ULT(w.pos["kk"], c.kinstr),

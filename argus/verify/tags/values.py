@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+import z3
+
 from argus.ir.nodes import Loc
 
 
@@ -82,6 +84,22 @@ class Contribution:
     # the segment window the k coordinate must lie in (B's rows of an MN-major B that is a
     # segment: attention's keys of one head), None: every k below axis_extent
     k_window: Any = None
+    # conditions of the ifs around the site that stay the same from the accumulator's
+    # reset to its use (walker.site_conditions): part of every step's validity, left out
+    # of `valid` so that a use under the same ifs asks no more of them (valid_under)
+    guard: tuple = ()
+
+    def valid_under(self, path) -> tuple:
+        """Per step, whether the product is added, as asked at a use whose path is
+        `path`: the guard's conditions that the path holds (the same terms) go without
+        saying there; the others are conjoined."""
+        extra = self.unheld(path)
+        return self.valid if not extra else tuple(z3.And(v, *extra) for v in self.valid)
+
+    def unheld(self, path) -> list:
+        """The guard's conditions that a use under `path` does not hold."""
+        held = {p.get_id() for p in path}
+        return [g for g in self.guard if g.get_id() not in held]
 
 
 @dataclass

@@ -20,7 +20,7 @@ import z3
 
 from argus.ir.nodes import Block, Kernel, Op, Value
 from argus.ir.types import GlobalTensorType
-from argus.verify import quotients
+from argus.verify import quotients, termscan
 from argus.verify.finding import Finding
 from argus.verify.query_limits import SMALL_TRIP
 from argus.verify.smt import Context, below, bv
@@ -34,6 +34,10 @@ WARPGROUP = 128
 
 
 # exceptions a rule raises only by a bug of its own (never to say "not modelled")
+# the kinds of variable that keep their value from an accumulator's reset to its use when
+# they are not counters of the loops accumulated since the reset (site_conditions)
+FIXED_KINDS = frozenset({"size", "block", "tile", "iteration", "warpgroup"})
+
 DEFECTS = (TypeError, AttributeError, NameError, AssertionError, z3.Z3Exception)
 
 
@@ -163,6 +167,26 @@ class Walker:
 
     def scope_vars(self) -> tuple[str, ...]:
         return tuple(v for f in self.frames for v in f.vars)
+
+    def site_conditions(self, accumulated) -> tuple[list, tuple]:
+        """The conditions under which an accumulating site runs (the ifs around it, a
+        split loop part's bounds), split in two: those that may differ from step to step
+        (over a loop counter accumulated since the reset, a product over one, a loaded
+        value), which go into each step's validity, and those over sizes, block and
+        warpgroup indices, the counters of loops around the reset, products of those and
+        input tensors' elements only, which stay the same from the reset to a use: the
+        contribution's guard (Contribution.valid_under).
+        """
+        fixed_ids = {v.term.get_id() for n, v in self.ctx.vars.items()
+                     if v.kind in FIXED_KINDS and n not in accumulated}
+        for atom, a, b in self.ctx.atoms.values():    # made in order: factors first
+            if termscan.scan(bv(a)).variables <= fixed_ids and \
+                    termscan.scan(bv(b)).variables <= fixed_ids:
+                fixed_ids.add(atom.get_id())
+        varying, fixed = [], []
+        for p in self.path:
+            (fixed if termscan.scan(p).variables <= fixed_ids else varying).append(p)
+        return varying, tuple(fixed)
 
     # -- diagnostics ------------------------------------------------------------------------
     def report(self, finding: Finding) -> None:

@@ -145,16 +145,19 @@ def mma(w, op: Op) -> None:
     if routed is None:               # a routing field differs (reported)
         acc.tag = FragTag("unknown", why_unknown=f"tag.routing failed at line {op.loc.line}")
         return
+    # a product is added only while its site runs: under the conditions of the ifs
+    # around it (`if k % 2 == 0: wgmma(...)` adds every other k step only) and, in a part
+    # of a split loop, for the part's own counters (the path holds both). All of them,
+    # not only the ifs inside the accumulation loops: the walk does not join an if's
+    # branches, so an if around an accumulator reset each step (flash attention's scores
+    # under `if j % 2 == 0`) would be taken as always run. Those that stay the same from
+    # the reset to a use are its guard, asked only at a use outside them
+    varying, guard = w.site_conditions(accumulated)
     new = acc.tag.contributions + [
-        # a product is added only while its site runs: under the conditions of the ifs
-        # around it (`if k % 2 == 0: wgmma(...)` adds every other k step only) and, in a
-        # part of a split loop, for the part's own counters (the path holds both). Not
-        # only the ifs inside the accumulation loops: the walk does not join an if's
-        # branches, so an if around an accumulator reset each step (flash attention's
-        # scores under `if j % 2 == 0`) would be taken as always run
         Contribution(tuple(A.k),
-                     tuple(z3.And(a, b, *w.path) for a, b in zip(A.inside, B.inside)),
-                     A.k_extent, accumulated, A.kinstr, op.loc, A.mn_real, B.mn_real)]
+                     tuple(z3.And(a, b, *varying) for a, b in zip(A.inside, B.inside)),
+                     A.k_extent, accumulated, A.kinstr, op.loc, A.mn_real, B.mn_real,
+                     guard=guard)]
     acc.tag = FragTag("data", {"row": row0 if acc.tag.state != "data" else row,
                                "col": col0 if acc.tag.state != "data" else col,
                                **(routed if acc.tag.state != "data" else

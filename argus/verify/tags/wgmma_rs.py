@@ -123,10 +123,12 @@ def mma(w, op: Op) -> None:
                 acc.tag = FragTag("unknown", why_unknown=f"{check} failed at line {op.loc.line}")
                 return
     # the products are added only under the ifs around the site and, in a part of a
-    # split loop, for the part's counters (the path holds both)
-    contrib = Contribution(tuple(a_k), tuple(z3.And(x, y, *w.path)
+    # split loop, for the part's counters (the path holds both; wgmma.mma: the guard)
+    varying, guard = w.site_conditions(accumulated)
+    contrib = Contribution(tuple(a_k), tuple(z3.And(x, y, *varying)
                                              for x, y in zip(a_live, B.inside)),
-                           B.k_extent, accumulated, kinstr, op.loc, k_window=B.k_window)
+                           B.k_extent, accumulated, kinstr, op.loc, k_window=B.k_window,
+                           guard=guard)
     # the same keys as one term over the instruction index jv (keys.py: affine in it)
     jv = w.pos["j"]
     at = [(pc, bv(kinstr) * jv + kk)]
@@ -137,7 +139,7 @@ def mma(w, op: Op) -> None:
             inside = z3.If(jv == j, B.inside[j], inside)
     live = z3.substitute(mask.term, *at) if mask is not None else z3.BoolVal(True)
     state(w).keygens[id(contrib)] = (z3.substitute(bv(a.tag.fields["col"]), *at),
-                                     z3.And(live, inside, *w.part_bounds), k // kinstr)
+                                     z3.And(live, inside, *varying), k // kinstr)
     new = FragTag("data", {"row": drow, "col": dcol}, f"{a.tag.source or 'P'} x {B.tensor}",
                   acc.tag.contributions + [contrib], acc.tag.reset_scope,
                   meaning=acc.tag.meaning)
