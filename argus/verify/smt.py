@@ -28,6 +28,7 @@ from argus.verify.arith import WIDTH, bv  # noqa: F401 (smt.WIDTH and smt.bv, as
 from argus.verify.query_limits import TIMEOUT_MS
 
 PRETTY_LIMIT = 2000       # product atoms with longer factors are named by s-expressions
+NAMED_NODES = 400         # product atoms with larger factors (distinct subterms) are numbered
 VAR_LIMIT = 1 << 24          # every base variable is below this
 
 
@@ -164,7 +165,7 @@ class Context:
                             out = z3.If(bv(x) == c, sym.mul(bv(y), c), out)
                         got = self._small_products[(x.get_id(), y.get_id())] = (x, y, out)
                     return got[2]
-            key = tuple(sorted((self._sexpr(a), self._sexpr(b))))
+            key = tuple(sorted((a.get_id(), b.get_id())))    # a, b kept alive below
             if key not in self.atoms:
                 self._fresh += 1
                 # named by its factors: the pretty form, unless the printer elided a deep
@@ -174,9 +175,16 @@ class Context:
                 # z3's search order, which moves check times by up to 2x either way.)
                 # Factors of thousands of characters (an expert's prefix sum over 128
                 # counts) are elided anyway: not printed pretty first (0.1-0.3 s each).
-                full = f"({key[0]}*{key[1]})"
-                text = full if len(full) > PRETTY_LIMIT else f"({a}*{b})"
-                atom = z3.BitVec(full if "..." in text else text, WIDTH)
+                # A factor of hundreds of subterms is not printed at all: its product is
+                # numbered (printing an ITE over 128 prefix sums took 0.1 s a product,
+                # and the name, half a megabyte, was printed again with every query)
+                if termscan.larger_than(a, NAMED_NODES) or termscan.larger_than(b, NAMED_NODES):
+                    name = f"(product#{self._fresh})"
+                else:
+                    full = "({}*{})".format(*sorted((self._sexpr(a), self._sexpr(b))))
+                    text = full if len(full) > PRETTY_LIMIT else f"({a}*{b})"
+                    name = full if "..." in text else text
+                atom = z3.BitVec(name, WIDTH)
                 # true of the real product (no factor reaches 2^24, so nothing wraps);
                 # linear, so queries stay cheap: zero with a zero factor, else at least
                 # the other factor

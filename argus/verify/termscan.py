@@ -79,6 +79,22 @@ def names(t) -> frozenset:
     return frozenset(_NAMES[i] for i in scan(t).variables)
 
 
+def larger_than(t, limit: int) -> bool:
+    """t has more than `limit` distinct subterms (counted up to limit + 1, not all)."""
+    c = t.ctx.ref()
+    root = t.as_ast()
+    seen = {z3.Z3_get_ast_id(c, root)}
+    todo = [root]
+    while todo:
+        for x, ident in _arguments(c, todo.pop()):
+            if ident not in seen:
+                seen.add(ident)
+                if len(seen) > limit:
+                    return True
+                todo.append(x)
+    return False
+
+
 def _arguments(c, a) -> list:
     """(pointer, id) of each argument of an application, or of a quantifier's body; []
     for anything else."""

@@ -22,6 +22,9 @@ from . import meet, operands, report
 from .values import Contribution, FragTag, Fragment, SmemView
 
 
+CHECKS = ("tag.wgmma-k", "tag.wgmma-row", "tag.wgmma-col")     # the claims of each instruction
+
+
 def mma(w, op: Op) -> None:
     if w.phase != "check":
         return
@@ -95,13 +98,32 @@ def mma(w, op: Op) -> None:
     # and the claim that fails) only when that does not go through
     together = len(A.k) > 1 and holds(w.ctx, z3.And(*[c for j in range(len(A.k))
                                                       for c in claims_of(j)]), [*w.path, *tb])
-    # when they do not, each kind of claim over every instruction (3 queries): the kinds
-    # that hold need no query per instruction, and the first failing (instruction, kind)
-    # is the same one the loop below would reach
-    kind_holds = [False] * 3
+    # when they do not, one minimised search for a model that breaks any of them. It
+    # breaks some kinds of claim; the kinds before the first of those (k, row, col) are
+    # proved over every instruction (else they are searched one claim at a time below,
+    # as the first kind to report), and the first kind it breaks is reported with it, at
+    # the first instruction it breaks (no proof of the later kinds is needed: the
+    # accumulator's tag is given up at the first failure). No model: every claim holds
+    # once product atoms are products
+    kind_holds, found = [False] * 3, None
     if not together and len(A.k) > 1:
-        kind_holds = [holds(w.ctx, z3.And(*[claims_of(j)[c] for j in range(len(A.k))]),
-                            [*w.path, *tb]) for c in range(3)]
+        if any(w.reported(check, op.loc) for check in CHECKS):   # found on an earlier visit
+            acc.tag = FragTag("unknown", why_unknown=f"wgmma failed at line {op.loc.line}")
+            return
+        claims = [(j, kind, c) for j in range(len(A.k)) for kind, c in enumerate(claims_of(j))]
+        model = report.find(w, z3.Not(z3.And(*[c for *_, c in claims])), scope, tb)
+        broken = [] if model is None else \
+            [(j, kind) for j, kind, c in claims
+             if z3.is_false(model.eval(c, model_completion=True))]
+        if model is None:
+            kind_holds = [True] * 3
+        elif broken:
+            first = min(kind for _, kind in broken)
+            kind_holds[:first] = [holds(w.ctx, z3.And(*[c for _, kind, c in claims
+                                                       if kind == earlier_kind]),
+                                        [*w.path, *tb]) for earlier_kind in range(first)]
+            if all(kind_holds[:first]):
+                found = (min(j for j, kind in broken if kind == first), first, model)
     for j in range(0 if together else len(A.k)):
         inside = z3.And(inst(A.inside[j]), inst(B.inside[j]))   # else one factor is 0
         checks = (
@@ -117,17 +139,23 @@ def mma(w, op: Op) -> None:
              "accumulator for every output tile"),
         )
         for kind, (check, lhs, rhs, field, rel, say, hint) in enumerate(checks):
-            if kind_holds[kind]:
-                continue
-            claim = z3.Implies(inside, inst(lhs) == inst(rhs))
-            if holds(w.ctx, claim, [*w.path, *tb]):
-                continue
-            if w.reported(check, op.loc):     # found on an earlier visit: no second search
-                acc.tag = FragTag("unknown", why_unknown=f"{check} failed at line {op.loc.line}")
-                return
-            model = report.find(w, z3.Not(claim), scope, tb)
-            if model is None:
-                continue
+            if found is not None:
+                if found[:2] != (j, kind):
+                    continue
+                model = found[2]
+            else:
+                if kind_holds[kind]:
+                    continue
+                claim = z3.Implies(inside, inst(lhs) == inst(rhs))
+                if holds(w.ctx, claim, [*w.path, *tb]):
+                    continue
+                if w.reported(check, op.loc):     # found on an earlier visit: no new search
+                    acc.tag = FragTag("unknown",
+                                      why_unknown=f"{check} failed at line {op.loc.line}")
+                    return
+                model = report.find(w, z3.Not(claim), scope, tb)
+                if model is None:
+                    continue
             cex = report.counterexample(
                 w, model, scope, layout=acc.layout, warpgroup=wg, thread_base=base,
                 elements=(_element(w, model, inst, A, B, j, acc),),
