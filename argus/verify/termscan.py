@@ -79,6 +79,45 @@ def names(t) -> frozenset:
     return frozenset(_NAMES[i] for i in scan(t).variables)
 
 
+_LEAVES: dict[int, frozenset] = {}    # AST id -> ids of its leaves (leaves() below)
+_LEAF_ROOTS: list = []
+
+
+def leaves(t) -> frozenset:
+    """The AST ids of what t is built from: its variables and its applications of
+    uninterpreted functions (a routing value such as counts(e), kept whole), memoised with
+    every subterm's (the windows of one prefix sum share every entry's sum)."""
+    c = t.ctx.ref()
+    root = t.as_ast()
+    ident = z3.Z3_get_ast_id(c, root)
+    got = _LEAVES.get(ident)
+    if got is not None:
+        return got
+    if len(_LEAVES) >= MEMO_LIMIT:
+        _LEAVES.clear()
+        _LEAF_ROOTS.clear()
+    _LEAF_ROOTS.append(t)
+    stack = [(root, ident, None)]
+    while stack:
+        a, k, kids = stack.pop()
+        if k in _LEAVES:
+            continue
+        kind = z3.Z3_get_ast_kind(c, a)
+        if kind == z3.Z3_APP_AST and z3.Z3_get_decl_kind(
+                c, z3.Z3_get_app_decl(c, z3.Z3_to_app(c, a))) == z3.Z3_OP_UNINTERPRETED:
+            _LEAVES[k] = frozenset([k])
+            continue
+        if kids is None:
+            kids = _arguments(c, a)
+            pending = [(x, i) for x, i in kids if i not in _LEAVES]
+            if pending:
+                stack.append((a, k, kids))
+                stack.extend((x, i, None) for x, i in pending)
+                continue
+        _LEAVES[k] = frozenset().union(*[_LEAVES[i] for _, i in kids]) if kids else _EMPTY
+    return _LEAVES[ident]
+
+
 def larger_than(t, limit: int) -> bool:
     """t has more than `limit` distinct subterms (counted up to limit + 1, not all)."""
     c = t.ctx.ref()

@@ -18,6 +18,7 @@ from typing import Any
 import z3
 
 from argus.ir.nodes import Op
+from argus.verify import termscan
 from argus.verify.smt import bv
 
 from . import scalars
@@ -110,46 +111,14 @@ def in_window(t, row):
     return test
 
 
-_LEAVES: dict = {}      # ast id -> (term, its leaves): windows share their sums' subterms
-_LEAVES_LIMIT = 200_000
-
-
 def _leaves(t) -> frozenset:
-    """The ids of the variables and uninterpreted values a term is built from (memoised
-    across terms: the windows of one prefix sum share every entry's sum)."""
-    if len(_LEAVES) > _LEAVES_LIMIT:
-        _LEAVES.clear()
-    stack = [t]
-    while stack:
-        x = stack[-1]
-        if x.get_id() in _LEAVES:
-            stack.pop()
-            continue
-        if z3.is_const(x) and not z3.is_bv_value(x) or \
-                z3.is_app(x) and x.num_args() and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            _LEAVES[x.get_id()] = (x, frozenset([x.get_id()]))
-            stack.pop()
-            continue
-        kids = x.children()
-        pending = [c for c in kids if c.get_id() not in _LEAVES]
-        if pending:
-            stack.extend(pending)
-            continue
-        out = frozenset().union(*[_LEAVES[c.get_id()][1] for c in kids]) if kids else frozenset()
-        _LEAVES[x.get_id()] = (x, out)
-        stack.pop()
-    return _LEAVES[t.get_id()][1]
+    """The ids of the variables and uninterpreted values a term is built from."""
+    return termscan.leaves(t)
 
 
-def _occurs(ids: set, t, seen=None) -> bool:
+def _occurs(ids, t) -> bool:
     """Does t use any of the variables or values `ids` (the start did not cancel)?"""
-    seen = set() if seen is None else seen
-    if t.get_id() in seen:
-        return False
-    seen.add(t.get_id())
-    if t.get_id() in ids:
-        return True
-    return any(_occurs(ids, c, seen) for c in t.children())
+    return not ids.isdisjoint(termscan.leaves(t))
 
 
 def inside(t, coords, w=None):
