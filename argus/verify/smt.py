@@ -25,11 +25,27 @@ from argus.layout import symbolic as sym
 from argus.verify import termscan
 from argus.verify.least import least_value
 from argus.verify.arith import WIDTH, bv  # noqa: F401 (smt.WIDTH and smt.bv, as callers use them)
-from argus.verify.query_limits import TIMEOUT_MS
+from argus.verify.query_limits import SMALL_TRIP, TIMEOUT_MS
 
 PRETTY_LIMIT = 2000       # product atoms with longer factors are named by s-expressions
 NAMED_NODES = 400         # product atoms with larger factors (distinct subterms) are numbered
 VAR_LIMIT = 1 << 24          # every base variable is below this
+
+
+def _small_range(x):
+    """n when every value of x lies below a constant n <= SMALL_TRIP that its form states:
+    a remainder by n (`(e + 1) % E`), or a few low bits below zeros (`x % 8` as z3
+    simplifies it); else None. Such a factor multiplies exactly, by cases, as a short
+    loop's counter does (a product atom would lose `x < n`, and with it `x * N < n * N`)."""
+    if z3.is_app_of(x, z3.Z3_OP_BUREM) or z3.is_app_of(x, z3.Z3_OP_BUREM_I):
+        d = x.arg(1)
+        if z3.is_bv_value(d) and 1 < d.as_long() <= SMALL_TRIP:
+            return d.as_long()
+    if z3.is_app_of(x, z3.Z3_OP_CONCAT) and x.num_args() == 2 and \
+            z3.is_bv_value(x.arg(0)) and x.arg(0).as_long() == 0 and \
+            2 ** x.arg(1).size() <= SMALL_TRIP:
+        return 2 ** x.arg(1).size()
+    return None
 
 
 def narrow(x, bits: int = 24):
@@ -156,7 +172,7 @@ class Context:
             if z3.is_bv_value(b):
                 return self.mul(a, b.as_long())
             for x, y in ((a, b), (b, a)):     # a counter of a short constant loop: exact
-                bound = self.small.get(x.sexpr()) if z3.is_const(x) else None
+                bound = self.small.get(x.sexpr()) if z3.is_const(x) else _small_range(x)
                 if bound is not None:
                     got = self._small_products.get((x.get_id(), y.get_id()))
                     if got is None:

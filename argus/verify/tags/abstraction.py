@@ -333,7 +333,7 @@ def _least_int(s, terms, products, model) -> tuple:
     for t in terms:
         start = model.eval(t, model_completion=True).as_long()
         pinned.append((t, least_value(lambda bound: probe(t, bound), start)))
-        s.add(t == pinned[-1][1])
+        s = _substituted(s, pinned[-1:])
     return pinned, model
 
 
