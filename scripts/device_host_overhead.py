@@ -33,9 +33,12 @@ def main():
     a = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(128, 128, device="cuda", dtype=torch.bfloat16)
+    bt = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16).t()
     argus.ops.matmul(a, b)
+    argus.ops.matmul(a, bt)
     m, n, k, layout, b_stored = mm.check_operands(a, b)
-    launcher, split = mm._tuned_plan(a, b_stored, out, layout, "bf16", m, n, k, None)
+    launcher, split = mm._tuned_plan(a, lambda: b_stored, out, layout, "bf16", m, n, k, None)
+    kept_key = ("host-probe", a.data_ptr(), b.data_ptr(), out.data_ptr())
     steps = {
         "torch.matmul": lambda: torch.matmul(a, b),
         "torch.matmul out=": lambda: torch.matmul(a, b, out=out),
@@ -44,7 +47,18 @@ def main():
         "check_operands": lambda: mm.check_operands(a, b),
         "torch.empty": lambda: torch.empty((m, n), dtype=a.dtype, device=a.device),
         "_plain_eager": lambda: mm._plain_eager(torch, a, b),
-        "_tuned_plan": lambda: mm._tuned_plan(a, b_stored, out, layout, "bf16", m, n, k, None),
+        "_tuned_plan": lambda: mm._tuned_plan(a, lambda: b_stored, out, layout, "bf16", m, n, k,
+                                              None),
+        "_operands": lambda: mm._operands(a, b),
+        "alloc a.new_empty((m, n))": lambda: a.new_empty((m, n)),
+        "alloc torch.empty_like(out)": lambda: torch.empty_like(out),
+        "alloc torch.empty(m, n, dtype, device)": lambda: torch.empty(m, n, dtype=a.dtype, device=a.device),
+        "alloc out.new_empty(out.shape)": lambda: out.new_empty(out.shape),
+        "alloc torch.empty_strided": lambda: torch.empty_strided((m, n), (n, 1), dtype=a.dtype, device=a.device),
+        "launch_keyed (a kept key)": lambda: launcher.launch_keyed(kept_key, lambda: (a, b_stored, out)),
+        "argus matmul_into out= (W.t())": lambda: mm.matmul_into(a, bt, out, {}),
+        "torch.matmul (W.t())": lambda: torch.matmul(a, bt),
+        "argus.ops.matmul (W.t())": lambda: argus.ops.matmul(a, bt),
         "launcher(a, b, out)": lambda: launcher(a, b_stored, out),
         "torch.cuda.current_stream().cuda_stream": lambda: torch.cuda.current_stream().cuda_stream,
         "torch._C._cuda_getCurrentRawStream(0)": lambda: torch._C._cuda_getCurrentRawStream(0),

@@ -42,31 +42,47 @@ from .library import library_kernel
 from .tune_cache import entry_key
 from .workspace import zeroed_workspace
 
-DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
 # what a plan depends on besides the call: the kernel's constants and mode ...
 KERNEL_ENV = ("ARGUS_GEMM_CONFIG", "ARGUS_GEMM_TUNED", "ARGUS_DEBUG", "ARGUS_INTERPRET")
 # ... and the choice of configuration
 PLAN_ENV = ("ARGUS_AUTOTUNE", "ARGUS_CACHE_DIR") + KERNEL_ENV
+_plan_env = environment.reader(PLAN_ENV)
 
 
-def _rows_ok(t) -> bool:
+_DTYPE_NAMES: dict = {}    # torch dtype -> "bf16" / "fp16" (filled on first use)
+
+
+def _dtype_name(torch, t):
+    if not _DTYPE_NAMES:
+        _DTYPE_NAMES.update({torch.bfloat16: "bf16", torch.float16: "fp16"})
+    return _DTYPE_NAMES.get(t.dtype)
+
+
+def _contiguous(shape, stride) -> bool:
+    """torch's is_contiguous of a 2-D tensor, from its shape and strides (read once)."""
+    if 0 in shape:
+        return True
+    return (shape[1] == 1 or stride[1] == 1) and (shape[0] == 1 or stride[0] == shape[1])
+
+
+def _rows_ok(shape, stride) -> bool:
     """Rows of contiguous elements whose pitch TMA can take: a contiguous tensor, or a view
     with unit column stride and a row pitch of a whole number of 16-byte units (8 elements
     of bf16/fp16)."""
-    if t.stride(1) != 1 and t.shape[1] > 1:
+    if stride[1] != 1 and shape[1] > 1:
         return False
-    return t.is_contiguous() or (t.stride(0) >= t.shape[1] and t.stride(0) % 8 == 0)
+    return _contiguous(shape, stride) or (stride[0] >= shape[1] and stride[0] % 8 == 0)
 
 
-def _layout_of_b(b):
-    """("kn", b) for a K x N b with rows TMA can read; ("nk", b.T) for the transpose view of
-    such an N x K one (what `W.t()` gives)."""
-    if _rows_ok(b):
-        return "kn", b
-    if _rows_ok(b.t()):
-        return "nk", b.t()
+def _layout_of_b(shape, stride):
+    """("kn", its row pitch) for a K x N b with rows TMA can read; ("nk", the row pitch of
+    b.T) for the transpose view of such an N x K one (what `W.t()` gives)."""
+    if _rows_ok(shape, stride):
+        return "kn", stride[0]
+    if _rows_ok(shape[::-1], stride[::-1]):
+        return "nk", stride[1]
     raise LaunchError(f"b must be K x N with contiguous rows or the transpose of such an N x K "
-                      f"tensor, rows a multiple of 16 bytes apart (strides {b.stride()}); "
+                      f"tensor, rows a multiple of 16 bytes apart (strides {tuple(stride)}); "
                       "call .contiguous()")
 
 
@@ -91,29 +107,39 @@ def check_operands(a, b):
     """(M, N, K, B layout, B as stored) of a @ b, or LaunchError saying what to change.
     Reads only shapes, dtypes and strides, so the fake implementation (torch_ops.py) checks
     with it too."""
+    m, n, k, layout, dtype, a_pitch, b_pitch = _operands(a, b)
+    return m, n, k, layout, (b if layout == "kn" else b.t())
+
+
+def _operands(a, b):
+    """(M, N, K, B layout, dtype name, A's row pitch, B's stored row pitch) of a @ b, each
+    shape and stride read once (host time per call: issue 18), or LaunchError."""
     import torch
 
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
         raise LaunchError("matmul takes two torch tensors")
-    if a.dim() != 2 or b.dim() != 2:
-        raise LaunchError(f"matmul_into takes 2-D tensors, got {a.dim()}-D and {b.dim()}-D "
+    sa, sb = a.shape, b.shape
+    if len(sa) != 2 or len(sb) != 2:
+        raise LaunchError(f"matmul_into takes 2-D tensors, got {len(sa)}-D and {len(sb)}-D "
                           "(argus.ops.matmul takes batches)")
-    if a.shape[1] != b.shape[0]:
-        raise LaunchError(f"shapes do not chain: a is {tuple(a.shape)}, b is {tuple(b.shape)} "
+    if sa[1] != sb[0]:
+        raise LaunchError(f"shapes do not chain: a is {tuple(sa)}, b is {tuple(sb)} "
                           "(a's columns must equal b's rows)")
-    dtype = DTYPES.get(str(a.dtype)) if a.dtype == b.dtype else None
+    dtype = _dtype_name(torch, a) if a.dtype == b.dtype else None
     if dtype is None:
         raise LaunchError(f"matmul takes bf16 or fp16 operands of one dtype, got {a.dtype} and "
                           f"{b.dtype}")
-    if not _rows_ok(a):
+    ta = a.stride()
+    if not _rows_ok(sa, ta):
         raise LaunchError(f"a must have contiguous rows a multiple of 16 bytes apart (strides "
-                          f"{a.stride()}); call .contiguous()")
-    m, k = a.shape
-    n = b.shape[1]
+                          f"{ta}); call .contiguous()")
+    m, k = sa
+    n = sb[1]
     if 0 in (m, n, k):
         raise LaunchError(f"matmul of an empty product ({m} x {k} times {k} x {n}): nothing "
                           "for the GPU to do; handle it before the call")
-    return (m, n, k) + _layout_of_b(b)
+    layout, b_pitch = _layout_of_b(sb, b.stride())
+    return m, n, k, layout, dtype, ta[0], b_pitch
 
 
 def matmul(a, b, out=None, autotune=None, **knobs):
@@ -143,20 +169,51 @@ def _plain_eager(torch, a, b) -> bool:
 
 def matmul_into(a, b, out, knobs: dict, autotune=None):
     """The computation behind both entries: checks, plan (cached per shape), launch."""
-    m, n, k, layout, b_stored = check_operands(a, b)
-    dtype = DTYPES[str(a.dtype)]
+    m, n, k, layout, dtype, a_pitch, b_pitch = _operands(a, b)
+    stored = (lambda: b) if layout == "kn" else b.t
     if out is None:
-        out = a.new_empty((m, n))     # a's dtype and device (less host time than torch.empty)
+        out = _new_output(a, m, n)
     elif out.shape != (m, n) or out.dtype != a.dtype or not out.is_contiguous():
         raise LaunchError(f"out must be a contiguous {m} x {n} {a.dtype} tensor")
     if k % 8 or n % 8:
-        return _padded(a, b_stored, out, layout, dtype, m, n, k, knobs, autotune)
+        return _padded(a, stored(), out, layout, dtype, m, n, k, knobs, autotune)
     if knobs:
         launcher, rounder = plan(layout, m, n, k, dtype, knobs)
     else:
-        launcher, rounder = _tuned_plan(a, b_stored, out, layout, dtype, m, n, k, autotune)
-    run_plan(launcher, rounder, a, b_stored, out)
+        launcher, rounder = _tuned_plan(a, stored, out, layout, dtype, m, n, k, autotune)
+    keyed = getattr(launcher, "launch_keyed", None)     # a launcher (or a test's stand-in)
+    if rounder is not None or keyed is None:
+        run_plan(launcher, rounder, a, stored(), out)
+        return out
+    # the launch's signature from what the checks read: a, b as stored and out, each fixed
+    # by its address, device, shape (m, n, k), row pitch (unit columns: checked) and dtype
+    # (the launcher's, checked above for a and b; out is a's or was checked)
+    keyed(("matmul", layout, m, n, k, a.data_ptr(), a_pitch, a.get_device(), b.data_ptr(),
+           b_pitch, b.get_device(), out.data_ptr(), out.get_device()),
+          lambda: (a, stored(), out))
     return out
+
+
+_SHAPED: dict = {}      # (m, n, dtype, device) -> a one-element tensor expanded to m x n
+_empty_like = None      # torch.empty_like, once torch is imported
+
+
+def _new_output(a, m, n):
+    """A fresh contiguous m x n tensor of a's dtype on a's device: `empty_like` of an m x n
+    view of one element (stride 0, so its result is laid out contiguously), 1.7 us of host
+    time on an H100's host where a.new_empty((m, n)) takes 2.4 and torch.empty 3.1."""
+    global _empty_like
+    if _empty_like is None:
+        import torch
+        _empty_like = torch.empty_like
+    key = (m, n, a.dtype, a.get_device())
+    shaped = _SHAPED.get(key)
+    if shaped is None:
+        if len(_SHAPED) >= 256:
+            _SHAPED.clear()
+        shaped = _SHAPED[key] = a.new_empty((1, 1)).expand(m, n)
+    # an overlapping input: empty_like's preserve_format gives contiguous strides
+    return _empty_like(shaped)
 
 
 def _padded(a, b_stored, out, layout, dtype, m, n, k, knobs, autotune):
@@ -184,8 +241,8 @@ def _padded(a, b_stored, out, layout, dtype, m, n, k, knobs, autotune):
     if knobs:
         launcher, rounder = plan(layout, m, n8, k8, dtype, knobs)
     else:
-        launcher, rounder = _tuned_plan(a_pad, b_pad, c_pad, layout, dtype, m, n8, k8,
-                                        autotune)
+        launcher, rounder = _tuned_plan(a_pad, lambda: b_pad, c_pad, layout, dtype, m, n8,
+                                        k8, autotune)
     run_plan(launcher, rounder, a_pad, b_pad, c_pad)
     if c_pad is not out:
         out.copy_(c_pad[:, :n])
@@ -200,13 +257,14 @@ def plan(layout, m, n, k, dtype, knobs: dict):
 _chosen: dict[tuple, tuple] = {}     # a call's shape and switches -> its plan
 
 
-def _tuned_plan(a, b_stored, out, layout, dtype, m, n, k, autotune):
+def _tuned_plan(a, stored, out, layout, dtype, m, n, k, autotune):
     """The plan of a call without knobs, worked out once per shape, device and switches
-    (what a call costs on the host matters): see _choose."""
-    key = (layout, m, n, k, dtype, out.get_device(), autotune) + environment.values(PLAN_ENV)
+    (what a call costs on the host matters): see _choose. `stored()`: B as stored (made
+    only when a plan is worked out)."""
+    key = (layout, m, n, k, dtype, out.get_device(), autotune) + _plan_env()
     chosen = _chosen.get(key)
     if chosen is None:
-        chosen, final = _choose(a, b_stored, out, layout, dtype, m, n, k, autotune)
+        chosen, final = _choose(a, stored(), out, layout, dtype, m, n, k, autotune)
         if final:
             _chosen[key] = chosen
     return chosen

@@ -39,6 +39,11 @@ class InterpretedLauncher:
                               strided=frozenset(p.name for p in self._params
                                                        if not isinstance(p, SizeParam)))
 
+    def launch_keyed(self, key: tuple, arrays) -> None:
+        """The GPU launcher's keyed launch (launch.Launcher.launch_keyed): a plain call."""
+        del key
+        self(*arrays())
+
     def __call__(self, *arrays, grid: tuple[int, ...] | None = None) -> None:
         from argus.interp.errors import InterpretError
         from argus.interp.evaluator import interpret

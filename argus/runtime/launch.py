@@ -26,6 +26,14 @@ from .tensor_maps import TensorMapCache
 
 
 _THREAD = threading.local()
+_torch = None      # the torch module, once a launch has imported it (_import_torch)
+
+
+def _import_torch():
+    global _torch
+    import torch
+    _torch = torch
+    return torch
 
 
 def make_context_current(torch) -> None:
@@ -144,16 +152,25 @@ class Launcher:
         return bound, sizes
 
     def __call__(self, *tensors, grid: tuple[int, ...] | None = None):
-        import torch
+        self._run(_signature(tensors, grid), lambda: tensors, grid)
 
+    def launch_keyed(self, key: tuple, tensors) -> None:
+        """A launch on `tensors()` whose signature the caller worked out from what it had
+        already read of them (argus.ops.matmul's checks read every shape and stride): the
+        key must fix all that _signature does (each tensor's address, dtype, shape,
+        strides and device) and differ from every _signature (a leading tag); `tensors` is
+        called only when the key is new (the checks and the parameters then made)."""
+        self._run(key, tensors, None)
+
+    def _run(self, key, tensors, grid) -> None:
+        torch = _torch or _import_torch()
         if self._function is None:
             self._load()
         else:
             self._context(torch)
-        key = _signature(tensors, grid)
         prepared = self._prepared.get(key) if key is not None else None
         if prepared is None:
-            prepared = self._prepare(tensors, grid)
+            prepared = self._prepare(tensors(), grid)
             if key is not None:
                 if len(self._prepared) >= PREPARED_LIMIT:
                     self._prepared.pop(next(iter(self._prepared)))

@@ -65,3 +65,39 @@ def test_smem_epilogue_knob_picks_three_stages_and_counts_its_tile():
 def test_split_k_knob():
     assert knobs_to_config({"split_k": 4}, "kn", 128, 4096, 4096)["SPLIT"] == 4
     assert "SPLIT" not in knobs_to_config({"split_k": 1}, "kn", 128, 4096, 4096)
+
+
+def test_the_keyed_launch_tells_apart_what_changes_the_parameters(monkeypatch):
+    """matmul_into's launch key (launch_keyed) differs for another address, row pitch, B
+    layout or output, and is the same for a call on the same tensors; the tensors handed
+    over on a new key are a, B as stored (N x K for x @ W.T) and the output."""
+    import importlib
+    mm = importlib.import_module("argus.ops.matmul")
+    keys, handed = [], []
+
+    class Launcher:
+        def launch_keyed(self, key, tensors):
+            keys.append(key)
+            handed.append(tensors())
+
+    monkeypatch.setattr(mm, "library_kernel", lambda *a, **k: Launcher())
+    mm._chosen.clear()
+    a, out = t(64, 96), t(64, 128)
+    b, wide = t(96, 128), t(96, 192)
+    w = t(128, 96)
+    for x, y in [(a, b), (a, b), (t(64, 96), b), (a, wide[:, :128]), (a, w.t())]:
+        mm.matmul_into(x, y, out, {})
+    mm.matmul_into(a, b, None, {})
+    assert keys[0] == keys[1] and len(set(keys)) == 5
+    assert handed[4][1].shape == (128, 96) and handed[4][1].is_contiguous()
+    assert handed[5][2].shape == (64, 128) and handed[5][2].is_contiguous()
+
+
+@pytest.mark.parametrize("m, n", [(1, 1), (1, 8), (8, 1), (200, 264)])
+def test_a_new_output_is_contiguous(m, n):
+    import importlib
+    mm = importlib.import_module("argus.ops.matmul")
+    a = t(m, 16, dtype=torch.float16)
+    got = mm._new_output(a, m, n)
+    assert got.shape == (m, n) and got.dtype == a.dtype and got.is_contiguous()
+    assert got.data_ptr() != mm._new_output(a, m, n).data_ptr() or m * n == 0

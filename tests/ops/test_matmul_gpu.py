@@ -82,3 +82,29 @@ def test_split_k_workspace_stays_zero_and_graph_replays():
         ref = a.double() @ b.double()
         assert (out.double() - ref).abs().max().item() <= 4 * (
             (torch.matmul(a, b).double() - ref).abs().max().item()) + 1e-3
+
+
+def test_repeated_calls_follow_their_tensors():
+    """The launch parameters are kept per (addresses, pitches, devices, shape) of a call
+    (matmul_into's keyed launch): calls that change only the tensors, only a row pitch (a
+    column slice of a wider tensor), only the B layout, or give `out` or not, each compute
+    their own product, checked against fp64 with the output poisoned."""
+    g = torch.Generator(device="cuda").manual_seed(11)
+    m, n, k = 136, 264, 200
+    wide = torch.randn(k, n + 64, device="cuda", dtype=torch.bfloat16, generator=g)
+    cases = []
+    for _ in range(2):
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16, generator=g)
+        bt = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g).t()
+        cases += [(a, b), (a, bt), (a, wide[:, :n]), (a, wide[:, 64:]), (a, b)]
+    for i, (a, b) in enumerate(cases * 2):
+        ref = a.double() @ b.double()
+        if i % 2:
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            matmul(a, b, out=out)
+        else:
+            out = matmul(a, b)
+        torch.cuda.synchronize()
+        err = (out.double() - ref).abs().max().item()
+        assert torch.isfinite(out).all() and err <= 0.25, f"case {i}: max error {err}"

@@ -92,3 +92,18 @@ def test_a_driver_error_names_the_kernel(stubbed):
     lau._launch = lambda *a: (driver.CUresult.CUDA_ERROR_INVALID_VALUE,)
     with pytest.raises(DriverError, match="launching gemm_nt failed: CUDA_ERROR_INVALID_VALUE"):
         lau(bf16(200, 72), bf16(264, 72), bf16(200, 264))
+
+
+def test_a_keyed_launch_prepares_once_per_key(stubbed):
+    """launch_keyed (argus.ops.matmul's path): the tensors are asked for, checked and
+    encoded only when the caller's key is new; a kept key launches with its parameters."""
+    lau, calls = stubbed
+    a, b, c = bf16(200, 72), bf16(264, 72), bf16(200, 264)
+    asked = []
+
+    def tensors():
+        asked.append(1)
+        return a, b, c
+    for key in ("one", "one", "two", "one"):
+        lau.launch_keyed(("test", key), tensors)
+    assert len(asked) == 2 and calls["bind"] == 2 and len(calls["launch"]) == 4
