@@ -113,7 +113,8 @@ def check_operands(a, b):
 
 def _operands(a, b):
     """(M, N, K, B layout, dtype name, A's row pitch, B's stored row pitch) of a @ b, each
-    shape and stride read once (host time per call: issue 18), or LaunchError."""
+    shape and stride read once and the common case tested inline (host time per call:
+    issue 18), or LaunchError."""
     import torch
 
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
@@ -122,23 +123,30 @@ def _operands(a, b):
     if len(sa) != 2 or len(sb) != 2:
         raise LaunchError(f"matmul_into takes 2-D tensors, got {len(sa)}-D and {len(sb)}-D "
                           "(argus.ops.matmul takes batches)")
-    if sa[1] != sb[0]:
+    m, k = sa
+    k2, n = sb
+    if k != k2:
         raise LaunchError(f"shapes do not chain: a is {tuple(sa)}, b is {tuple(sb)} "
                           "(a's columns must equal b's rows)")
-    dtype = _dtype_name(torch, a) if a.dtype == b.dtype else None
+    da = a.dtype
+    dtype = (_DTYPE_NAMES.get(da) or _dtype_name(torch, a)) if da == b.dtype else None
     if dtype is None:
         raise LaunchError(f"matmul takes bf16 or fp16 operands of one dtype, got {a.dtype} and "
                           f"{b.dtype}")
-    ta = a.stride()
-    if not _rows_ok(sa, ta):
+    ta, tb = a.stride(), b.stride()
+    # the common cases inline: a contiguous, b contiguous K x N or the transpose of a
+    # contiguous N x K (the general tests: _rows_ok, _layout_of_b)
+    if not ((ta[1] == 1 and ta[0] == k) or _rows_ok(sa, ta)):
         raise LaunchError(f"a must have contiguous rows a multiple of 16 bytes apart (strides "
                           f"{ta}); call .contiguous()")
-    m, k = sa
-    n = sb[1]
     if 0 in (m, n, k):
         raise LaunchError(f"matmul of an empty product ({m} x {k} times {k} x {n}): nothing "
                           "for the GPU to do; handle it before the call")
-    layout, b_pitch = _layout_of_b(sb, b.stride())
+    if tb[1] == 1 and tb[0] == n:
+        return m, n, k, "kn", dtype, ta[0], n
+    if tb[0] == 1 and tb[1] == k and k > 1 and n > 1:      # (else kn may hold: checked first)
+        return m, n, k, "nk", dtype, ta[0], k
+    layout, b_pitch = _layout_of_b(sb, tb)
     return m, n, k, layout, dtype, ta[0], b_pitch
 
 
