@@ -672,12 +672,15 @@ def exact_check(ctx: Context, goal, extra: Iterable = ()):
     return solve([*ctx.facts, *extra, *ctx.product_facts(), goal], solver=False)[0]
 
 
-def holds(ctx: Context, claim, extra: Iterable = (), in_integers: bool = False) -> bool:
+def holds(ctx: Context, claim, extra: Iterable = (), in_integers: bool = False,
+          confined_first: bool = True) -> bool:
     """Is `claim` true under the facts for every value of every variable?
 
     Only the facts connected to the claim (sharing a variable with it, transitively) are
     given to the solver: fewer assumptions can only make a proof harder, never wrong, and
     a claim about layouts (positions, kk) then does not drag in every size's bounds.
+    `confined_first=False`: no first try with the facts of the claim's own variables (a
+    claim that reaches nearly all of them would only be asked twice when it fails).
     `in_integers`: first try the exact translation to linear integer arithmetic
     (integers.py), for claims about tile and block arithmetic with divisions by constants
     (a causal loop's bound), which bit-blasting is slow on. A context with routing data
@@ -716,7 +719,8 @@ def holds(ctx: Context, claim, extra: Iterable = (), in_integers: bool = False) 
             ctx.remember(model)
             return False
     small = confined(facts, asked)
-    if len(small) < len(facts) and solve([*small, *asked], timeout_ms=SMALL_MS)[0] == z3.unsat:
+    if confined_first and len(small) < len(facts) and \
+            solve([*small, *asked], timeout_ms=SMALL_MS)[0] == z3.unsat:
         return True                           # proved with the facts of its own variables
     result, s = solve([*facts, *asked], solver=False)
     if result == z3.sat:
