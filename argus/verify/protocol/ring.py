@@ -615,7 +615,8 @@ def _filtered_release(m: Model, array: Value, e: Event, n, S: int) -> list:
     elif smt.find(known, n != g - 1) is None:
         want, what = g != 0, "at every step but the first"
     else:
-        found = smt.find(known, z3.And(n != g, n != g - 1))
+        found = smt.find(known, z3.And(n != g, n != g - 1), _minimise(m, e.where, g),
+                         prefer=m.first_iteration(e.where))
         signed = lambda v: v - (1 << smt.WIDTH) if v >= 1 << (smt.WIDTH - 1) else v
         at = f" (at step {smt.value(found, g)} it frees step {signed(smt.value(found, n))})" \
             if found is not None else ""
@@ -626,7 +627,10 @@ def _filtered_release(m: Model, array: Value, e: Event, n, S: int) -> list:
             f"release the step's own stage ({array.name}[g % {S}]) or, pipelined, the "
             f"previous step's ({array.name}[(g - 1) % {S}] under `if g > 0`)",
             counterexample(m, found, e.where, (array, 0)) if found is not None else None)]
-    found = smt.find(known, runs != want)
+    # the least step, counters and sizes of a violation: a small run that the replay
+    # walks (an unminimised model had T = 2^24 and did not replay in its step budget)
+    found = smt.find(known, runs != want, _minimise(m, e.where, g),
+                     prefer=m.first_iteration(e.where))
     if found is None:
         return []
     skipped = z3.is_true(found.eval(want, model_completion=True))
