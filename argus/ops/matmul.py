@@ -128,8 +128,7 @@ def _operands(a, b):
     if k != k2:
         raise LaunchError(f"shapes do not chain: a is {tuple(sa)}, b is {tuple(sb)} "
                           "(a's columns must equal b's rows)")
-    da = a.dtype
-    dtype = (_DTYPE_NAMES.get(da) or _dtype_name(torch, a)) if da == b.dtype else None
+    dtype = _dtype_name(torch, a) if a.dtype == b.dtype else None
     if dtype is None:
         raise LaunchError(f"matmul takes bf16 or fp16 operands of one dtype, got {a.dtype} and "
                           f"{b.dtype}")

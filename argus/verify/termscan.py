@@ -46,32 +46,46 @@ _ROOTS: list = []                  # the scanned terms, alive so that their ids 
 def scan(t) -> Scan:
     """The scan of term t (memoised with every subterm's)."""
     t = t if z3.is_expr(t) else z3.BoolVal(bool(t))
+    return _bottom_up(t, _MEMO, _ROOTS, lambda c, a, k: None, _combine, also=_NAMES)
+
+
+def _bottom_up(t, memo: dict, roots: list, leaf, combine, also: dict | None = None):
+    """The answer for term t of a fold over its AST, each subterm's answer kept in `memo`
+    by AST id (the terms kept alive in `roots`, so that their ids stay theirs; every memo
+    starts afresh past MEMO_LIMIT entries, `also` with it). `leaf(c, a, id)` answers for a
+    node without looking at its arguments (None: fold them); `combine(ctx, c, a, kids)`
+    answers from its arguments' (pointer, id) pairs, whose answers are in `memo`."""
     ctx = t.ctx
     c = ctx.ref()
     root = t.as_ast()
     ident = z3.Z3_get_ast_id(c, root)
-    got = _MEMO.get(ident)
+    got = memo.get(ident)
     if got is not None:
         return got
-    if len(_MEMO) >= MEMO_LIMIT:
-        _MEMO.clear()
-        _ROOTS.clear()
-        _NAMES.clear()
-    _ROOTS.append(t)
+    if len(memo) >= MEMO_LIMIT:
+        memo.clear()
+        roots.clear()
+        if also is not None:
+            also.clear()
+    roots.append(t)
     stack = [(root, ident, None)]
     while stack:
         a, k, kids = stack.pop()
-        if k in _MEMO:
+        if k in memo:
             continue
         if kids is None:
+            early = leaf(c, a, k)
+            if early is not None:
+                memo[k] = early
+                continue
             kids = _arguments(c, a)
-            pending = [(x, i) for x, i in kids if i not in _MEMO]
+            pending = [(x, i) for x, i in kids if i not in memo]
             if pending:
                 stack.append((a, k, kids))
                 stack.extend((x, i, None) for x, i in pending)
                 continue
-        _MEMO[k] = _combine(ctx, c, a, kids)
-    return _MEMO[ident]
+        memo[k] = combine(ctx, c, a, kids)
+    return memo[ident]
 
 
 def names(t) -> frozenset:
@@ -87,35 +101,17 @@ def leaves(t) -> frozenset:
     """The AST ids of what t is built from: its variables and its applications of
     uninterpreted functions (a routing value such as counts(e), kept whole), memoised with
     every subterm's (the windows of one prefix sum share every entry's sum)."""
-    c = t.ctx.ref()
-    root = t.as_ast()
-    ident = z3.Z3_get_ast_id(c, root)
-    got = _LEAVES.get(ident)
-    if got is not None:
-        return got
-    if len(_LEAVES) >= MEMO_LIMIT:
-        _LEAVES.clear()
-        _LEAF_ROOTS.clear()
-    _LEAF_ROOTS.append(t)
-    stack = [(root, ident, None)]
-    while stack:
-        a, k, kids = stack.pop()
-        if k in _LEAVES:
-            continue
-        kind = z3.Z3_get_ast_kind(c, a)
-        if kind == z3.Z3_APP_AST and z3.Z3_get_decl_kind(
-                c, z3.Z3_get_app_decl(c, z3.Z3_to_app(c, a))) == z3.Z3_OP_UNINTERPRETED:
-            _LEAVES[k] = frozenset([k])
-            continue
-        if kids is None:
-            kids = _arguments(c, a)
-            pending = [(x, i) for x, i in kids if i not in _LEAVES]
-            if pending:
-                stack.append((a, k, kids))
-                stack.extend((x, i, None) for x, i in pending)
-                continue
-        _LEAVES[k] = frozenset().union(*[_LEAVES[i] for _, i in kids]) if kids else _EMPTY
-    return _LEAVES[ident]
+    return _bottom_up(t, _LEAVES, _LEAF_ROOTS, _uninterpreted_leaf,
+                      lambda ctx, c, a, kids: frozenset().union(*[_LEAVES[i] for _, i in kids])
+                      if kids else _EMPTY)
+
+
+def _uninterpreted_leaf(c, a, ident):
+    """{a} for a variable or an application of an uninterpreted function, else None."""
+    if z3.Z3_get_ast_kind(c, a) == z3.Z3_APP_AST and z3.Z3_get_decl_kind(
+            c, z3.Z3_get_app_decl(c, z3.Z3_to_app(c, a))) == z3.Z3_OP_UNINTERPRETED:
+        return frozenset([ident])
+    return None
 
 
 def larger_than(t, limit: int) -> bool:

@@ -100,25 +100,16 @@ def in_window(t, row):
         return got[1]
     if "leaves" not in window.memo:
         start = z3.simplify(bv(window.start))
-        window.memo["leaves"] = (start, None if z3.is_bv_value(start) else _leaves(start))
+        window.memo["leaves"] = (start, None if z3.is_bv_value(start) else
+                                  termscan.leaves(start))
     start, leaves = window.memo["leaves"]
     local = z3.simplify(row - start)
-    if leaves is not None and not _occurs(leaves, local):
+    if leaves is not None and leaves.isdisjoint(termscan.leaves(local)):   # start cancelled
         test = z3.ULT(local, bv(window.rows))
     else:
         test = z3.And(z3.UGE(row, bv(window.start)), z3.ULT(row, bv(window.end)))
     window.memo[row.get_id()] = (row, test)        # keeps row alive: its id stays its own
     return test
-
-
-def _leaves(t) -> frozenset:
-    """The ids of the variables and uninterpreted values a term is built from."""
-    return termscan.leaves(t)
-
-
-def _occurs(ids, t) -> bool:
-    """Does t use any of the variables or values `ids` (the start did not cancel)?"""
-    return not ids.isdisjoint(termscan.leaves(t))
 
 
 def inside(t, coords, w=None):

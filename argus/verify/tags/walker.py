@@ -33,11 +33,11 @@ from .values import Barrier, FragTag, Fragment, Writer
 WARPGROUP = 128
 
 
-# exceptions a rule raises only by a bug of its own (never to say "not modelled")
 # the kinds of variable that keep their value from an accumulator's reset to its use when
 # they are not counters of the loops accumulated since the reset (site_conditions)
 FIXED_KINDS = frozenset({"size", "block", "tile", "iteration", "warpgroup"})
 
+# exceptions a rule raises only by a bug of its own (never to say "not modelled")
 DEFECTS = (TypeError, AttributeError, NameError, AssertionError, z3.Z3Exception)
 
 
