@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import importlib  # noqa: E402
 
 import argus.ops  # noqa: E402
+from argus.ops.registry import plain_eager  # noqa: E402
 
 mm = importlib.import_module("argus.ops.matmul")   # the module (argus.ops.matmul is the function)
 
@@ -46,7 +47,7 @@ def main():
         "argus matmul_into out=": lambda: mm.matmul_into(a, b, out, {}),
         "check_operands": lambda: mm.check_operands(a, b),
         "torch.empty": lambda: torch.empty((m, n), dtype=a.dtype, device=a.device),
-        "_plain_eager": lambda: mm._plain_eager(torch, a, b),
+        "plain_eager": lambda: plain_eager(a, b),
         "_tuned_plan": lambda: mm._tuned_plan(a, lambda: b_stored, out, layout, "bf16", m, n, k,
                                               None),
         "_operands": lambda: mm._operands(a, b),

@@ -26,6 +26,7 @@ from argus.runtime.modes import interpret_mode
 from .attention_configs import (HEAD_DIMS, check_fits, check_knobs, config_for,
                                 head_group_refusal, roles)
 from .library import library_kernel
+from .registry import plain_eager
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
 LAYOUTS = ("bhsd", "bshd")
@@ -112,7 +113,7 @@ def attention(q, k, v, causal=False, scale=None, layout="bhsd", return_lse=False
         if not isinstance(x, torch.Tensor):
             raise LaunchError(f"attention takes torch tensors; {name} is {type(x).__name__}")
     scale = _scale(q, scale)
-    if out is not None or _plain_eager(torch, q, k, v):
+    if out is not None or plain_eager(q, k, v):
         o, lse = attention_into(q, k, v, bool(causal), scale, layout, out)
     else:
         o, lse = torch.ops.argus.attention(q, k, v, bool(causal), scale, layout)
@@ -128,14 +129,6 @@ def _scale(q, scale):
     if not math.isfinite(scale) or scale <= 0:
         raise LaunchError(f"scale must be a positive finite number, got {scale}")
     return scale
-
-
-def _plain_eager(torch, *xs) -> bool:
-    if any(type(x) is not torch.Tensor or x.is_meta for x in xs):
-        return False
-    if torch.is_grad_enabled() and any(x.requires_grad for x in xs):
-        return False
-    return not torch.compiler.is_compiling()
 
 
 def plan(p: Problem, causal: bool, scale: float, sk_run: int, sq_run: int, knobs=None,

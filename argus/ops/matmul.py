@@ -39,6 +39,7 @@ from .autotune import enabled as autotune_enabled
 from .gemm_configs import config_for, knobs_to_config, tuned_knobs
 from .gemm_model import PITCH_BYTES
 from .library import library_kernel
+from .registry import plain_eager
 from .tune_cache import entry_key
 from .workspace import zeroed_workspace
 
@@ -157,21 +158,11 @@ def matmul(a, b, out=None, autotune=None, **knobs):
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and (a.dim() != 2
                                                                        or b.dim() != 2):
         from .batches import batched_matmul
-        return batched_matmul(a, b, out, autotune, knobs, plain_eager=_plain_eager(torch, a, b),
+        return batched_matmul(a, b, out, autotune, knobs, plain_eager=plain_eager(a, b),
                               matmul=matmul, matmul_into=matmul_into)
-    if out is None and not knobs and not _plain_eager(torch, a, b):
+    if out is None and not knobs and not plain_eager(a, b):
         return torch.ops.argus.matmul(a, b, bool(autotune))
     return matmul_into(a, b, out, knobs, autotune)
-
-
-def _plain_eager(torch, a, b) -> bool:
-    """An eager call on real tensors that autograd does not record: the op's dispatch would
-    only add host time."""
-    if type(a) is not torch.Tensor or type(b) is not torch.Tensor or a.is_meta or b.is_meta:
-        return False
-    if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
-        return False
-    return not torch.compiler.is_compiling()
 
 
 def matmul_into(a, b, out, knobs: dict, autotune=None):

@@ -33,10 +33,10 @@ import math
 
 from argus.runtime.launch_errors import LaunchError
 
-from .library import library_kernel
+from .moe_calls import DECODE_T, Buffers, plan_for
+from .registry import plain_eager
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
-DECODE_T = 64       # up to this many tokens: the decode configuration
 # How the gate-up GEMM gathers its token rows (moe_gate_up.py GATHER): "warpgroup",
 # gather_cp_async by all 128 producer threads, or "tma", one TMA box a row from one thread.
 # Measured in one run (scripts/device_moe_gather_ab.sh, H100, 2026-12-06): the warpgroup form
@@ -148,7 +148,10 @@ def check_layer(x, router_logits, w13, w2, top_k):
 
 def moe(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
         deterministic: bool = True):
-    """The MoE layer (see the module's docstring); through the torch op `argus::moe`."""
+    """The MoE layer (see the module's docstring): the computation directly for a plain
+    eager call, else through the torch op `argus::moe` (torch.compile, fake tensors)."""
+    if plain_eager(x, router_logits, w13, w2):
+        return moe_into(x, router_logits, w13, w2, top_k, renormalize, deterministic)
     import torch
 
     check_layer(x, router_logits, w13, w2, top_k)
@@ -158,61 +161,28 @@ def moe(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
 
 def moe_into(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
              deterministic: bool = True):
-    """The computation: the six launches on the current stream, nothing read back."""
-    out, steps = launches(x, router_logits, w13, w2, top_k, renormalize, deterministic)
-    for _, step in steps:
-        step()
-    return out
+    """The computation: the six launches on the current stream, nothing read back
+    (moe_calls.py: the plan of the layer, worked out once, and its launches)."""
+    return plan_for(x, router_logits, w13, w2, top_k, renormalize,
+                    deterministic).run(x, router_logits, w13, w2)
 
 
 def launches(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
              deterministic: bool = True, buffers: dict | None = None):
     """(out, [(role, launch)]): the layer's output buffer and its launches in order, each a
-    no-argument callable on the current stream (moe_into runs them; a benchmark times each
-    alone, on buffers an earlier run of the whole list has filled). A `buffers` dict is
-    filled with the intermediates by name (experts, gates, counts, ids, slots, wsorted, h,
-    yd), for a diagnosis that checks each launch's output."""
-    import torch
-
-    t, hidden, e, inter, dtype = check_layer(x, router_logits, w13, w2, top_k)
-    out = torch.empty((t, hidden), dtype=x.dtype, device=x.device)
-    if t == 0:
+    no-argument callable on the current stream, on intermediates of their own (moe_into
+    runs the same launches; a benchmark times each alone, on buffers an earlier run of the
+    whole list has filled). A `buffers` dict is filled with the intermediates by name
+    (experts, gates, counts, ids, slots, wsorted, h, yd), for a diagnosis that checks each
+    launch's output."""
+    plan = plan_for(x, router_logits, w13, w2, top_k, renormalize, deterministic)
+    out = x.new_empty((plan.t, plan.hidden))
+    if plan.t == 0:
         return out, []
-    p = t * top_k
-    dev = x.device
-    launch = {role: library_kernel(module, name, **ov) for role, (module, name, ov) in
-              kernels_for(t, e, hidden, inter, top_k, renormalize, deterministic,
-                          dtype).items()}
-    logits = router_logits.to(torch.float32).contiguous()
-    experts = torch.empty(p, dtype=torch.int32, device=dev)
-    gates = torch.empty(p, dtype=torch.float32, device=dev)
-    counts = torch.empty(e, dtype=torch.int32, device=dev)
-    ids = torch.empty(p, dtype=torch.int32, device=dev)
-    slots = torch.empty(p, dtype=torch.int32, device=dev)
-    wsorted = torch.empty(p, dtype=torch.float32, device=dev)
-    h = torch.empty((p, inter), dtype=x.dtype, device=dev)
-    yd = torch.empty((p, hidden), dtype=x.dtype, device=dev)
+    bufs = Buffers(plan, x.device)
     if buffers is not None:
-        buffers.update(experts=experts, gates=gates, counts=counts, ids=ids, slots=slots,
-                       wsorted=wsorted, h=h, yd=yd)
-    w1, w3 = w13[0].view(e * inter, hidden), w13[1].view(e * inter, hidden)
-    steps = [("topk", lambda: launch["topk"](logits, experts, gates)),
-             ("count", lambda: launch["count"](experts, counts)),
-             ("place", lambda: launch["place"](experts, gates, counts, ids, slots, wsorted)),
-             ("gate_up", lambda: launch["gate_up"](x, w1, w3, ids, counts, h)),
-             ("down", lambda: launch["down"](h, w2.view(e * hidden, inter), counts, wsorted,
-                                             yd))]
-    if deterministic:
-        steps.append(("combine", lambda: launch["combine"](yd, slots, out)))
-    else:
-        acc = torch.empty((t, hidden), dtype=torch.float32, device=dev)
-
-        def combine():          # fp32 atomic adds into a zeroed buffer, then rounded
-            acc.zero_()
-            launch["combine"](yd, slots, acc)
-            out.copy_(acc)
-        steps.append(("combine", combine))
-    return out, steps
+        buffers.update(bufs.named())
+    return out, plan.steps(x, router_logits, w13, w2, bufs, False, out)
 
 
 def reference(x, router_logits, w13, w2, top_k, renormalize=True):

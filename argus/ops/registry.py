@@ -23,3 +23,16 @@ def register_op(name: str, impl, fake, backward=None, setup_context=None):
     if backward is not None:
         op.register_autograd(backward, setup_context=setup_context)
     return op
+
+
+def plain_eager(*tensors) -> bool:
+    """An eager call on real tensors that autograd does not record (none needs a gradient,
+    or grad mode is off) and that torch.compile is not tracing: the op's dispatch would only
+    add host time, so the library calls its computation directly."""
+    import torch
+
+    if any(type(t) is not torch.Tensor or t.is_meta for t in tensors):
+        return False
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return False
+    return not torch.compiler.is_compiling()

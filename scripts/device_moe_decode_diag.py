@@ -1,0 +1,140 @@
+"""Where a decode MoE layer's time goes (issue 17's T = 1 rows), on the GPU, in one call:
+for each (shape, variant) the layer timed as the benchmark times it (events around five
+eager calls), the host's time to enqueue one call (no sync), the layer replayed as a CUDA
+graph (the GPU's time alone, the gaps between its launches included) and each kernel's
+GPU duration from torch.profiler. Variants override config_for's knobs per GEMM.
+
+    python3 scripts/device_moe_decode_diag.py [--shapes a,b] [--out DIR]
+Writes DIR/moe-decode-diag-<date>.json. Run through the device tool (scripts/device_env.sh).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+VARIANTS = {
+    "default": {},
+    "gate_up BN64": {"gate_up": {"BN": 64}},
+    "down BN64": {"down": {"BN": 64}},
+    "both BN64": {"gate_up": {"BN": 64}, "down": {"BN": 64}},
+}
+
+
+def main() -> int:
+    import importlib
+
+    import torch
+
+    from argus.bench.moe_bench import (SHAPES, copy_bandwidth, expert_bytes_read, make_inputs,
+                                       prebuild, time_ms)
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", default="decode-finegrained-1,decode-mixtral-1,"
+                                        "decode-finegrained-16")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--out", default="out")
+    args = ap.parse_args()
+    op = importlib.import_module("argus.ops.moe")
+    original = op.config_for
+    shapes = args.shapes.split(",")
+    variants = args.variants.split(",")
+
+    def cfg_of(name, variant):
+        t, e, k, h, i = SHAPES[name]
+        base = original(t, e, h, i, k)
+        over = VARIANTS[variant]
+        return {part: {**base[part], **over.get(part, {})} for part in ("gate_up", "down")}
+
+    specs = {}
+    for name in shapes:
+        t, e, k, h, i = SHAPES[name]
+        for variant in variants:
+            for spec in op.kernels_for(t, e, h, i, k, True, True, "bf16",
+                                       cfg_of(name, variant)).values():
+                specs[(spec[0], spec[1], tuple(sorted(spec[2].items())))] = spec
+    for line in prebuild(list(specs.values())):
+        print(line, flush=True)
+    copy_bw = copy_bandwidth(torch)
+    rows = []
+    for name in shapes:
+        t, e, k, h, i = SHAPES[name]
+        x, L, w13, w2 = make_inputs(torch, t, e, k, h, i, "random", 11, "cuda")
+        hit, nbytes = expert_bytes_read(torch, L, k, h, i)
+        ref = None
+        for variant in variants:
+            cfg = cfg_of(name, variant)
+            op.config_for = lambda *a, c=cfg: c
+            row = {"shape": name, "variant": variant, "config": cfg, "experts_hit": hit,
+                   "weight_bytes": nbytes}
+            try:
+                call = lambda: op.moe(x, L, w13, w2, k)      # noqa: E731
+                out = call()
+                torch.cuda.synchronize()
+                if ref is None:
+                    ref = op.reference(x, L, w13, w2, k)
+                err = float((out.double() - ref).abs().max() / ref.abs().max())
+                row["rel_error"] = err
+                row["finite"] = bool(torch.isfinite(out).all())
+                eager = time_ms(torch, {"a": call}, rounds=7)["a"]
+                # host: enqueue 20 calls, no sync between
+                torch.cuda.synchronize()
+                host = []
+                for _ in range(5):
+                    s = time.perf_counter()
+                    for _ in range(20):
+                        call()
+                    host.append((time.perf_counter() - s) / 20 * 1e6)
+                    torch.cuda.synchronize()
+                # graph replay: the GPU's time alone
+                stream = torch.cuda.Stream()
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    call()
+                torch.cuda.current_stream().wait_stream(stream)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    call()
+                graph_ms = time_ms(torch, {"g": graph.replay}, rounds=7, reps=10)["g"]
+                # per kernel (GPU durations)
+                from torch.profiler import ProfilerActivity, profile
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    for _ in range(5):
+                        call()
+                    torch.cuda.synchronize()
+                kernels = {}
+                for ev in prof.key_averages():
+                    dev = getattr(ev, "device_time_total", None)
+                    if dev is None:
+                        dev = getattr(ev, "cuda_time_total", 0)
+                    if dev and ev.count:
+                        kernels[ev.key[:60]] = round(dev / ev.count, 2)
+                row.update(eager_us=eager * 1e3, host_us=statistics.median(host),
+                           graph_us=graph_ms * 1e3, kernels_us=kernels,
+                           bw_ratio_eager=nbytes / (eager * 1e-3) / copy_bw,
+                           bw_ratio_graph=nbytes / (graph_ms * 1e-3) / copy_bw)
+            except Exception as exc:
+                row["error"] = f"{type(exc).__name__}: {exc}"
+            finally:
+                op.config_for = original
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    stamp = datetime.date.today().strftime("%Y%m%d")
+    path = os.path.join(args.out, f"moe-decode-diag-{stamp}.json")
+    with open(path, "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "copy_bytes_per_s": copy_bw,
+                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                   "rows": rows}, f, indent=1)
+    print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
