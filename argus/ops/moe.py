@@ -33,7 +33,9 @@ import math
 
 from argus.runtime.launch_errors import LaunchError
 
-from .moe_calls import DECODE_T, Buffers, plan_for
+from argus.runtime import environment
+
+from .moe_calls import DECODE_T, Buffers, Plan, plan_for, plan_key
 from .registry import plain_eager
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
@@ -163,8 +165,34 @@ def moe_into(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
              deterministic: bool = True):
     """The computation: the six launches on the current stream, nothing read back
     (moe_calls.py: the plan of the layer, worked out once, and its launches)."""
-    return plan_for(x, router_logits, w13, w2, top_k, renormalize,
-                    deterministic).run(x, router_logits, w13, w2)
+    return layer_plan(x, router_logits, w13, w2, top_k, renormalize,
+                      deterministic).run(x, router_logits, w13, w2)
+
+
+# what decides a layer's kernels besides its shapes: the interpreter and debug switches,
+# and this module's configuration (config_for, the gate-up's gather), which a benchmark's
+# sweep and the tests replace
+_env = environment.reader(("ARGUS_INTERPRET", "ARGUS_DEBUG"))
+
+
+def layer_plan(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
+               deterministic: bool = True) -> Plan:
+    """The call's moe_calls.Plan: checked and built on a layer, switch setting or
+    configuration not seen before, then reused."""
+    def build():
+        t, hidden, e, inter, dtype = check_layer(x, router_logits, w13, w2, top_k)
+        return Plan((t, hidden, e, inter), top_k, deterministic, x.dtype,
+                    router_logits.dtype == _fp32(),
+                    kernels_for(t, e, hidden, inter, top_k, renormalize, deterministic,
+                                dtype))
+    key = plan_key(x, router_logits, w13, w2, top_k, renormalize, deterministic,
+                   (_env(), config_for, GATE_UP_GATHER))
+    return plan_for(key, build)
+
+
+def _fp32():
+    import torch
+    return torch.float32
 
 
 def launches(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
@@ -175,7 +203,7 @@ def launches(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
     whole list has filled). A `buffers` dict is filled with the intermediates by name
     (experts, gates, counts, ids, slots, wsorted, h, yd), for a diagnosis that checks each
     launch's output."""
-    plan = plan_for(x, router_logits, w13, w2, top_k, renormalize, deterministic)
+    plan = layer_plan(x, router_logits, w13, w2, top_k, renormalize, deterministic)
     out = x.new_empty((plan.t, plan.hidden))
     if plan.t == 0:
         return out, []

@@ -26,10 +26,7 @@ tensor's address, shape and strides. Here:
 from __future__ import annotations
 
 import itertools
-import sys
 import threading
-
-from argus.runtime import environment
 
 DECODE_T = 64                 # up to this many tokens: a decode batch (argus.ops.moe)
 PLAN_LIMIT = 256              # plans kept (layers x switch settings), oldest dropped first
@@ -38,23 +35,15 @@ _lock = threading.Lock()
 _plans: dict[tuple, "Plan"] = {}
 _kept: dict[tuple, "Buffers"] = {}
 _tags = itertools.count(1)
-# what else decides the kernels a layer launches: the interpreter and debug switches, and
-# argus.ops.moe's configuration (config_for, the gate-up's gather form), which a benchmark's
-# sweep and the tests replace
-_env = environment.reader(("ARGUS_INTERPRET", "ARGUS_DEBUG"))
 
 
-def _switches() -> tuple:
-    op = sys.modules[__package__ + ".moe"]
-    return _env(), op.config_for, op.GATE_UP_GATHER
-
-
-def plan_key(x, router_logits, w13, w2, top_k, renormalize, deterministic):
+def plan_key(x, router_logits, w13, w2, top_k, renormalize, deterministic, switches):
     """Everything check_layer reads of a call (shape, strides, dtype, device of each tensor;
-    top_k's type and value) and the flags; None when an argument is not a tensor."""
+    top_k's type and value), the flags and `switches` (what else decides the kernels);
+    None when an argument is not a tensor."""
     import torch
 
-    key = [type(top_k), top_k, bool(renormalize), bool(deterministic), _switches()]
+    key = [type(top_k), top_k, bool(renormalize), bool(deterministic), switches]
     for t in (x, router_logits, w13, w2):
         if type(t) is not torch.Tensor:
             return None
@@ -62,12 +51,12 @@ def plan_key(x, router_logits, w13, w2, top_k, renormalize, deterministic):
     return tuple(key)
 
 
-def plan_for(x, router_logits, w13, w2, top_k, renormalize=True, deterministic=True):
-    """The call's Plan (checked and built on a new key)."""
-    key = plan_key(x, router_logits, w13, w2, top_k, renormalize, deterministic)
+def plan_for(key, build) -> "Plan":
+    """The Plan under `key` (plan_key's), or `build()`'s, kept under it (a None key: a call
+    whose arguments the checks will refuse, never kept)."""
     plan = _plans.get(key) if key is not None else None
     if plan is None:
-        plan = Plan(x, router_logits, w13, w2, top_k, renormalize, deterministic)
+        plan = build()
         if key is not None:
             with _lock:
                 if len(_plans) >= PLAN_LIMIT:
@@ -110,20 +99,19 @@ class Buffers:
 class Plan:
     """One layer: its sizes, the six launchers, and the launches of a call."""
 
-    def __init__(self, x, router_logits, w13, w2, top_k, renormalize, deterministic):
-        from .moe import check_layer, kernels_for
+    def __init__(self, sizes, top_k, deterministic, torch_dtype, logits_ready, specs):
+        """sizes: (T, H, E, I) as check_layer found them; specs: kernels_for's (module,
+        kernel, overrides) of each role; logits_ready: the router logits are fp32."""
         from .library import library_kernel
 
-        self.t, self.hidden, self.e, self.inter, dtype = check_layer(x, router_logits, w13,
-                                                                     w2, top_k)
+        self.t, self.hidden, self.e, self.inter = sizes
         self.top_k, self.deterministic = top_k, bool(deterministic)
-        self.torch_dtype = x.dtype
-        self.logits_ready = router_logits.dtype == _fp32()     # contiguous: checked
+        self.torch_dtype = torch_dtype
+        self.logits_ready = logits_ready
         self.decode = self.t <= DECODE_T
         self.id = next(_tags)
-        self.launch = {role: library_kernel(module, name, **ov) for role, (module, name, ov)
-                       in kernels_for(self.t, self.e, self.hidden, self.inter, top_k,
-                                      renormalize, deterministic, dtype).items()}
+        self.launch = {role: library_kernel(module, name, **ov)
+                       for role, (module, name, ov) in specs.items()}
 
     # ---- a call ----------------------------------------------------------------------
     def buffers(self, x) -> tuple["Buffers", bool]:
@@ -159,12 +147,20 @@ class Plan:
         else:
             logits_in, logits = None, router_logits
 
-        def run(role, tensors, *inputs):
-            """The launch of `role` on tensors(); keyed by the plan, the kept set's tag and
-            the addresses of `inputs`, the call's own tensors among them."""
+        keys = None
+        if keyed:       # each launch's key: the plan, the kept set, the call's own tensors
+            base = ("moe", self.id, b.tag)
+            keys = {"topk": base + ("topk", logits.data_ptr()), "count": base + ("count",),
+                    "place": base + ("place",),
+                    "gate_up": base + ("gate_up", x.data_ptr(), w13.data_ptr()),
+                    "down": base + ("down", w2.data_ptr()),
+                    "combine": base + ("combine", out.data_ptr())}
+
+        def run(role, tensors):
+            """The launch of `role` on tensors(), under its key when the set is kept."""
             launcher = self.launch[role]
-            if keyed:
-                key = ("moe", self.id, b.tag, role) + tuple(t.data_ptr() for t in inputs)
+            if keys is not None:
+                key = keys[role]
                 return lambda: launcher.launch_keyed(key, tensors)
             return lambda: launcher(*tensors())
 
@@ -174,7 +170,7 @@ class Plan:
         def w3():
             return w13[1].view(e * inter, hidden)
 
-        topk = run("topk", lambda: (logits, b.experts, b.gates), logits)
+        topk = run("topk", lambda: (logits, b.experts, b.gates))
         if logits_in is not None:           # the router reads fp32 logits
             route = topk
 
@@ -185,12 +181,11 @@ class Plan:
                  ("count", run("count", lambda: (b.experts, b.counts))),
                  ("place", run("place", lambda: (b.experts, b.gates, b.counts, b.ids, b.slots,
                                                  b.wsorted))),
-                 ("gate_up", run("gate_up", lambda: (x, w1(), w3(), b.ids, b.counts, b.h),
-                                 x, w13)),
+                 ("gate_up", run("gate_up", lambda: (x, w1(), w3(), b.ids, b.counts, b.h))),
                  ("down", run("down", lambda: (b.h, w2.view(e * hidden, inter), b.counts,
-                                               b.wsorted, b.yd), w2))]
+                                               b.wsorted, b.yd)))]
         if self.deterministic:
-            steps.append(("combine", run("combine", lambda: (b.yd, b.slots, out), out)))
+            steps.append(("combine", run("combine", lambda: (b.yd, b.slots, out))))
         else:
             add = run("combine", lambda: (b.yd, b.slots, b.acc))
 
@@ -210,8 +205,3 @@ class Plan:
         for _, step in self.steps(x, router_logits, w13, w2, bufs, keyed, out):
             step()
         return out
-
-
-def _fp32():
-    import torch
-    return torch.float32

@@ -61,27 +61,27 @@ def test_repeated_decode_calls_follow_their_inputs():
 
 def test_one_plan_per_layer_and_switch_setting(monkeypatch):
     x, L, w13, w2 = layer(2, 4, 2, seed=3)
-    first = calls.plan_for(x, L, w13, w2, 2)
-    assert calls.plan_for(x.clone(), L.clone(), w13, w2, 2) is first   # same layer
-    assert calls.plan_for(x, L, w13, w2, 2, deterministic=False) is not first
-    assert calls.plan_for(x, L, w13, w2, 1) is not first
+    first = moe_module.layer_plan(x, L, w13, w2, 2)
+    assert moe_module.layer_plan(x.clone(), L.clone(), w13, w2, 2) is first   # same layer
+    assert moe_module.layer_plan(x, L, w13, w2, 2, deterministic=False) is not first
+    assert moe_module.layer_plan(x, L, w13, w2, 1) is not first
     # a sweep's configuration or another gather form: the kernels change, so the plan does
     base = moe_module.config_for
     monkeypatch.setattr(moe_module, "config_for",
                         lambda *a: {**base(*a), "down": {**base(*a)["down"], "S": 3}})
-    swept = calls.plan_for(x, L, w13, w2, 2)
+    swept = moe_module.layer_plan(x, L, w13, w2, 2)
     assert swept is not first and swept.launch["down"] is not first.launch["down"]
     monkeypatch.setattr(moe_module, "config_for", base)
     monkeypatch.setattr(moe_module, "GATE_UP_GATHER", "tma")
-    assert calls.plan_for(x, L, w13, w2, 2) is not first
+    assert moe_module.layer_plan(x, L, w13, w2, 2) is not first
     monkeypatch.setenv("ARGUS_INTERPRET", "exact")
     monkeypatch.setattr(moe_module, "GATE_UP_GATHER", "warpgroup")
-    assert calls.plan_for(x, L, w13, w2, 2) is not first
+    assert moe_module.layer_plan(x, L, w13, w2, 2) is not first
 
 
 def test_decode_buffers_are_kept_per_thread_and_prefill_buffers_are_not():
     x, L, w13, w2 = layer(2, 4, 2, seed=4)
-    plan = calls.plan_for(x, L, w13, w2, 2)
+    plan = moe_module.layer_plan(x, L, w13, w2, 2)
     a, kept = plan.buffers(x)
     b, _ = plan.buffers(x)
     assert kept and a is b
@@ -91,7 +91,7 @@ def test_decode_buffers_are_kept_per_thread_and_prefill_buffers_are_not():
     thread.join()
     assert other[0] is not a
     xp, Lp, w13p, w2p = layer(calls.DECODE_T + 1, 4, 2, seed=5)
-    prefill = calls.plan_for(xp, Lp, w13p, w2p, 2)
+    prefill = moe_module.layer_plan(xp, Lp, w13p, w2p, 2)
     c, kept_c = prefill.buffers(xp)
     d, _ = prefill.buffers(xp)
     assert not kept_c and c is not d
