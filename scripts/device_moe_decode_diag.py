@@ -39,11 +39,18 @@ def main() -> int:
     ap.add_argument("--shapes", default="decode-finegrained-1,decode-mixtral-1,"
                                         "decode-finegrained-16")
     ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--extra", default="",
+                    help="more shapes, NAME=T:E:k:H:I[,...] (e.g. the fine-grained bytes at "
+                         "another expert count)")
     ap.add_argument("--out", default="out")
     args = ap.parse_args()
     op = importlib.import_module("argus.ops.moe")
     original = op.config_for
-    shapes = args.shapes.split(",")
+    for item in filter(None, args.extra.split(",")):
+        name, dims = item.split("=")
+        SHAPES[name] = tuple(int(v) for v in dims.split(":"))
+    shapes = args.shapes.split(",") + [item.split("=")[0]
+                                      for item in filter(None, args.extra.split(","))]
     variants = args.variants.split(",")
 
     def cfg_of(name, variant):

@@ -16,7 +16,8 @@ PHASE="${1:-tests,diag,bench,ncu}"
 tests() { run 300 python3 -m pytest -q -x -p no:cacheprovider -o addopts="" tests/ops/test_moe_gpu.py; }
 diag() {
   run 240 python3 scripts/device_moe_decode_diag.py --variants default --out "$OUT" \
-    --shapes decode-finegrained-1,decode-mixtral-1,decode-finegrained-16,decode-finegrained-64
+    --shapes decode-finegrained-1,decode-mixtral-1,decode-finegrained-16,decode-finegrained-64 \
+    --extra "fg-bytes-e8=1:8:6:2048:1408,fg-bytes-e128=1:128:6:2048:1408"
   TAIL=12 run 120 python3 scripts/device_moe_host_profile.py "$OUT/moe-host-profile.json"
 }
 bench() { run 200 python3 benchmarks/moe.py --out "$OUT" --prebuild; run 300 python3 benchmarks/moe.py --out "$OUT" --timing; }
