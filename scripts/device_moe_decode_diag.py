@@ -24,6 +24,13 @@ VARIANTS = {
     "gate_up BN64": {"gate_up": {"BN": 64}},
     "down BN64": {"down": {"BN": 64}},
     "both BN64": {"gate_up": {"BN": 64}, "down": {"BN": 64}},
+    # deeper rings: the bytes in flight over the GPU (Little's law), not the tile width,
+    # set a decode GEMM's rate (the s28 ncu: 40-48% of DRAM throughput at fine-grained T=1)
+    "gu BN64 S9": {"gate_up": {"BN": 64, "S": 9}},
+    "dn BN64 S14": {"down": {"BN": 64, "S": 14}},
+    "dn BN128 S9": {"down": {"S": 9}},
+    "gu BN64 S9 + dn BN64 S14": {"gate_up": {"BN": 64, "S": 9}, "down": {"BN": 64, "S": 14}},
+    "gu BN64 S9 + dn BN128 S9": {"gate_up": {"BN": 64, "S": 9}, "down": {"S": 9}},
 }
 
 
