@@ -39,8 +39,8 @@ def main() -> int:
 
     import torch
 
-    from argus.bench.moe_bench import (SHAPES, copy_bandwidth, expert_bytes_read, make_inputs,
-                                       prebuild, time_ms)
+    from argus.bench.moe_bench import (SHAPES, copy_bandwidth, expert_bytes_read,
+                                       kernel_gpu_us, make_inputs, prebuild, time_ms)
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="decode-finegrained-1,decode-mixtral-1,"
@@ -116,19 +116,7 @@ def main() -> int:
                 with torch.cuda.graph(graph):
                     call()
                 graph_ms = time_ms(torch, {"g": graph.replay}, rounds=7, reps=10)["g"]
-                # per kernel (GPU durations)
-                from torch.profiler import ProfilerActivity, profile
-                with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                    for _ in range(5):
-                        call()
-                    torch.cuda.synchronize()
-                kernels = {}
-                for ev in prof.key_averages():
-                    dev = getattr(ev, "device_time_total", None)
-                    if dev is None:
-                        dev = getattr(ev, "cuda_time_total", 0)
-                    if dev and ev.count:
-                        kernels[ev.key[:60]] = round(dev / ev.count, 2)
+                kernels = {n: round(v, 2) for n, v in kernel_gpu_us(torch, call).items()}
                 row.update(eager_us=eager * 1e3, host_us=statistics.median(host),
                            graph_us=graph_ms * 1e3, kernels_us=kernels,
                            bw_ratio_eager=nbytes / (eager * 1e-3) / copy_bw,

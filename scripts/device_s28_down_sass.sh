@@ -57,3 +57,5 @@ for r in sorted(body, key=lambda r: -num(r[samp[0]]))[:40]:
     print(f"{num(r[samp[0]]) / total:6.1%}", r[0][:8], r[src][:110], "|", ",".join(r[i] for i in samp[1:3]))
 PY
 done
+# the breakdown's GPU times per kernel (gpu_us, torch.profiler) beside its launch timings
+TAIL=4 run 60 python3 benchmarks/moe.py --out "$OUT" --breakdown --shapes decode-finegrained-1,decode-mixtral-1

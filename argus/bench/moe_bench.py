@@ -313,21 +313,48 @@ def time_shape(torch, name, t, e, k, h, i, copy_bw, gm_missing, configs=None):
     return row
 
 
+def kernel_gpu_us(torch, fn, calls=5) -> dict:
+    """{kernel name: GPU microseconds per launch} over `calls` calls of fn, from
+    torch.profiler's device timestamps: what each kernel costs the GPU, which events around
+    back-to-back launches of a few-microsecond kernel do not show (they time the host's
+    launches; 2026-12-07, docs/perf-log.md)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    out = {}
+    for ev in prof.key_averages():
+        total = getattr(ev, "device_time_total", None)
+        if total is None:
+            total = getattr(ev, "cuda_time_total", 0)
+        if total and ev.count:
+            out[ev.key[:60]] = total / ev.count
+    return out
+
+
 def breakdown(torch, name, t, e, k, h, i):
-    """Each launch of the layer timed alone (on buffers one run of the whole layer filled),
-    its share of their sum, and the GEMMs' TFLOP/s: where the layer's time goes."""
-    from argus.ops.moe import launches
+    """Each launch of the layer timed alone (on buffers one run of the whole layer filled;
+    `ms`: events around back-to-back launches, which for the router's few-microsecond
+    kernels is the host's launch time), each kernel's GPU time in a whole layer call
+    (`gpu_us`, torch.profiler), the shares of the GPU time, and the GEMMs' TFLOP/s from it:
+    where the layer's time goes."""
+    from argus.ops.moe import launches, moe
 
     x, L, w13, w2 = make_inputs(torch, t, e, k, h, i, "random", 11, "cuda")
     _, steps = launches(x, L, w13, w2, k)
     for _, step in steps:
         step()
     ms = time_ms(torch, dict(steps))
-    total = sum(ms.values())
-    gemm_flops = {"gate_up": 2 * 2.0 * t * k * h * i, "down": 2.0 * t * k * i * h}
-    return {"shape": name, "T": t, "E": e, "k": k, "H": h, "I": i, "ms": ms,
-            "share": {n: v / total for n, v in ms.items()},
-            "gemm_tflops": {n: f / (ms[n] * 1e-3) / 1e12 for n, f in gemm_flops.items()}}
+    moe(x, L, w13, w2, k)
+    gpu = kernel_gpu_us(torch, lambda: moe(x, L, w13, w2, k))
+    total = sum(gpu.values()) or 1.0
+    gemm_flops = {"moe_gate_up": 2 * 2.0 * t * k * h * i, "moe_down": 2.0 * t * k * i * h}
+    return {"shape": name, "T": t, "E": e, "k": k, "H": h, "I": i, "ms": ms, "gpu_us": gpu,
+            "share": {n: v / total for n, v in gpu.items()},
+            "gemm_tflops": {n: f / (gpu[n] * 1e-6) / 1e12 for n, f in gemm_flops.items()
+                            if gpu.get(n)}}
 
 
 def sweep(torch, copy_bw, gm_missing, shapes=None):
