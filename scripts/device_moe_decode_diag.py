@@ -39,6 +39,7 @@ def main() -> int:
 
     import torch
 
+    from argus.bench.graphs import capture
     from argus.bench.moe_bench import (SHAPES, copy_bandwidth, expert_bytes_read,
                                        kernel_gpu_us, make_inputs, prebuild, time_ms)
 
@@ -106,15 +107,7 @@ def main() -> int:
                         call()
                     host.append((time.perf_counter() - s) / 20 * 1e6)
                     torch.cuda.synchronize()
-                # graph replay: the GPU's time alone
-                stream = torch.cuda.Stream()
-                stream.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(stream):
-                    call()
-                torch.cuda.current_stream().wait_stream(stream)
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    call()
+                graph = capture(lambda ins, outs: call(), [((), ())])   # the GPU's time alone
                 graph_ms = time_ms(torch, {"g": graph.replay}, rounds=7, reps=10)["g"]
                 kernels = {n: round(v, 2) for n, v in kernel_gpu_us(torch, call).items()}
                 row.update(eager_us=eager * 1e3, host_us=statistics.median(host),

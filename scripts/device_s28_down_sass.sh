@@ -16,22 +16,9 @@ for f in glob.glob(sys.argv[1] + "/moe-decode-diag-*.json"):
     for r in json.load(open(f))["rows"]:
         print(r["shape"], {k: v for k, v in r.get("kernels_us", {}).items()})
 PY
-cat > /tmp/moe_t1.py <<'PY'
-import torch, argus.ops as ops
-from argus.bench.moe_bench import SHAPES, make_inputs
-t, e, k, h, i = SHAPES["decode-finegrained-1"]
-x, L, w13, w2 = make_inputs(torch, t, e, k, h, i, "random", 11, "cuda")
-for _ in range(3):
-    ops.moe(x, L, w13, w2, k)
-torch.cuda.synchronize()
-torch.cuda.nvtx.range_push("decode")
-ops.moe(x, L, w13, w2, k)
-torch.cuda.synchronize()
-torch.cuda.nvtx.range_pop()
-PY
 timeout 240 ncu --clock-control none --nvtx --nvtx-include "decode/" --kernel-name regex:"moe_(down|gate_up)" \
   --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "$OUT/t1" \
-  python3 /tmp/moe_t1.py > "$OUT/ncu-run.txt" 2>&1
+  python3 scripts/moe_profiled_layer.py > "$OUT/ncu-run.txt" 2>&1
 echo "ncu rc=$?"; tail -3 "$OUT/ncu-run.txt"
 for kern in moe_down moe_gate_up; do
   timeout 120 ncu --import "$OUT/t1.ncu-rep" --kernel-name "$kern" --page source --print-source sass --csv \

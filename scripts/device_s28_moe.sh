@@ -22,24 +22,11 @@ diag() {
 }
 bench() { run 200 python3 benchmarks/moe.py --out "$OUT" --prebuild; run 300 python3 benchmarks/moe.py --out "$OUT" --timing; }
 ncu_gemms() {
-  cat > /tmp/moe_t1.py <<'PY'
-import torch, argus.ops as ops
-from argus.bench.moe_bench import SHAPES, make_inputs
-t, e, k, h, i = SHAPES["decode-finegrained-1"]
-x, L, w13, w2 = make_inputs(torch, t, e, k, h, i, "random", 11, "cuda")
-for _ in range(3):
-    ops.moe(x, L, w13, w2, k)
-torch.cuda.synchronize()
-torch.cuda.nvtx.range_push("decode")
-ops.moe(x, L, w13, w2, k)
-torch.cuda.synchronize()
-torch.cuda.nvtx.range_pop()
-PY
-  timeout 200 ncu --clock-control none --nvtx --nvtx-include "decode/" \
+    timeout 200 ncu --clock-control none --nvtx --nvtx-include "decode/" \
     --kernel-name regex:"moe_(gate_up|down|place)" \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
     --section LaunchStats --section Occupancy --section SchedulerStats \
-    python3 /tmp/moe_t1.py > "$OUT/ncu-moe-t1.txt" 2>&1
+    python3 scripts/moe_profiled_layer.py > "$OUT/ncu-moe-t1.txt" 2>&1
   echo "ncu rc=$?"
   grep -E "^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Stall|Compute \(SM\)|L2 Hit|Mem Busy|Max Bandwidth|Warp Cycles Per Issued|Issued Warp" "$OUT/ncu-moe-t1.txt" | head -80
 }
