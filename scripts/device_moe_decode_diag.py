@@ -13,9 +13,7 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -40,7 +38,7 @@ def main() -> int:
     import torch
 
     from argus.bench.graphs import capture
-    from argus.bench.moe_bench import (SHAPES, copy_bandwidth, expert_bytes_read,
+    from argus.bench.moe_bench import (SHAPES, copy_bandwidth, enqueue_us, expert_bytes_read,
                                        kernel_gpu_us, make_inputs, prebuild, time_ms)
 
     ap = argparse.ArgumentParser()
@@ -98,19 +96,11 @@ def main() -> int:
                 row["rel_error"] = err
                 row["finite"] = bool(torch.isfinite(out).all())
                 eager = time_ms(torch, {"a": call}, rounds=7)["a"]
-                # host: enqueue 20 calls, no sync between
-                torch.cuda.synchronize()
-                host = []
-                for _ in range(5):
-                    s = time.perf_counter()
-                    for _ in range(20):
-                        call()
-                    host.append((time.perf_counter() - s) / 20 * 1e6)
-                    torch.cuda.synchronize()
+                host = enqueue_us(torch, call)
                 graph = capture(lambda ins, outs: call(), [((), ())])   # the GPU's time alone
                 graph_ms = time_ms(torch, {"g": graph.replay}, rounds=7, reps=10)["g"]
                 kernels = {n: round(v, 2) for n, v in kernel_gpu_us(torch, call).items()}
-                row.update(eager_us=eager * 1e3, host_us=statistics.median(host),
+                row.update(eager_us=eager * 1e3, host_us=host,
                            graph_us=graph_ms * 1e3, kernels_us=kernels,
                            bw_ratio_eager=nbytes / (eager * 1e-3) / copy_bw,
                            bw_ratio_graph=nbytes / (graph_ms * 1e-3) / copy_bw)

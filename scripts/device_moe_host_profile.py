@@ -9,38 +9,25 @@ import io
 import json
 import pstats
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from argus.bench.moe_bench import SHAPES, make_inputs  # noqa: E402
-
-
-def per_call_us(fn, calls=300):
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    host = (time.perf_counter() - start) / calls * 1e6
-    torch.cuda.synchronize()
-    return host
+from argus.bench.moe_bench import SHAPES, enqueue_us, make_inputs  # noqa: E402
 
 
 def main():
     op = importlib.import_module("argus.ops.moe")
     t, e, k, h, i = SHAPES["decode-finegrained-1"]
     x, L, w13, w2 = make_inputs(torch, t, e, k, h, i, "random", 11, "cuda")
-    times = {"moe": per_call_us(lambda: op.moe(x, L, w13, w2, k)),
-             "moe_into": per_call_us(lambda: op.moe_into(x, L, w13, w2, k)),
-             "torch.empty": per_call_us(lambda: torch.empty(6, dtype=torch.int32,
+    times = {"moe": enqueue_us(torch, lambda: op.moe(x, L, w13, w2, k)),
+             "moe_into": enqueue_us(torch, lambda: op.moe_into(x, L, w13, w2, k)),
+             "torch.empty": enqueue_us(torch, lambda: torch.empty(6, dtype=torch.int32,
                                                              device="cuda"), 3000)}
     out, steps = op.launches(x, L, w13, w2, k)
     for name, step in steps:
-        times[f"launch {name}"] = per_call_us(step, 300)
+        times[f"launch {name}"] = enqueue_us(torch, step, 300)
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(300):

@@ -313,6 +313,25 @@ def time_shape(torch, name, t, e, k, h, i, copy_bw, gm_missing, configs=None):
     return row
 
 
+def enqueue_us(torch, fn, calls=20, rounds=5) -> float:
+    """The host's microseconds to enqueue one call of fn (median of `rounds` runs of
+    `calls` calls, no sync inside a run): what a call costs the host, apart from the GPU's
+    time (scripts/device_host_overhead.py's per_call_us syncs inside its timed span, which
+    for a GPU-bound call is the GPU's time)."""
+    import time
+
+    fn()
+    samples = []
+    for _ in range(rounds):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - start) / calls * 1e6)
+    torch.cuda.synchronize()
+    return statistics.median(samples)
+
+
 def kernel_gpu_us(torch, fn, calls=5) -> dict:
     """{kernel name: GPU microseconds per launch} over `calls` calls of fn, from
     torch.profiler's device timestamps: what each kernel costs the GPU, which events around

@@ -180,19 +180,16 @@ def layer_plan(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
     """The call's moe_calls.Plan: checked and built on a layer, switch setting or
     configuration not seen before, then reused."""
     def build():
+        import torch
+
         t, hidden, e, inter, dtype = check_layer(x, router_logits, w13, w2, top_k)
         return Plan((t, hidden, e, inter), top_k, deterministic, x.dtype,
-                    router_logits.dtype == _fp32(),
+                    router_logits.dtype == torch.float32,
                     kernels_for(t, e, hidden, inter, top_k, renormalize, deterministic,
                                 dtype))
     key = plan_key(x, router_logits, w13, w2, top_k, renormalize, deterministic,
                    (_env(), config_for, GATE_UP_GATHER))
     return plan_for(key, build)
-
-
-def _fp32():
-    import torch
-    return torch.float32
 
 
 def launches(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,

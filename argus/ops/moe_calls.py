@@ -71,7 +71,7 @@ class Buffers:
     """The intermediates of one call: expert choices and their weights, counts per expert,
     the slots sorted by expert (ids: token of each slot; slots: the sorted position of each
     (choice, token); wsorted: the weight of each sorted slot), H and the down projection's
-    rows; the router's fp32 logits when the given ones are not fp32 contiguous; the atomic
+    rows; the router's fp32 logits when the given ones are of another dtype; the atomic
     combine's fp32 sum. `tag` is unique to this set (keys of keyed launches)."""
 
     def __init__(self, plan, device):
