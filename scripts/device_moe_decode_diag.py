@@ -29,6 +29,10 @@ VARIANTS = {
     "dn BN128 S9": {"down": {"S": 9}},
     "gu BN64 S9 + dn BN64 S14": {"gate_up": {"BN": 64, "S": 9}, "down": {"BN": 64, "S": 14}},
     "gu BN64 S9 + dn BN128 S9": {"gate_up": {"BN": 64, "S": 9}, "down": {"S": 9}},
+    # shallower rings and the one-thread gather: if a k-step's time does not move with the
+    # ring's depth, the steps are serialised by something other than the bytes in flight
+    "gu S2 + dn S2": {"gate_up": {"S": 2}, "down": {"S": 2}},
+    "gu tma": {"gate_up": {"GATHER": "tma"}},
 }
 
 

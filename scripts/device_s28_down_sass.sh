@@ -8,7 +8,7 @@
 set -uo pipefail
 source scripts/device_env.sh
 LOG="$OUT/down-sass.log"
-TAIL=12 run 200 python3 scripts/device_moe_decode_diag.py --variants default --out "$OUT" \
+TAIL=12 run 200 python3 scripts/device_moe_decode_diag.py --variants "default,gu S2 + dn S2,gu tma" --out "$OUT" \
   --shapes decode-finegrained-1 --extra "e8-i1408=1:8:6:2048:1408,e8-i2816=1:8:6:2048:2816,e8-i5632=1:8:6:2048:5632"
 python3 - "$OUT" <<'PY'
 import glob, json, sys
