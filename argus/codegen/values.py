@@ -67,7 +67,8 @@ class IndexVector:
         self.length = length
         self._element = element
         self.array = array
-        self.lane = lane     # a register holding entry argus_lane (read once where loaded)
+        self.lane = lane     # a register holding the entry this thread's gather row needs
+                             # (argus.ir.gather_chunks.index_row; read once where loaded)
 
     def element(self, i: str) -> str:
         """C expression (int) of entry i."""

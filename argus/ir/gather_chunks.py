@@ -21,13 +21,18 @@ CHUNK_BYTES = 16                                   # one cp.async (LDGSTS.128)
 WARPS = WARPGROUP_THREADS // WARP_SIZE
 
 
+def splits(rows: int) -> bool:
+    """Whether `rows` rows split over the warpgroup's warps, at most a row per lane."""
+    return rows > 0 and rows % WARPS == 0 and rows // WARPS <= WARP_SIZE
+
+
 def problem(rows: int, row_bytes: int) -> str | None:
     """Why a tile of `rows` rows of `row_bytes` bytes cannot be gathered this way (None: it can)."""
     if row_bytes % CHUNK_BYTES:
         return (f"a gathered row of {row_bytes} B is not a whole number of {CHUNK_BYTES}-byte "
                 "cp.async chunks")
     chunks = rows * (row_bytes // CHUNK_BYTES)
-    if rows % WARPS or rows // WARPS > WARP_SIZE:
+    if not splits(rows):
         return (f"{rows} rows cannot be split over the {WARPS} warps of a warpgroup with at "
                 f"most {WARP_SIZE} rows a warp (4 to 128 rows, a multiple of 4)")
     if chunks % WARPGROUP_THREADS:
@@ -50,3 +55,15 @@ def chunk_of(thread: int, i: int, rows: int, row_bytes: int) -> tuple[int, int]:
 
 def rows_of_warp(warp: int, rows: int) -> range:
     return range(warp * (rows // WARPS), (warp + 1) * (rows // WARPS))
+
+
+def index_row(lane: str, rows: int) -> str:
+    """C expression: the row whose index the warpgroup thread `lane` (0..127) reads for the
+    gather of a `rows`-row tile (lane l of warp w reads its warp's row l, w * R/4 + l; lanes
+    past R/4 read none, and the expression names row 0 for them)."""
+    per_warp = rows // WARPS
+    if per_warp == WARP_SIZE:
+        return lane
+    return (f"({lane} % {WARP_SIZE} < {per_warp} ? ({lane} / {WARP_SIZE}) * {per_warp} + "
+            f"{lane} % {WARP_SIZE} : 0)")
+

@@ -75,16 +75,23 @@ def test_the_gate_up_kernel_gathers_with_every_producer_thread(warpgroup_source)
     assert waits and all("argus::fence_proxy_async_shared();" in src[w:w + 400] for w in waits)
 
 
-def test_each_thread_reads_its_row_index_once_per_tile_not_once_per_k_step(warpgroup_source):
-    """The token index of warp w's lane l (row 32w + l) is read where the tile's index
-    vector is loaded (IndexVector.lane), before the k loop; the gather inside the loop takes
-    it from that register instead of loading it again every step."""
-    src = warpgroup_source.source
-    load = src.index("const int tokens_lane = argus_lane < 128 ?")
+@pytest.mark.parametrize("wg", [2, 1])
+def test_each_thread_reads_its_row_index_once_per_tile_not_once_per_k_step(wg):
+    """The token index of warp w's lane l (its warp's row l: 32w + l of a 128-row tile,
+    16w + l of a decode batch's 64-row one) is read where the tile's index vector is loaded
+    (IndexVector.lane), before the k loop; the gather inside the loop takes it from that
+    register instead of loading it again every step (an L2 round trip a step)."""
+    src = generate(kernel_ir("moe_gate_up", "moe_gate_up", GATHER="warpgroup", WG=wg,
+                             CONSUMERS=tuple(range(1, wg + 1)))).source
+    load = src.index("const int tokens_lane = ")
+    row = "argus_lane" if wg == 2 else "(argus_lane / 32) * 16 + argus_lane % 32"
+    assert row in src[load:src.index(";", load)]
     k_loop = src.index("for (int k = 0;", load)
     gather = src.index("gather_cp_async(x_s[s]", k_loop)
     assert load < k_loop < gather
-    assert "const int argus_grow = tokens_lane;" in src[gather:gather + 2000]
+    body = src[gather:gather + 2000]
+    assert "const int argus_grow = " in body
+    assert "ids" not in body[body.index("argus_grow"):body.index("#pragma unroll")]
 
 
 def test_the_launch_checks_the_row_pitch_at_the_gathers_line(warpgroup_source):

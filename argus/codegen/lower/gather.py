@@ -76,9 +76,9 @@ def _gather_cp_async(ctx, op):
     em.line(f"const int argus_gwarp = argus_lane / {WARP_SIZE}, argus_glane = argus_lane % "
             f"{WARP_SIZE};")
     first = f"argus_gwarp * {per_warp} + argus_glane"
-    # warp w's lane l reads row 32w + l: entry argus_lane, read once where the vector was
-    # loaded when it is in a register (IndexVector.lane)
-    token = rows.lane if rows.lane and per_warp == WARP_SIZE else rows.element(first)
+    # warp w's lane l reads its warp's row l (gather_chunks.index_row), read once where the
+    # vector was loaded when it is in a register (IndexVector.lane)
+    token = rows.lane if rows.lane else rows.element(first)
     if per_warp < WARP_SIZE:
         token = f"argus_glane < {per_warp} ? {token} : 0"
     em.line(f"const int argus_grow = {token};  // the index of this warp's row argus_glane")

@@ -15,6 +15,7 @@ array where it is loaded, a longer one is read entry by entry where it is used.
 
 from __future__ import annotations
 
+from argus.ir import gather_chunks
 from argus.ir.types import DType
 from argus.limits import WARPGROUP_THREADS
 
@@ -307,12 +308,16 @@ def _indices_load(ctx, op):
     if n <= INLINE:
         _array(ctx, op, n, entry)
     elif n <= WARPGROUP_THREADS:
-        # a long vector is read entry by entry where it is used; entry argus_lane is also
-        # read here once, for the ops that take one entry a thread (a warpgroup's gather
-        # inside a k-loop would otherwise put this load's latency in every step)
+        # a long vector is read entry by entry where it is used; the entry a warpgroup
+        # gather's thread needs (the index of its warp's row, gather_chunks.index_row) is
+        # also read here once: inside the gather's k-loop that load's latency would be in
+        # every step (a 64-row decode tile: one L2 round trip a k-step, before the copies)
         lane = ctx.em.name(f"{op.result.name}_lane")
-        ctx.em.line(f"const int {lane} = {LANE} < {n} ? {entry(LANE)} : 0;")
-        ctx.bind(op.result, IndexVector(n, entry, lane=lane))
+        if gather_chunks.splits(n):
+            ctx.em.line(f"const int {lane} = {entry(gather_chunks.index_row(LANE, n))};")
+            ctx.bind(op.result, IndexVector(n, entry, lane=lane))
+        else:
+            ctx.bind(op.result, IndexVector(n, entry))
     else:
         ctx.bind(op.result, IndexVector(n, entry))
 
