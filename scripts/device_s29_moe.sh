@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Device call (issue 17, twenty-ninth session): why a decode k-step of the MoE GEMMs takes
+# ~1.6 us whatever the tile width and ring depth (fine-grained T = 1).
+#   1. the diagnosis (eager, host, graph, per-kernel GPU times) with this tree: default,
+#      shallow rings (S = 2 both GEMMs), the one-thread TMA gather; fine-grained and
+#      Mixtral T = 1 and the fine-grained bytes at E = 8 with I = 5632 (4x the down's k-steps);
+#   2. the same default with the 64-row gather's per-k-step index load put back
+#      (scripts/s29-gather-fix.patch reversed: the code before this session's fix);
+#   3. ncu's stall samples per SASS instruction of moe_down and moe_gate_up (fix applied).
+# Run from the repo root through the device tool with carry [".whl"]; outputs in $OUT.
+set -uo pipefail
+source scripts/device_env.sh
+LOG="$OUT/device_s29_moe.log"
+TAIL=14
+SH="decode-finegrained-1,decode-mixtral-1"
+run 230 python3 scripts/device_moe_decode_diag.py --variants "default,gu S2 + dn S2,gu tma" \
+  --out "$OUT/fix" --shapes "$SH" --extra "e8-i5632=1:8:6:2048:5632"
+(git apply -R scripts/s29-gather-fix.patch || patch -s -R -p1 < scripts/s29-gather-fix.patch) && echo "reverted the gather fix"
+ARGUS_CACHE_DIR=/tmp/argus-cache-before run 100 python3 scripts/device_moe_decode_diag.py \
+  --variants default --out "$OUT/before" --shapes "$SH"
+(git apply scripts/s29-gather-fix.patch || patch -s -p1 < scripts/s29-gather-fix.patch) && echo "re-applied the gather fix"
+python3 - "$OUT" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/*/moe-decode-diag-*.json")):
+    for r in json.load(open(f))["rows"]:
+        print(f.split("/")[-2], r["shape"], r["variant"], "eager", round(r.get("eager_us", 0), 1),
+              "graph", round(r.get("graph_us", 0), 1), "host", round(r.get("host_us", 0), 1),
+              "bw", round(r.get("bw_ratio_eager", 0), 3), r.get("kernels_us"), r.get("error", ""))
+PY
+timeout 150 ncu --clock-control none --nvtx --nvtx-include "decode/" --kernel-name regex:"moe_(down|gate_up)" \
+  --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "$OUT/t1" \
+  python3 scripts/moe_profiled_layer.py > "$OUT/ncu-run.txt" 2>&1
+echo "ncu rc=$?"; tail -2 "$OUT/ncu-run.txt"
+for kern in moe_down moe_gate_up; do
+  timeout 60 ncu --import "$OUT/t1.ncu-rep" --kernel-name "$kern" --page source --print-source sass --csv \
+    > "$OUT/sass-$kern.csv" 2>&1
+  timeout 30 ncu --import "$OUT/t1.ncu-rep" --kernel-name "$kern" > "$OUT/details-$kern.txt" 2>&1
+  grep -E "Duration|DRAM Throughput|Stall|Warp Cycles Per Issued" "$OUT/details-$kern.txt" | head -12
+  echo "== $kern: $(wc -l < "$OUT/sass-$kern.csv") lines"
+  python3 - "$OUT/sass-$kern.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+head = next((i for i, r in enumerate(rows) if any(c.startswith("Source") for c in r)), None)
+if head is None:
+    print("\n".join(",".join(r)[:200] for r in rows[:8])); sys.exit()
+cols = rows[head]
+def num(x):
+    try: return float(x.replace(",", ""))
+    except Exception: return 0.0
+samp = [i for i, c in enumerate(cols) if "Sampling" in c and "All" in c] or \
+       [i for i, c in enumerate(cols) if "Sampling" in c]
+src = [i for i, c in enumerate(cols) if c.startswith("Source")][0]
+body = [r for r in rows[head + 1:] if len(r) == len(cols)]
+total = sum(num(r[samp[0]]) for r in body) or 1
+for r in sorted(body, key=lambda r: -num(r[samp[0]]))[:22]:
+    print(f"{num(r[samp[0]]) / total:6.1%}", r[0][:6], r[src][:100])
+PY
+done
