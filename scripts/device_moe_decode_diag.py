@@ -33,6 +33,8 @@ VARIANTS = {
     # ring's depth, the steps are serialised by something other than the bytes in flight
     "gu S2 + dn S2": {"gate_up": {"S": 2}, "down": {"S": 2}},
     "gu tma": {"gate_up": {"GATHER": "tma"}},
+    # the router's count and place in 1024-entry tiles, as before the twenty-ninth session
+    "route BS1024": {"route_bs": 1024},
 }
 
 
@@ -56,6 +58,7 @@ def main() -> int:
     args = ap.parse_args()
     op = importlib.import_module("argus.ops.moe")
     original = op.config_for
+    original_bs = op.route_block_entries
     for item in filter(None, args.extra.split(",")):
         name, dims = item.split("=")
         SHAPES[name] = tuple(int(v) for v in dims.split(":"))
@@ -73,9 +76,13 @@ def main() -> int:
     for name in shapes:
         t, e, k, h, i = SHAPES[name]
         for variant in variants:
+            route_bs = VARIANTS[variant].get("route_bs")
+            if route_bs:
+                op.route_block_entries = lambda t, bs=route_bs: bs
             for spec in op.kernels_for(t, e, h, i, k, True, True, "bf16",
                                        cfg_of(name, variant)).values():
                 specs[(spec[0], spec[1], tuple(sorted(spec[2].items())))] = spec
+            op.route_block_entries = original_bs
     for line in prebuild(list(specs.values())):
         print(line, flush=True)
     copy_bw = copy_bandwidth(torch)
@@ -88,6 +95,9 @@ def main() -> int:
         for variant in variants:
             cfg = cfg_of(name, variant)
             op.config_for = lambda *a, c=cfg: c
+            route_bs = VARIANTS[variant].get("route_bs")
+            if route_bs:
+                op.route_block_entries = lambda t, bs=route_bs: bs
             row = {"shape": name, "variant": variant, "config": cfg, "experts_hit": hit,
                    "weight_bytes": nbytes}
             try:
@@ -112,6 +122,7 @@ def main() -> int:
                 row["error"] = f"{type(exc).__name__}: {exc}"
             finally:
                 op.config_for = original
+                op.route_block_entries = original_bs
             rows.append(row)
             print(json.dumps(row), flush=True)
     os.makedirs(args.out, exist_ok=True)

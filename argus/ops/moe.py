@@ -83,16 +83,25 @@ def route_block_tokens(t: int, e: int) -> int:
     return 128 // math.gcd(128, e)
 
 
+def route_block_entries(t: int) -> int:
+    """Entries per tile of the router's moe_count and moe_place (their BS). A tile's prefix
+    sum is a block-wide scan and each choice's pass is a chain of dependent steps, so a
+    decode batch (T <= DECODE_T, at most 64 x 8 entries) takes one 128-entry tile a choice,
+    one entry a thread; prefill takes 1024 (eight a thread: fewer tiles to walk)."""
+    return 128 if t <= DECODE_T else 1024
+
+
 def kernels_for(t: int, e: int, hidden: int, inter: int, top_k: int, renormalize: bool,
                 deterministic: bool, dtype: str, cfg: dict | None = None) -> dict:
     """The (module, kernel, overrides) of each launch of a call: what moe_into launches, and
     what a benchmark builds ahead (in parallel) before it times anything."""
     cfg = cfg or config_for(t, e, hidden, inter, top_k)
     route = {"E": e, "TOPK": top_k, "RENORM": int(bool(renormalize))}
+    tiled = {**route, "BS": route_block_entries(t)}
     combine = "moe_combine" if deterministic else "moe_combine_atomic"
     return {"topk": ("moe_route", "moe_topk", {**route, "BT": route_block_tokens(t, e)}),
-            "count": ("moe_route", "moe_count", route),
-            "place": ("moe_route", "moe_place", route),
+            "count": ("moe_route", "moe_count", tiled),
+            "place": ("moe_route", "moe_place", tiled),
             "gate_up": ("moe_gate_up", "moe_gate_up", {"E": e, "DT": dtype, **cfg["gate_up"]}),
             "down": ("moe_down", "moe_down", {"E": e, "DT": dtype, **cfg["down"]}),
             "combine": ("moe_combine", combine, {"TOPK": top_k, "DT": dtype})}
@@ -170,8 +179,8 @@ def moe_into(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
 
 
 # what decides a layer's kernels besides its shapes: the interpreter and debug switches,
-# and this module's configuration (config_for, the gate-up's gather), which a benchmark's
-# sweep and the tests replace
+# and this module's configuration (config_for, the gate-up's gather, the router's tiles),
+# which a benchmark's sweep and the tests replace
 _env = environment.reader(("ARGUS_INTERPRET", "ARGUS_DEBUG"))
 
 
@@ -188,7 +197,7 @@ def layer_plan(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
                     kernels_for(t, e, hidden, inter, top_k, renormalize, deterministic,
                                 dtype))
     key = plan_key(x, router_logits, w13, w2, top_k, renormalize, deterministic,
-                   (_env(), config_for, GATE_UP_GATHER))
+                   (_env(), config_for, GATE_UP_GATHER, route_block_entries))
     return plan_for(key, build)
 
 
