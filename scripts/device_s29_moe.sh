@@ -13,7 +13,7 @@ source scripts/device_env.sh
 LOG="$OUT/device_s29_moe.log"
 TAIL=14
 SH="decode-finegrained-1,decode-mixtral-1"
-run 230 python3 scripts/device_moe_decode_diag.py --variants "default,gu S2 + dn S2,gu tma,route BS1024" \
+run 230 python3 scripts/device_moe_decode_diag.py --variants "default,gu S2 + dn S2,gu tma,route BS1024,gu BN64 S9" \
   --out "$OUT/fix" --shapes "$SH" --extra "e8-i5632=1:8:6:2048:5632"
 (git apply -R scripts/s29-gather-fix.patch || patch -s -R -p1 < scripts/s29-gather-fix.patch) && echo "reverted the gather fix"
 ARGUS_CACHE_DIR=/tmp/argus-cache-before run 100 python3 scripts/device_moe_decode_diag.py \
