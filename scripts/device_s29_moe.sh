@@ -14,9 +14,9 @@ source scripts/device_env.sh
 LOG="$OUT/device_s29_moe.log"
 TAIL=14
 SH="decode-finegrained-1,decode-mixtral-1"
-run 150 python3 scripts/device_moe_decode_diag.py --variants "default,gu S2 + dn S2,route BS1024,gu BN64 S9" \
+run 120 python3 scripts/device_moe_decode_diag.py --variants "default,route BS1024,gu BN64 S9" \
   --out "$OUT/fix" --shapes "$SH"
-timeout 90 ncu --clock-control none --nvtx --nvtx-include "decode/" --kernel-name regex:"moe_(down|gate_up)" \
+timeout 75 ncu --clock-control none --nvtx --nvtx-include "decode/" --kernel-name regex:"moe_(down|gate_up)" \
   --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "$OUT/t1" \
   python3 scripts/moe_profiled_layer.py > "$OUT/ncu-run.txt" 2>&1
 echo "ncu rc=$?"; tail -2 "$OUT/ncu-run.txt"
@@ -46,7 +46,7 @@ for r in sorted(body, key=lambda r: -num(r[samp[0]]))[:22]:
 PY
 done
 (git apply -R scripts/s29-gather-fix.patch || patch -s -R -p1 < scripts/s29-gather-fix.patch) && echo "reverted the gather fix"
-ARGUS_CACHE_DIR=/tmp/argus-cache-before run 60 python3 scripts/device_moe_decode_diag.py \
+ARGUS_CACHE_DIR=/tmp/argus-cache-before run 55 python3 scripts/device_moe_decode_diag.py \
   --variants default --out "$OUT/before" --shapes decode-finegrained-1
 (git apply scripts/s29-gather-fix.patch || patch -s -p1 < scripts/s29-gather-fix.patch) && echo "re-applied the gather fix"
 python3 - "$OUT" <<'PY'
@@ -59,4 +59,4 @@ for f in sorted(glob.glob(sys.argv[1] + "/*/moe-decode-diag-*.json")):
 PY
 # the benchmark's correctness cases (fp64 reference, empty and all-to-one experts, both
 # combine modes, the graph replay) on this tree, then memcheck of two small layers
-TAIL=25 run 80 python3 benchmarks/moe.py --out "$OUT" --correctness
+TAIL=25 run 70 python3 benchmarks/moe.py --out "$OUT" --correctness
