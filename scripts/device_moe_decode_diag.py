@@ -78,7 +78,7 @@ def main() -> int:
         for variant in variants:
             route_bs = VARIANTS[variant].get("route_bs")
             if route_bs:
-                op.route_block_entries = lambda t, bs=route_bs: bs
+                op.route_block_entries = lambda n, bs=route_bs: bs
             for spec in op.kernels_for(t, e, h, i, k, True, True, "bf16",
                                        cfg_of(name, variant)).values():
                 specs[(spec[0], spec[1], tuple(sorted(spec[2].items())))] = spec
@@ -97,7 +97,7 @@ def main() -> int:
             op.config_for = lambda *a, c=cfg: c
             route_bs = VARIANTS[variant].get("route_bs")
             if route_bs:
-                op.route_block_entries = lambda t, bs=route_bs: bs
+                op.route_block_entries = lambda n, bs=route_bs: bs
             row = {"shape": name, "variant": variant, "config": cfg, "experts_hit": hit,
                    "weight_bytes": nbytes}
             try:

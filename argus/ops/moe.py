@@ -83,12 +83,13 @@ def route_block_tokens(t: int, e: int) -> int:
     return 128 // math.gcd(128, e)
 
 
-def route_block_entries(t: int) -> int:
-    """Entries per tile of the router's moe_count and moe_place (their BS). A tile's prefix
-    sum is a block-wide scan and each choice's pass is a chain of dependent steps, so a
-    decode batch (T <= DECODE_T, at most 64 x 8 entries) takes one 128-entry tile a choice,
-    one entry a thread; prefill takes 1024 (eight a thread: fewer tiles to walk)."""
-    return 128 if t <= DECODE_T else 1024
+def route_block_entries(n: int) -> int:
+    """Entries per tile (BS) of a router kernel that walks n entries a pass: moe_count's pass
+    covers the T * k choices, each of moe_place's passes one choice's T tokens. One 128-entry
+    tile (one entry a thread) when it holds them all, else 1024 (eight a thread): the pass
+    count never grows, and a small batch's block-wide scans and selects run over 128 entries
+    instead of 1024 (a decode batch's place runs k such passes in a chain)."""
+    return 128 if n <= 128 else 1024
 
 
 def kernels_for(t: int, e: int, hidden: int, inter: int, top_k: int, renormalize: bool,
@@ -97,11 +98,11 @@ def kernels_for(t: int, e: int, hidden: int, inter: int, top_k: int, renormalize
     what a benchmark builds ahead (in parallel) before it times anything."""
     cfg = cfg or config_for(t, e, hidden, inter, top_k)
     route = {"E": e, "TOPK": top_k, "RENORM": int(bool(renormalize))}
-    tiled = {**route, "BS": route_block_entries(t)}
     combine = "moe_combine" if deterministic else "moe_combine_atomic"
     return {"topk": ("moe_route", "moe_topk", {**route, "BT": route_block_tokens(t, e)}),
-            "count": ("moe_route", "moe_count", tiled),
-            "place": ("moe_route", "moe_place", tiled),
+            "count": ("moe_route", "moe_count",
+                      {**route, "BS": route_block_entries(t * top_k)}),
+            "place": ("moe_route", "moe_place", {**route, "BS": route_block_entries(t)}),
             "gate_up": ("moe_gate_up", "moe_gate_up", {"E": e, "DT": dtype, **cfg["gate_up"]}),
             "down": ("moe_down", "moe_down", {"E": e, "DT": dtype, **cfg["down"]}),
             "combine": ("moe_combine", combine, {"TOPK": top_k, "DT": dtype})}

@@ -106,6 +106,8 @@ def test_opcheck_schema_and_fake_agree_with_the_real_op():
     (50, 4, 2, "one", False, True),
     (29, 8, 3, "empty", True, False),
     (1, 16, 4, "random", True, True),
+    (70, 8, 2, "random", True, True),      # count over 140 choices: 1024-entry tiles
+    (130, 4, 1, "random", False, True),    # place's pass over 130 tokens: 1024 too
 ])
 def test_the_layer_on_the_interpreter_matches_fp64(t, e, k, logits, det, renorm):
     x, L, w13, w2 = layer(t, e, k, seed=t, logits=logits)
@@ -155,6 +157,17 @@ def test_the_reference_is_the_per_token_layer():
             u = w13[1, e].double() @ x[t].double()
             want = want + w[j] * (w2[e].double() @ (torch.nn.functional.silu(g) * u))
         assert torch.allclose(ref[t], want)
+
+
+def test_the_router_tiles_hold_a_small_pass_whole_and_never_add_passes():
+    from argus.ops.moe import route_block_entries
+    assert [route_block_entries(n) for n in (1, 64, 128, 129, 4096)] == [128] * 3 + [1024] * 2
+    fine = kernels_for(1, 64, 2048, 1408, 6, True, True, "bf16")
+    assert fine["count"][2]["BS"] == 128 and fine["place"][2]["BS"] == 128
+    batch = kernels_for(64, 64, 2048, 1408, 6, True, True, "bf16")      # 384 choices
+    assert batch["count"][2]["BS"] == 1024 and batch["place"][2]["BS"] == 128
+    prefill = kernels_for(4096, 64, 2048, 1408, 6, True, True, "bf16")
+    assert prefill["count"][2]["BS"] == prefill["place"][2]["BS"] == 1024
 
 
 def test_decode_and_prefill_configurations_differ_and_launch_six_kernels():
