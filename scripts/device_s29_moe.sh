@@ -5,6 +5,7 @@
 #      shallow rings (S = 2 both GEMMs), the router's 1024-entry tiles (before), the
 #      64-wide gate-up tile; fine-grained and Mixtral T = 1;
 #   2. ncu's stall samples per SASS instruction of moe_down and moe_gate_up (fix applied);
+#   2b. programmatic dependent launch (ARGUS_PDL=1): the layer's GPU tests and its timing;
 #   3. the same default with the 64-row gather's per-k-step index load put back
 #      (scripts/s29-gather-fix.patch reversed: the code before this session's fix);
 #   4. the benchmark's correctness cases (this tree).
@@ -45,6 +46,10 @@ for r in sorted(body, key=lambda r: -num(r[samp[0]]))[:22]:
     print(f"{num(r[samp[0]]) / total:6.1%}", r[0][:6], r[src][:100])
 PY
 done
+# programmatic dependent launch (ARGUS_PDL=1): the GPU tests of the layer, then its timing
+ARGUS_PDL=1 TAIL=6 run 120 python3 -m pytest -q -x -p no:cacheprovider -o addopts="" tests/ops/test_moe_gpu.py
+ARGUS_PDL=1 run 60 python3 scripts/device_moe_decode_diag.py --variants default --out "$OUT/pdl" \
+  --shapes decode-finegrained-1,decode-mixtral-1
 (git apply -R scripts/s29-gather-fix.patch || patch -s -R -p1 < scripts/s29-gather-fix.patch) && echo "reverted the gather fix"
 ARGUS_CACHE_DIR=/tmp/argus-cache-before run 55 python3 scripts/device_moe_decode_diag.py \
   --variants default --out "$OUT/before" --shapes decode-finegrained-1

@@ -26,7 +26,7 @@ from .errors import CodegenError
 from .lower.structure import lower_block
 from .values import C_ELEMENT, TensorParam
 
-HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_cp_async.cuh", "argus_descriptor.cuh", "argus_exchange.cuh", "argus_fence.cuh", "argus_ldmatrix.cuh", "argus_math.cuh",
+HEADERS = ("argus_address.cuh", "argus_convert.cuh", "argus_cp_async.cuh", "argus_descriptor.cuh", "argus_exchange.cuh", "argus_fence.cuh", "argus_grid_dependency.cuh", "argus_ldmatrix.cuh", "argus_math.cuh",
            "argus_mbarrier.cuh", "argus_reduce.cuh", "argus_regs.cuh", "argus_tma.cuh", "argus_vector.cuh",
            "argus_wgmma.cuh")
 
@@ -144,6 +144,11 @@ def generate(kernel: Kernel, source_lines: list[str] | None = None) -> Generated
     if not args:
         out.line("    ) {")
     out.level = 1
+    # before any memory access: the grids this launch depends on have completed (a no-op
+    # unless launched with programmatic stream serialization, ARGUS_PDL=1); then the grids
+    # that depend on this one may be scheduled and wait at this same line of theirs
+    out.line("argus::grid_dependency_wait();")
+    out.line("argus::launch_dependents();")
     if ctx.smem_bytes:
         out.line("extern __shared__ __align__(1024) unsigned char argus_smem_raw[];")
         out.line("const argus::u32 argus_smem = (argus::shared_address(argus_smem_raw) + 1023u) "

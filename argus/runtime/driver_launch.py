@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 
 CLUSTER_DIMENSION = 4          # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+PROGRAMMATIC_SERIALIZATION = 6  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
 
 
 class LaunchAttribute(ctypes.Structure):
@@ -57,21 +58,29 @@ class DriverLauncher:
         return None
 
     @staticmethod
-    def config(grid, block: int, smem: int, stream: int, cluster) -> tuple:
-        """(the config's address, what keeps it alive)."""
+    def config(grid, block: int, smem: int, stream: int, cluster,
+               programmatic: bool = False) -> tuple:
+        """(the config's address, what keeps it alive). `programmatic`: the launch may start
+        while the stream's previous kernel drains (programmatic dependent launch; every
+        generated kernel waits for it at its first line, argus_grid_dependency.cuh)."""
         config = LaunchConfig()
         config.gridDimX, config.gridDimY, config.gridDimZ = grid
         config.blockDimX, config.blockDimY, config.blockDimZ = block, 1, 1
         config.sharedMemBytes = smem
         config.hStream = stream or None
-        attrs = (LaunchAttribute * 1)()
+        attrs = (LaunchAttribute * 2)()
+        n = 0
         if tuple(cluster) != (1, 1, 1):
-            attrs[0].id = CLUSTER_DIMENSION
-            attrs[0].value[0], attrs[0].value[1], attrs[0].value[2] = cluster
+            attrs[n].id = CLUSTER_DIMENSION
+            attrs[n].value[0], attrs[n].value[1], attrs[n].value[2] = cluster
+            n += 1
+        if programmatic:
+            attrs[n].id = PROGRAMMATIC_SERIALIZATION
+            attrs[n].value[0] = 1          # programmaticStreamSerializationAllowed
+            n += 1
+        config.numAttrs = n
+        if n:
             config.attrs = ctypes.cast(attrs, ctypes.POINTER(LaunchAttribute))
-            config.numAttrs = 1
-        else:
-            config.numAttrs = 0
         return ctypes.addressof(config), (config, attrs)
 
     def launch(self, config_address: int, params_address: int) -> int:

@@ -107,6 +107,7 @@ class Launcher:
         self._context = lambda torch: None    # make_context_current, once _load has a module
         self._driver = None     # the ctypes launch path (driver_launch.py), once loaded
         self._driver_configs: dict[tuple, tuple] = {}   # (grid, stream) -> (address, keep)
+        self._programmatic = False    # ARGUS_PDL=1, read by _load
 
     # ---- once per process ---------------------------------------------------------------
     def _load(self):
@@ -131,6 +132,10 @@ class Launcher:
         self._launch, self._success = driver.cuLaunchKernelEx, driver.CUresult.CUDA_SUCCESS
         if not os.environ.get("ARGUS_LAUNCH_BINDING"):     # 1: the cuda-python call instead
             self._driver = DriverLauncher.load(int(fn))
+        # 1: programmatic dependent launch (read once a kernel, at its first launch): the
+        # kernel may start while the stream's previous kernel drains, and waits for it at
+        # its first line (every generated kernel does, argus_grid_dependency.cuh)
+        self._programmatic = os.environ.get("ARGUS_PDL") == "1"
 
     # ---- per launch ---------------------------------------------------------------------
     def bind(self, tensors) -> tuple[dict, dict]:
@@ -181,7 +186,7 @@ class Launcher:
             if entry is None:
                 entry = self._driver_configs[(prepared.grid, stream)] = self._driver.config(
                     prepared.grid, self.gen.block, self.gen.smem_bytes, stream,
-                    self.gen.cluster)
+                    self.gen.cluster, self._programmatic)
             err = self._driver.launch(entry[0], prepared.address)
             if err:
                 from cuda.bindings import driver
@@ -233,6 +238,12 @@ class Launcher:
             attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
             attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = \
                 self.gen.cluster
+            attrs.append(attr)
+        if self._programmatic:
+            attr = driver.CUlaunchAttribute()
+            attr.id = (driver.CUlaunchAttributeID
+                       .CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+            attr.value.programmaticStreamSerializationAllowed = 1
             attrs.append(attr)
         config.attrs = attrs
         config.numAttrs = len(attrs)

@@ -6,6 +6,7 @@
 #include "argus_descriptor.cuh"
 #include "argus_exchange.cuh"
 #include "argus_fence.cuh"
+#include "argus_grid_dependency.cuh"
 #include "argus_ldmatrix.cuh"
 #include "argus_math.cuh"
 #include "argus_mbarrier.cuh"
@@ -26,6 +27,8 @@ every_wrapper(const __grid_constant__ TensorMapBytes map, float* out, int flag) 
   const u32 tile_addr = shared_address(tile);
   const u32 bar = shared_address(&bars[0]);
   const int warpgroup = threadIdx.x / 128;
+  grid_dependency_wait();
+  launch_dependents();
 
   if (threadIdx.x == 0) {
     mbarrier_init(bar, 1);
