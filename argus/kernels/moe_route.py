@@ -41,7 +41,10 @@ def moe_topk(L: Tensor["T", E, fp32], experts: Tensor["P", int32], gates: Tensor
         assume(tag(experts_j).token == coord(experts_j)[0] - j * T
                and tag(experts_j).choice == j)
         gates_j = segment(gates, j * T, T)
-        assume(tag(gates_j).token == coord(gates_j)[0] - j * T and tag(gates_j).choice == j)
+        # norm: the weights are normalised over the `norm` largest logits (all E: the
+        # softmax probabilities; the k chosen when RENORM)
+        assume(tag(gates_j).token == coord(gates_j)[0] - j * T and tag(gates_j).choice == j
+               and tag(gates_j).norm == TOPK * RENORM + E * (1 - RENORM))
     tt = block_id("x")
     l = load(tile(segment(L, 0, T), (BT, E), (tt, 0)), "blocked")
     col = cast(col_of(l), fp32)

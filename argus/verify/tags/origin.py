@@ -440,7 +440,17 @@ def _sink(w, origin, op=None) -> None:
 
 
 def _unproved(w, op: Op, opaque) -> None:
-    """A stored value whose arithmetic the verifier does not prove: unverified, said."""
+    """A stored value whose arithmetic the verifier does not prove: unverified, said
+    (unless an idiom pack proved it, proved.py: held until its loops' hypotheses hold)."""
+    from . import proved
+    if proved.is_proved(w, op):
+        proved.remember_opaque(w, op, opaque)
+        return
+    unproved(w, op, opaque)
+
+
+def unproved(w, op: Op, opaque) -> None:
+    """Report the store at `op` unproved, through the ops that made its value opaque."""
     first = sorted(opaque, key=lambda x: (x[1].line, x[1].col))
     done = w.__dict__.setdefault("_origin_unproved", set())
     if (op.loc.line, op.loc.col) in done:

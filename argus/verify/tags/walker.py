@@ -415,8 +415,9 @@ class Walker:
                     self.ctx, "add", trip, scalars.binary(self.ctx, "sub", step, 1)), step)
             self.trip[name] = trip
         (name,) = self.loop_vars[key]
-        from . import carried                     # loop-carried softmax state (induction)
+        from . import carried, ranked_loops      # loop-carried softmax / selection state
         carried.enter(self, op, name)
+        ranked_loops.enter(self, op, name)
         bounds = [] if part is None or None in part else \
             [z3.UGE(bv(self.ctx.vars[name].term), bv(part[0])),
              *below(self.ctx.vars[name].term, part[1])]
@@ -425,6 +426,7 @@ class Walker:
         self._enter(op.regions[0], [(arg, self.ctx.vars[name].term)], [name])
         del self.path[len(self.path) - len(bounds):]
         del self.part_bounds[len(self.part_bounds) - len(bounds):]
+        ranked_loops.leave(self, op, name)
         carried.leave(self, op, name)
 
     def _enter(self, block: Block, bindings, names) -> None:
