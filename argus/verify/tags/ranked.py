@@ -164,6 +164,14 @@ def meaning(frag) -> Any:
     return getattr(frag, "ranked", None)
 
 
+def fresh(m):
+    """A copy that makes its own choice of tie order: Keys(0) has chosen no column yet, so
+    a second selection over the same data (a copy of the tile) is a selection of its own."""
+    if isinstance(m, Keys) and same(m.k, 0):
+        return Keys(m.row, m.sign, 0, Tie())
+    return m
+
+
 def same(a, b) -> bool:
     """Two ranks are the same number (Python ints, or terms that simplify to equal)."""
     if a is None or b is None:
@@ -191,10 +199,9 @@ def ties_agree(a: Tie, b) -> bool:
 def describe(m) -> str:
     order = "largest" if getattr(m, "sign", 1) > 0 else "smallest"
     if isinstance(m, Pick):
-        return (f"the column of the {order} entry of rank {m.k} of its {m.row.tensor} row "
+        return (f"the column of the {order} entry of a rank of its {m.row.tensor} row "
                 f"(equal entries: the {'lowest' if m.tie == 'low' else 'highest'} column "
                 f"first)")
     if isinstance(m, Weight):
-        return (f"the softmax weight of rank {m.k} of its {m.row.tensor} row, normalised "
-                f"over the {m.n} largest")
+        return f"a softmax weight of its {m.row.tensor} row"
     return type(m).__name__

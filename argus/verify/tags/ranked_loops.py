@@ -48,8 +48,8 @@ def enter(w, op: Op, name: str) -> None:
     for frag in _assigned(w, op.regions[0]):
         m = R.meaning(frag)
         if isinstance(m, R.Keys) and start == 0 and step == 1:
-            hyp = R.Keys(m.row, m.sign, R.plus(j, 0) if R.same(m.k, 0) else
-                         _add(m.k, j), m.tie)
+            hyp = R.Keys(m.row, m.sign, j, R.Tie()) if R.same(m.k, 0) else \
+                R.Keys(m.row, m.sign, _add(m.k, j), m.tie)
             frag.ranked = hyp
             carried.append(Carried(frag, m, hyp))
         else:

@@ -61,7 +61,7 @@ def frag_assign(w, op: Op, base) -> None:
     base(w, op)
     dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
     if isinstance(dst, Fragment):
-        dst.ranked = R.meaning(src) if isinstance(src, Fragment) else None
+        dst.ranked = R.fresh(R.meaning(src)) if isinstance(src, Fragment) else None
 
 
 def _load(w, op: Op):

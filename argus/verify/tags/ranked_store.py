@@ -120,7 +120,7 @@ def _report(w, op, dst, src, m, goal, what, terms) -> None:
                      f"{choice}",
            "norm": f"weights normalised over the {got_n} largest where the destination "
                    f"states {norm}",
-           "order": f"the {R.describe(m)}, not the top-k's order (the largest first, the "
+           "order": f"{R.describe(m)}, not the top-k's order (the largest first, the "
                     f"lowest column among equal entries)"}[what]
     w.report(Finding(
         "tag.value", "error",
