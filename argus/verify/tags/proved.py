@@ -54,3 +54,15 @@ def close_loop(w, held: bool) -> None:
 def remember_opaque(w, op: Op, opaque) -> None:
     """What made a proved store's value opaque (reported if the proof is withdrawn)."""
     w.__dict__.setdefault("_proved_opaque", {}).setdefault(id(op), set()).update(opaque)
+
+
+def withdraw(w, op: Op) -> None:
+    """A proof of the store at `op` that a later check refuted: reported unproved."""
+    from . import origin
+    st = _state(w)
+    if id(op) not in st["done"]:
+        return
+    st["done"].discard(id(op))
+    opaque = w.__dict__.get("_proved_opaque", {}).get(id(op))
+    if opaque:
+        origin.unproved(w, op, opaque)

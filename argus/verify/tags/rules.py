@@ -1,7 +1,7 @@
 """Which transfer rule handles which opcode: the idiom packs (packs.py) in their stated
 order (structure and scalars are in walker.py)."""
 
-from . import (asserts, attention, heads, memory, ranked_pack, reduction, routing_rules, store, tma,
+from . import (asserts, attention, countsort_pack, heads, memory, ranked_pack, reduction, routing_rules, store, tma,
                tma_store, wgmma)
 from .packs import IdiomPack, compose
 
@@ -35,9 +35,10 @@ CORE = IdiomPack(
 # math, assignments and stores), then MoE routing (which refines the elementwise math,
 # coordinates, row reductions, loads and stores, passing what is not a routing vector on),
 # then the iterated arg-max (top-k) selection (which gives the results of the ops before it
-# a selection meaning and proves stores of them).
+# a selection meaning and proves stores of them), then the counting sort (count meanings of
+# 1-D vectors and the contract of scatters to rank slots).
 # An op reaches the last pack's rule first; `COMPOSED.chain(opcode)` lists the fallbacks.
-PACKS = (CORE, attention.PACK, routing_rules.PACK, ranked_pack.PACK)
+PACKS = (CORE, attention.PACK, routing_rules.PACK, ranked_pack.PACK, countsort_pack.PACK)
 COMPOSED = compose(PACKS)
 RULES = COMPOSED.rules
 

@@ -1,0 +1,142 @@
+"""What the values of a counting sort stand for: the integers a placement kernel computes
+from a key array (the router's `experts`), as exact terms.
+
+A 1-D plain vector (and a uniform scalar read from one) gets a *count meaning*: its value
+at element pr as an integer term over pr, the scope, and two families of functions of the
+key array X (`tensor`):
+
+  X(q)          its entry q (`<tensor>#entry`, free: nothing is known of the keys);
+  Cnt(x, q)     the number of entries q' < q with X(q') == x (`<tensor>#count`, free but
+                for the facts of its definition below).
+
+Loads of an int tensor read X (0 outside the tile's tensor and segment); coordinates,
+constants, +, -, *, comparisons and selects are exact on the terms; an exclusive prefix
+sum of an indicator [X(base + pr) == x and base + pr < end] is Cnt(x, min(base + pr, end))
+- Cnt(x, min(base, end)) (countsort_rules.py checks the indicator's form with z3). The
+values are assumed exact in the kernel's arithmetic: every count and position is below
+2^24 (the sizes are, as everywhere in the tag pass), so fp32 and int32 hold them exactly,
+and a key cast to fp32 compares equal to a small integer exactly when it is that integer.
+
+`lemmas(term)` gives the facts of Cnt's definition at the arguments a query names:
+Cnt(x, 0) = 0 and Cnt(x, a) = Cnt(x, a - 1) + [X(a - 1) == x] for a >= 1. They are true
+of the real count for every key array, so adding them only removes impossible models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import z3
+
+from argus.verify.smt import WIDTH, bv
+
+
+@dataclass(frozen=True)
+class Val:
+    """An integer per element: `term` over pr. `key`: (tensor, base, end, x) when the value
+    is computed from a comparison of the keys X(base + pr) with x (an indicator)."""
+    term: Any
+    key: Optional[tuple] = None
+
+
+@dataclass(frozen=True)
+class Pred:
+    term: Any                     # z3 Bool over pr
+    key: Optional[tuple] = None
+
+
+@dataclass(frozen=True)
+class Read:
+    """The keys of a loaded tile: element pr is X(base + pr) where it is inside (else 0)."""
+    term: Any
+    tensor: str
+    base: Any
+    end: Any
+
+
+def meaning(frag) -> Any:
+    return getattr(frag, "counted", None)
+
+
+def entry_fn(w, tensor: str):
+    return _fns(w).setdefault(("entry", tensor), z3.Function(
+        f"{tensor}#entry", z3.BitVecSort(WIDTH), z3.BitVecSort(WIDTH)))
+
+
+def count_fn(w, tensor: str):
+    return _fns(w).setdefault(("count", tensor), z3.Function(
+        f"{tensor}#count", z3.BitVecSort(WIDTH), z3.BitVecSort(WIDTH), z3.BitVecSort(WIDTH)))
+
+
+def _fns(w) -> dict:
+    return w.__dict__.setdefault("_countsort_fns", {})
+
+
+def tensor_of_count(w, f) -> Optional[str]:
+    for (kind, tensor), g in _fns(w).items():
+        if kind == "count" and g.eq(f):
+            return tensor
+    return None
+
+
+def umin(a, b):
+    return z3.If(z3.ULE(bv(a), bv(b)), bv(a), bv(b))
+
+
+def count_apps(term) -> list:
+    """The applications of a `#count` function in a term (each once)."""
+    out, seen, todo = [], set(), [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+                t.decl().name().endswith("#count"):
+            out.append(t)
+        todo.extend(t.children())
+    return out
+
+
+def lemmas(w, terms) -> list:
+    """Cnt's definition at every application in `terms`."""
+    facts = []
+    for t in terms:
+        for app in count_apps(t):
+            tensor = tensor_of_count(w, app.decl())
+            if tensor is None:
+                continue
+            x, a = app.arg(0), app.arg(1)
+            cnt, entry = count_fn(w, tensor), entry_fn(w, tensor)
+            one = z3.BitVecVal(1, WIDTH)
+            facts.append(cnt(x, z3.BitVecVal(0, WIDTH)) == 0)
+            facts.append(z3.Implies(z3.UGE(a, one), app == cnt(x, a - one) + z3.If(
+                entry(a - one) == x, one, z3.BitVecVal(0, WIDTH))))
+            facts.append(z3.ULE(app, a))
+    return facts
+
+
+def resolve(w, x):
+    """A walker scalar with the entries of count vectors it was read from replaced by
+    their terms (countsort_rules.element records them)."""
+    if not z3.is_expr(x):
+        return x
+    table = w.__dict__.get("_countsort_scalars", {})
+    if not table:
+        return x
+    pairs = [(v, t) for v, t in table.values()]
+    return z3.substitute(bv(x), *pairs)
+
+
+def mentions(term, var) -> bool:
+    todo, seen = [term], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.eq(var):
+            return True
+        todo.extend(t.children())
+    return False
