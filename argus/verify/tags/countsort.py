@@ -130,13 +130,28 @@ def resolve(w, x):
 
 
 def mentions(term, var) -> bool:
-    todo, seen = [term], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.eq(var):
+    """`var` (a constant, or any term) occurs in `term` (termscan's cached walk for a
+    constant; a substitution, done in z3's C code, for a compound term)."""
+    from argus.verify import termscan
+    if z3.is_const(var) and not z3.is_bv_value(var):
+        return var.get_id() in termscan.scan(term).variables
+    return not z3.substitute(term, (var, z3.FreshConst(var.sort()))).eq(term)
+
+
+def proves(w, claim, extra=()) -> bool:
+    """`claim` holds under the facts: first with the facts of its own variables only, in
+    integers (integers.py: exact), then bit-blasted (a
+    claim about one tile's counts needs the bounds of its sizes and counters, not the
+    routing facts of every expert's count, which slow the solver 10x at 128 experts),
+    then as smt.holds asks it. Fewer facts can only make a proof harder, never wrong."""
+    from argus.verify import integers, smt
+    asked = [*extra, z3.Not(claim)]
+    small = smt.confined(w.ctx.facts, asked)
+    try:                                   # linear: exact in integers, and fast
+        if integers.unsat_in(w.ctx, [*small, *extra], z3.Not(claim)):
             return True
-        todo.extend(t.children())
-    return False
+    except integers.Untranslatable:
+        pass
+    if smt.solve([*small, *asked], timeout_ms=2000)[0] == z3.unsat:
+        return True
+    return smt.holds(w.ctx, claim, list(extra))

@@ -26,7 +26,7 @@ from typing import Any
 import z3
 
 from argus.ir.nodes import Op
-from argus.verify.smt import WIDTH, bv, holds
+from argus.verify.smt import WIDTH, bv
 
 from . import countsort as C
 from . import proved
@@ -68,7 +68,8 @@ def enter(w, op: Op, name: str) -> None:
     carried = []
     for frag in _assigned(w, op.regions[0]):
         m = C.meaning(frag)
-        if isinstance(m, C.Val) and not C.mentions(bv(m.term), w.pos["pr"]):
+        if isinstance(m, C.Val) and not C.mentions(bv(m.term), w.pos["pr"]) and \
+                w.phase == "check":             # (the first walk checks nothing)
             hole = z3.BitVec(f"carried#{len(stack)}#{len(carried)}#{name}", WIDTH)
             frag.counted = C.Val(hole)
             carried.append(Carried(frag, hole, bv(m.term), id(frag) not in outer))
@@ -117,7 +118,7 @@ def leave(w, op: Op, name: str) -> None:
         if still:
             stack[-1].claims.append(Claim(claim.op, formula, claim.extra, still))
             continue
-        if not holds(w.ctx, formula, [*claim.extra, *C.lemmas(w, [formula])]):
+        if not C.proves(w, formula, [*claim.extra, *C.lemmas(w, [formula])]):
             proved.withdraw(w, claim.op)
 
 
@@ -131,18 +132,16 @@ def _close(w, c: Carried, j, start, stop, frame: Frame):
         return None                      # not S + D(j): the count is not carried on
     runs = z3.ULT(bv(start), bv(stop))
     facts = [z3.ULT(j + 1, bv(stop))]       # a step to a next iteration
-    if holds(w.ctx, d == 0, [z3.ULT(j, bv(stop))]):
-        return c.before, c.before
     last = bv(stop) - 1
     for app in C.count_apps(d):
         x, b = app.arg(0), app.arg(1)
         nxt = z3.substitute(b, (j, j + 1))
         cnt = app.decl()
         step = cnt(x, nxt) - app
-        if not holds(w.ctx, d == step, [*facts, *C.lemmas(w, [d, step])]):
+        if not C.proves(w, d == step, [*facts, *C.lemmas(w, [d, step])]):
             continue
         for hole, tile in frame.tiles:                    # what was placed was counted
-            if hole.eq(c.hole) and not holds(w.ctx, tile == d, [z3.ULT(j, bv(stop)), *C.lemmas(
+            if hole.eq(c.hole) and not C.proves(w, tile == d, [z3.ULT(j, bv(stop)), *C.lemmas(
                     w, [tile, d])]):
                 return None
         first = cnt(x, z3.substitute(b, (j, bv(start))))
@@ -153,6 +152,8 @@ def _close(w, c: Carried, j, start, stop, frame: Frame):
             z3.substitute(d, (j, last))
         return (z3.simplify(c.before + app - first),
                 z3.simplify(z3.If(runs, after, c.before)))
+    if C.proves(w, d == 0, [z3.ULT(j, bv(stop))]):
+        return c.before, c.before
     return None
 
 
@@ -188,6 +189,6 @@ def _whole(w, after) -> bool:
         if tensor is None or tensor not in w.tensors:
             continue
         want = app.decl()(app.arg(0), bv(w.tensors[tensor][0]))
-        if holds(w.ctx, after == want, C.lemmas(w, [after, want])):
+        if C.proves(w, after == want, C.lemmas(w, [after, want])):
             return True
     return False

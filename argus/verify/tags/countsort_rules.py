@@ -20,7 +20,7 @@ import math
 import z3
 
 from argus.ir.nodes import Op
-from argus.verify.smt import WIDTH, bv, concrete, holds
+from argus.verify.smt import WIDTH, bv, concrete
 
 from . import countsort as C
 from . import segments
@@ -149,7 +149,7 @@ def _select(w, op: Op):
 def _prefix_sum(w, op: Op):
     x = w.value(op.arg("x"))
     m = C.meaning(x) if isinstance(x, Fragment) else None
-    if not (_frag1(x) and isinstance(m, C.Val) and m.key is not None):
+    if not (_frag1(x) and isinstance(m, C.Val) and m.key is not None) or w.phase != "check":
         return None
     tensor, base, end, key = m.key
     pr, n = w.pos["pr"], x.shape[0]
@@ -157,7 +157,7 @@ def _prefix_sum(w, op: Op):
     one, zero = z3.BitVecVal(1, WIDTH), z3.BitVecVal(0, WIDTH)
     entry = C.entry_fn(w, tensor)
     indicator = z3.If(z3.And(entry(q) == key, z3.ULT(q, end)), one, zero)
-    if not holds(w.ctx, bv(m.term) == indicator, [*w.path, z3.ULT(pr, n)]):
+    if not C.proves(w, bv(m.term) == indicator, [*w.path, z3.ULT(pr, n)]):
         return None
     cnt = C.count_fn(w, tensor)
     run = cnt(key, C.umin(q, end)) - cnt(key, C.umin(base, end))

@@ -59,7 +59,7 @@ def check(w, op: Op, dst: GlobalTile, src: Fragment, m) -> bool:
         return False
     pr = w.pos["pr"]
     row = bv(dst.origin[0]) + pr
-    field = {n: assumptions.field(w, dst.tensor, n, [row]) for n in need}
+    field = {n: _field(w, dst, n, row) for n in need}
     bounds = [z3.ULT(pr, src.shape[0])]
     into = segments.inside(dst, [row], w)
     rank = bv(m.k)
@@ -70,7 +70,7 @@ def check(w, op: Op, dst: GlobalTile, src: Fragment, m) -> bool:
         wants.append(("norm", bv(m.n), field["norm"]))
     for what, got, want in wants:
         claim = z3.Implies(into, got == want)
-        if not holds(w.ctx, claim, [*w.path, *bounds], in_integers=True):
+        if not holds(w.ctx, claim, [*w.path, *bounds]):
             _report(w, op, dst, src, m, z3.Not(claim), what, (got, want))
             return False
     size = [z3.ULT(rank, n)] + ([z3.ULE(bv(m.n), n)] if isinstance(m, R.Weight) else [])
@@ -85,6 +85,14 @@ def check(w, op: Op, dst: GlobalTile, src: Fragment, m) -> bool:
         _report(w, op, dst, src, m, into, "order", None)
         return False
     return True
+
+
+def _field(w, dst: GlobalTile, name: str, row):
+    """The destination's field at `row`: the value of the assumption's instance on the
+    tile's segment when the assumption is one over a family of windows (no if-then-else
+    over the other instances), else the field (assumptions.field)."""
+    got = assumptions.on_window(w, dst.tensor, name, dst.window, [row])
+    return got if got is not None else assumptions.field(w, dst.tensor, name, [row])
 
 
 def _report(w, op, dst, src, m, goal, what, terms) -> None:
