@@ -20,7 +20,7 @@ be closed, withdraws the proofs resting on it (proved.py): those stores are unpr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import z3
@@ -29,7 +29,7 @@ from argus.ir.nodes import Op
 from argus.verify.smt import WIDTH, bv
 
 from . import countsort as C
-from . import proved
+from . import countsort_witness, proved
 from .ranked_loops import _assigned
 from .values import Fragment
 
@@ -48,6 +48,15 @@ class Claim:
     formula: Any
     extra: list
     holes: tuple
+    scope: tuple = ()
+    info: dict = field(default_factory=dict)     # what a counterexample names (witness)
+
+    def substituted(self, pairs) -> "Claim":
+        if not pairs:
+            return self
+        sub = lambda t: z3.substitute(t, *pairs) if z3.is_expr(t) else t
+        info = {k: sub(v) if z3.is_expr(v) else v for k, v in self.info.items()}
+        return Claim(self.op, sub(self.formula), self.extra, self.holes, self.scope, info)
 
 
 @dataclass
@@ -94,7 +103,7 @@ def leave(w, op: Op, name: str) -> None:
     frame = stack.pop()
     j = w.ctx.vars[name].term
     start, stop = w.value(op.arg("start")), w.value(op.arg("stop"))
-    pairs, failed = [], []
+    pairs, failed, reported = [], [], set()
     for c in frame.carried:
         closed = _close(w, c, j, start, stop, frame)
         if closed is None:
@@ -106,20 +115,29 @@ def leave(w, op: Op, name: str) -> None:
         c.frag.counted = C.Val(after)
         if c.outermost and not _whole(w, after):
             failed.append(c.hole)
+            if w.phase == "check":
+                mine = [cl.substituted(pairs) for cl in frame.claims
+                        if C.mentions(cl.formula, c.hole)]
+                key = next((a.arg(0) for a in C.count_apps(after)), None)
+                if mine and key is not None and countsort_witness.report_uncovered(
+                        w, mine, after, mine[0].info.get("tensor"), key, mine[0].extra):
+                    reported.update(id(cl.op) for cl in mine)
     if w.phase != "check":
         return
     for claim in frame.claims:
-        formula = z3.substitute(claim.formula, *pairs) if pairs else claim.formula
         if any(C.mentions(claim.formula, h) for h in failed):
-            proved.withdraw(w, claim.op)
+            proved.withdraw(w, claim.op, quiet=id(claim.op) in reported)
             continue
+        claim = claim.substituted(pairs)
+        formula = claim.formula
         still = tuple(h for f in stack for c in f.carried for h in [c.hole]
                       if C.mentions(formula, h))
         if still:
-            stack[-1].claims.append(Claim(claim.op, formula, claim.extra, still))
+            stack[-1].claims.append(replace(claim, holes=still))
             continue
         if not C.proves(w, formula, [*claim.extra, *C.lemmas(w, [formula])]):
-            proved.withdraw(w, claim.op)
+            quiet = countsort_witness.report_claim(w, claim)
+            proved.withdraw(w, claim.op, quiet=quiet)
 
 
 def _close(w, c: Carried, j, start, stop, frame: Frame):

@@ -13,7 +13,9 @@ proved when, for the entries q(pr) = base + pr of the tile the iteration counted
 (the prefix sum of the indicator [X(q) == x and q < end] whose count the loop carries):
 
   - I(pr) is outside the destination (dropped) for every other element;
-  - into rank order (`ids`, `wsorted`): I(pr) is q's rank slot there;
+  - into rank order (`ids`, `wsorted`): I(pr) is q's rank slot there, and the value
+    carries every routing field of the entry (it is the entry's own: its token id, its
+    gate; vectors.scatter checks the fields are equal);
   - per entry (`slots`): I(pr) = q, and the value is q's rank slot;
 
 and the loop's carried count proves that the tiles counted (and placed) cover the key
@@ -82,7 +84,7 @@ def contract(w, op: Op):
     written = z3.ULT(bv(index.term), extent)
     opaque = isinstance(src.origin, Origin) and bool(src.origin.opaque)
     if C.mentions(bv(index.term), hole):            # into rank order
-        if opaque:
+        if opaque or not _same_entry(rows.fragment, src):
             return None
         at = bv(index.term) == rank
     else:                                          # per entry: the value is the slot
@@ -96,7 +98,27 @@ def contract(w, op: Op):
     # first(x) is the same term on both sides: a free name stands for it (an if-then-else
     # over every key's prefix sum, 10^4 nodes at 128 experts, that no step of the proof
     # needs to look into); a claim proved for every value of the name holds for this one
-    formula = z3.substitute(formula, (bv(f_term), z3.FreshConst(bv(f_term).sort(), "first")))
+    name = z3.FreshConst(bv(f_term).sort(), "first")
+    named = lambda t: z3.substitute(bv(t), (bv(f_term), name))
+    formula = named(formula)
     stack[-1].tiles.append((hole, rec["tile"]))
     extra = [*w.path, z3.ULT(pr, rows.length)]
-    return countsort_loops.Claim(op, formula, extra, (hole,))
+    info = {"tensor": rec["tensor"], "key": key, "first": name, "q": q, "at": [],
+            "index": named(index.term), "dst": dst[1], "counts": first[1],
+            "value": named(value.term) if isinstance(value, C.Val) else None,
+            "shape": "rank" if C.mentions(bv(index.term), hole) else "entry"}
+    return countsort_loops.Claim(op, formula, extra, (hole,), w.scope_vars(), info)
+
+
+AMONG = ("row", "col", "live")      # fields of an element, not of the routing entry
+
+
+def _same_entry(index: Fragment, src: Fragment) -> bool:
+    """The value moved to the slot is the entry's own: it carries every routing field of
+    the index entry (token, choice: the scatter rule, vectors.scatter, checks that they are
+    equal), so a value read from another entry (a tile of another token) is not placed as
+    this entry's. A value whose join of two entries dropped a field does not qualify."""
+    if index.tag.state != "data" or src.tag.state != "data":
+        return False
+    need = [n for n in index.tag.fields if n not in AMONG]
+    return bool(need) and all(n in src.tag.fields for n in need)

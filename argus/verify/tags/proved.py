@@ -56,13 +56,16 @@ def remember_opaque(w, op: Op, opaque) -> None:
     w.__dict__.setdefault("_proved_opaque", {}).setdefault(id(op), set()).update(opaque)
 
 
-def withdraw(w, op: Op) -> None:
-    """A proof of the store at `op` that a later check refuted: reported unproved."""
+def withdraw(w, op: Op, quiet: bool = False) -> None:
+    """A proof of the store at `op` that a later check refuted: reported unproved (unless
+    `quiet`: an error with a counterexample was reported there instead)."""
     from . import origin
     st = _state(w)
     if id(op) not in st["done"]:
         return
     st["done"].discard(id(op))
+    if quiet:
+        return
     opaque = w.__dict__.get("_proved_opaque", {}).get(id(op))
     if opaque:
         origin.unproved(w, op, opaque)
