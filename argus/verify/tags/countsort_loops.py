@@ -29,7 +29,7 @@ from argus.ir.nodes import Op
 from argus.verify.smt import WIDTH, bv
 
 from . import countsort as C
-from . import countsort_witness, proved
+from . import countsort_lanes, countsort_witness, proved
 from .ranked_loops import _assigned
 from .values import Fragment
 
@@ -40,6 +40,7 @@ class Carried:
     hole: Any
     before: Any
     outermost: bool
+    lanes: Any = None          # a vector's hole: the function of the position (lanes.py)
 
 
 @dataclass
@@ -79,9 +80,15 @@ def enter(w, op: Op, name: str) -> None:
         m = C.meaning(frag)
         if isinstance(m, C.Val) and not C.mentions(bv(m.term), w.pos["pr"]) and \
                 w.phase == "check":             # (the first walk checks nothing)
-            hole = z3.BitVec(f"carried#{len(stack)}#{len(carried)}#{name}", WIDTH)
+            label = f"carried#{len(stack)}#{len(carried)}#{name}"
+            lanes = None
+            if frag.shape[0] > 1:               # a count per lane (countsort_lanes.py)
+                lanes = z3.Function(label, z3.BitVecSort(WIDTH), z3.BitVecSort(WIDTH))
+                hole = lanes(w.pos["pr"])
+            else:
+                hole = z3.BitVec(label, WIDTH)
             frag.counted = C.Val(hole)
-            carried.append(Carried(frag, hole, bv(m.term), id(frag) not in outer))
+            carried.append(Carried(frag, hole, bv(m.term), id(frag) not in outer, lanes))
         else:
             frag.counted = None
     stack.append(Frame(name, carried))
@@ -113,7 +120,7 @@ def leave(w, op: Op, name: str) -> None:
         at_j, after = closed
         pairs.append((c.hole, at_j))
         c.frag.counted = C.Val(after)
-        if c.outermost and not _whole(w, after):
+        if c.outermost and c.lanes is None and not _whole(w, after):
             failed.append(c.hole)
             if w.phase == "check":
                 mine = [cl.substituted(pairs) for cl in frame.claims
@@ -148,6 +155,9 @@ def _close(w, c: Carried, j, start, stop, frame: Frame):
     d = _less(bv(end.term), c.hole)
     if d is None:
         return None                      # not S + D(j): the count is not carried on
+    if c.lanes is not None:
+        got = countsort_lanes.close(w, c.lanes, d, w.pos["pr"], j, start, stop, c.before)
+        return None if got is None else got[:2]
     runs = z3.ULT(bv(start), bv(stop))
     facts = [z3.ULT(j + 1, bv(stop))]       # a step to a next iteration
     last = bv(stop) - 1

@@ -23,6 +23,7 @@ from argus.ir.nodes import Op
 from argus.verify.smt import WIDTH, bv, concrete
 
 from . import countsort as C
+from . import countsort_lanes
 from . import segments
 from .routing import IndexVector
 from .values import Fragment, GlobalTile
@@ -149,7 +150,15 @@ def _select(w, op: Op):
 def _prefix_sum(w, op: Op):
     x = w.value(op.arg("x"))
     m = C.meaning(x) if isinstance(x, Fragment) else None
-    if not (_frag1(x) and isinstance(m, C.Val) and m.key is not None) or w.phase != "check":
+    if not (_frag1(x) and isinstance(m, C.Val)) or w.phase != "check":
+        return None
+    lanes = _lanes(w, m.term)
+    if lanes is not None:                   # a count per lane: the lanes before (lanes.py)
+        kind, tensor, s = lanes
+        a = bv(m.term)
+        return C.Val(countsort_lanes.sum_fn(w, tensor, s)(a.arg(0), a.arg(1), a.arg(2),
+                                                          a.arg(3)))
+    if m.key is None:
         return None
     tensor, base, end, key = m.key
     pr, n = w.pos["pr"], x.shape[0]
@@ -166,6 +175,16 @@ def _prefix_sum(w, op: Op):
               "tile": cnt(key, C.umin(base + n, end)) - cnt(key, C.umin(base, end))}
     w.__dict__.setdefault("_countsort_prefix", []).append(record)
     return C.Val(run)
+
+
+def _lanes(w, term):
+    """(kind, tensor, stride) when `term` is SC(x, pr, n, end), a count per lane."""
+    t = bv(term)
+    if not (z3.is_app(t) and t.num_args() == 4):
+        return None
+    got = countsort_lanes.kind_of(w, t.decl())
+    return got if got is not None and got[0] == "lanes" and t.arg(1).eq(w.pos["pr"]) \
+        else None
 
 
 def prefix_sum(w, op: Op, base) -> None:

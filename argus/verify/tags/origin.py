@@ -105,6 +105,25 @@ def of_value(w, v):
     return None
 
 
+def remember_scalar(w, term, origin) -> None:
+    """The scalar `term` (an entry of a fragment, a fresh variable) carries `origin`: a
+    value computed from it (a sum of entries added to a fragment) is computed from that
+    data, through whatever decided it (a count of the entries a comparison chose)."""
+    if z3.is_expr(term) and origin is not None:
+        w.__dict__.setdefault("_scalar_origins", {})[term.get_id()] = (term, origin)
+
+
+def of_scalar(w, term):
+    """The origin of a scalar operand: the merged origins of the fragment entries its term
+    names (None: a scalar of sizes, counters and constants)."""
+    table = w.__dict__.get("_scalar_origins")
+    if not table or not z3.is_expr(term):
+        return None
+    from argus.verify import termscan
+    ids = termscan.scan(term).variables
+    return merge(o for i, (_, o) in table.items() if i in ids)
+
+
 def merge(origins) -> Optional[Origin]:
     """The union of several origins (UNKNOWN when any is); rows/cols kept where they agree."""
     origins = [o for o in origins if o is not None]
@@ -189,6 +208,11 @@ def transfer(w, op: Op) -> None:
         dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
         _set(dst, of_value(w, src) if isinstance(src, (Fragment, SmemView)) else None)
         return
+    if code == "indices.element":             # an entry of a data fragment is data
+        src = w.value(op.arg("v"))
+        if isinstance(src, Fragment) and op.results:
+            remember_scalar(w, w.env.get(op.result), of_value(w, src))
+        return
     for r in op.results:
         out = w.env.get(r)
         if not isinstance(out, Fragment) or getattr(out, "origin", None) is not None:
@@ -201,7 +225,8 @@ def transfer(w, op: Op) -> None:
         if code == "frag.coord":             # row_of / col_of: positions, no data
             _set(out, None)
             continue
-        got = merge(of_value(w, w.value(o)) for o in op.operands if isinstance(o, Value))
+        got = merge(of_value(w, w.value(o)) if isinstance(w.value(o), (Fragment, SmemView))
+                    else of_scalar(w, w.value(o)) for o in op.operands if isinstance(o, Value))
         if got not in (None, UNKNOWN) and len(out.shape) < 2:
             got = Origin(got.reads, got.rows, None, got.product, got.opaque)   # no columns
         if isinstance(got, Origin) and _decides_by_data(w, op, out):
