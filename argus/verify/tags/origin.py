@@ -507,7 +507,9 @@ def dead_loads(w) -> None:
         where.setdefault(x.src.tensor, x.loc)
     for name, loc in w.__dict__.get("_origin_load_at", {}).items():
         where.setdefault(name, loc)
-    for name in _inputs(w):
+    loaded_ints = [n for n in w.__dict__.get("_origin_load_at", {})
+                   if n not in _written(w) and n not in _inputs(w)]
+    for name in [*_inputs(w), *loaded_ints]:   # integer data read by a load too (keys)
         if name not in where or name in reached:
             continue
         loc = where[name]
