@@ -148,3 +148,9 @@ def _keys(w, term, tensor, pr):
                     out.append(side)
         todo.extend(t.children())
     return out
+
+
+def facts(w, terms) -> list:
+    """Every definition fact of the counts a query names: Cnt's (countsort.lemmas) and the
+    lane counts'."""
+    return C.lemmas(w, terms) + lemmas(w, terms)

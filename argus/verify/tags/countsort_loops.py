@@ -29,7 +29,7 @@ from argus.ir.nodes import Op
 from argus.verify.smt import WIDTH, bv
 
 from . import countsort as C
-from . import countsort_lanes, countsort_witness, proved
+from . import countsort_lanes, countsort_witness, origin, proved
 from .ranked_loops import _assigned
 from .values import Fragment
 
@@ -126,14 +126,16 @@ def leave(w, op: Op, name: str) -> None:
                 mine = [cl.substituted(pairs) for cl in frame.claims
                         if C.mentions(cl.formula, c.hole)]
                 key = next((a.arg(0) for a in C.count_apps(after)), None)
-                if mine and key is not None and countsort_witness.report_uncovered(
-                        w, mine, after, mine[0].info.get("tensor"), key, mine[0].extra):
-                    reported.update(id(cl.op) for cl in mine)
+                op_ = countsort_witness.report_uncovered(
+                    w, mine, after, mine[0].info.get("tensor"), key, mine[0].extra) \
+                    if mine and key is not None else None
+                if op_ is not None:
+                    reported.add(id(op_))
     if w.phase != "check":
         return
     for claim in frame.claims:
         if any(C.mentions(claim.formula, h) for h in failed):
-            proved.withdraw(w, claim.op, quiet=id(claim.op) in reported)
+            _withdraw(w, claim.op, quiet=id(claim.op) in reported)
             continue
         claim = claim.substituted(pairs)
         formula = claim.formula
@@ -142,9 +144,17 @@ def leave(w, op: Op, name: str) -> None:
         if still:
             stack[-1].claims.append(replace(claim, holes=still))
             continue
-        if not C.proves(w, formula, [*claim.extra, *C.lemmas(w, [formula])]):
+        if not C.proves(w, formula, [*claim.extra, *countsort_lanes.facts(w, [formula])]):
             quiet = countsort_witness.report_claim(w, claim)
-            proved.withdraw(w, claim.op, quiet=quiet)
+            _withdraw(w, claim.op, quiet=quiet)
+
+
+def _withdraw(w, op: Op, quiet: bool) -> None:
+    """The proof of `op` refuted: unproved, said (unless `quiet`: an error with a
+    counterexample was reported there instead)."""
+    got = proved.withdraw(w, op)
+    if got is not None and not quiet:
+        origin.unproved(w, *got)
 
 
 def _close(w, c: Carried, j, start, stop, frame: Frame):
@@ -166,10 +176,10 @@ def _close(w, c: Carried, j, start, stop, frame: Frame):
         nxt = z3.substitute(b, (j, j + 1))
         cnt = app.decl()
         step = cnt(x, nxt) - app
-        if not C.proves(w, d == step, [*facts, *C.lemmas(w, [d, step])]):
+        if not C.proves(w, d == step, [*facts, *countsort_lanes.facts(w, [d, step])]):
             continue
         for hole, tile in frame.tiles:                    # what was placed was counted
-            if hole.eq(c.hole) and not C.proves(w, tile == d, [z3.ULT(j, bv(stop)), *C.lemmas(
+            if hole.eq(c.hole) and not C.proves(w, tile == d, [z3.ULT(j, bv(stop)), *countsort_lanes.facts(
                     w, [tile, d])]):
                 return None
         first = cnt(x, z3.substitute(b, (j, bv(start))))
@@ -217,6 +227,6 @@ def _whole(w, after) -> bool:
         if tensor is None or tensor not in w.tensors:
             continue
         want = app.decl()(app.arg(0), bv(w.tensors[tensor][0]))
-        if C.proves(w, after == want, C.lemmas(w, [after, want])):
+        if C.proves(w, after == want, countsort_lanes.facts(w, [after, want])):
             return True
     return False

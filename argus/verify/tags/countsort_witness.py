@@ -51,7 +51,11 @@ def model_of(w, goal, extra, tensor: str):
 def report_claim(w, claim) -> bool:
     """Report a failed placement claim as an error when the one-key array refutes it."""
     info = claim.info
-    if not info:
+    if not info or info["shape"] != "entry":
+        # into rank order (ids, wsorted): which entry's value lands where depends on more
+        # than the keys (two choices of one token write the same id), so the one-key array
+        # does not always show a wrong value there: unproved, never a counterexample that
+        # might not replay; the per-entry scatter (slots) names the wrong slot itself
         return False
     goal = z3.Not(on_one_key(w, claim.formula, info["tensor"], info["key"], info["first"]))
     model = model_of(w, goal, [*claim.extra, *info["at"]], info["tensor"])
@@ -59,40 +63,35 @@ def report_claim(w, claim) -> bool:
         return False
     one = lambda t: value(model, on_one_key(w, bv(t), info["tensor"], info["key"],
                                             info["first"]))
-    q, at = one(info["q"]), one(info["index"])
+    q, got = one(info["q"]), one(info["value"])
     n = value(model, bv(w.tensors[info["tensor"]][0]))
-    if info["shape"] == "entry":
-        where, got, want = q, one(info["value"]), q
-        what = (f"entry {q} of {info['tensor']} (key {value(model, info['key'])}, the only "
-                f"key) gets slot {got}; its rank slot is {want}")
-    else:
-        where, got, want = q, at, q
-        what = (f"entry {q} of {info['tensor']} belongs at {info['dst']}[{want}] (its rank "
-                f"slot) but is placed at {info['dst']}[{at}]")
-    _finding(w, claim, model, info, where, {f"slot of entry {q}": got},
-             {f"slot of entry {q}": want}, n, what)
+    what = (f"entry {q} of {info['tensor']} (key {value(model, info['key'])}, the only "
+            f"key) gets slot {got}; its rank slot is {q}")
+    _finding(w, claim, model, info, q, {f"slot of entry {q}": got},
+             {f"slot of entry {q}": q}, n, what)
     return True
 
 
-def report_uncovered(w, claims, after, tensor: str, key, extra) -> bool:
+def report_uncovered(w, claims, after, tensor: str, key, extra):
     """The carried count ends short of the key array: its first entry never counted is
-    never placed (on the one-key array every entry has the block's key)."""
+    never placed (on the one-key array every entry has the block's key). The op of the
+    per-entry scatter reported, or None."""
     mine = [c for c in claims if c.info and c.info["shape"] == "entry"]
     if not mine:
-        return False
+        return None
     claim = mine[0]
     n = bv(w.tensors[tensor][0])
     end = on_one_key(w, after, tensor, key, None)
     model = model_of(w, z3.ULT(end, n), extra, tensor)
     if model is None:
-        return False
+        return None
     q = value(model, end)
     what = (f"entry {q} of {tensor} (and every later one) is never placed: the count the "
             f"loops carry ends at {q} of {value(model, n)} entries (the tiles counted stop "
             f"short of the key array)")
     _finding(w, claim, model, claim.info, q, {f"slot of entry {q}": "never written"},
              {f"slot of entry {q}": q}, value(model, n), what)
-    return True
+    return claim.op
 
 
 def _finding(w, claim, model, info, index, actual, expected, n, what) -> None:

@@ -37,11 +37,11 @@ import z3
 
 from argus.ir.nodes import Loc, Op, Value
 from argus.ir.types import GlobalTensorType
-from argus.verify import integers
+from argus.verify import integers, termscan
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, only, solve, value as model_value
 
-from . import heads
+from . import heads, proved
 from .values import Fragment, GlobalTile, SmemView
 
 
@@ -119,7 +119,6 @@ def of_scalar(w, term):
     table = w.__dict__.get("_scalar_origins")
     if not table or not z3.is_expr(term):
         return None
-    from argus.verify import termscan
     ids = termscan.scan(term).variables
     return merge(o for i, (_, o) in table.items() if i in ids)
 
@@ -467,7 +466,6 @@ def _sink(w, origin, op=None) -> None:
 def _unproved(w, op: Op, opaque) -> None:
     """A stored value whose arithmetic the verifier does not prove: unverified, said
     (unless an idiom pack proved it, proved.py: held until its loops' hypotheses hold)."""
-    from . import proved
     if proved.is_proved(w, op):
         proved.remember_opaque(w, op, opaque)
         return

@@ -34,21 +34,17 @@ def open_loop(w) -> None:
     _state(w)["loops"].append([])
 
 
-def close_loop(w, held: bool) -> None:
+def close_loop(w, held: bool) -> list:
     """The end of a loop whose hypothesis `held` (or not): its pending proofs move to the
-    loop around it, or are withdrawn and reported unproved."""
-    from . import origin
+    loop around it, or are withdrawn: [(op, what made its value opaque)] for the caller to
+    report unproved (origin.unproved)."""
     st = _state(w)
     pending = st["loops"].pop() if st["loops"] else []
     if held:
         if st["loops"]:
             st["loops"][-1].extend(pending)
-        return
-    for op in pending:
-        st["done"].discard(id(op))
-        opaque = w.__dict__.get("_proved_opaque", {}).get(id(op))
-        if opaque:
-            origin.unproved(w, op, opaque)
+        return []
+    return [x for x in (withdraw(w, op) for op in pending) if x is not None]
 
 
 def remember_opaque(w, op: Op, opaque) -> None:
@@ -56,16 +52,12 @@ def remember_opaque(w, op: Op, opaque) -> None:
     w.__dict__.setdefault("_proved_opaque", {}).setdefault(id(op), set()).update(opaque)
 
 
-def withdraw(w, op: Op, quiet: bool = False) -> None:
-    """A proof of the store at `op` that a later check refuted: reported unproved (unless
-    `quiet`: an error with a counterexample was reported there instead)."""
-    from . import origin
+def withdraw(w, op: Op):
+    """A proof of the store at `op` that a later check refuted: (op, what made its value
+    opaque) for the caller to report unproved (origin.unproved), or None (nothing to)."""
     st = _state(w)
     if id(op) not in st["done"]:
-        return
+        return None
     st["done"].discard(id(op))
-    if quiet:
-        return
     opaque = w.__dict__.get("_proved_opaque", {}).get(id(op))
-    if opaque:
-        origin.unproved(w, op, opaque)
+    return (op, opaque) if opaque else None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from argus.ir.nodes import Op, Value, walk
 
-from . import proved
+from . import origin, proved
 from . import ranked as R
 from .values import Fragment
 
@@ -80,4 +80,5 @@ def leave(w, op: Op, name: str) -> None:
         held = held and ok
         c.frag.ranked = R.Keys(hyp.row, hyp.sign, stop if R.same(c.before.k, 0) else
                                _add(c.before.k, stop), hyp.tie) if ok else None
-    proved.close_loop(w, held)
+    for op_, opaque in proved.close_loop(w, held):
+        origin.unproved(w, op_, opaque)

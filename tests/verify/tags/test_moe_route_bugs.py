@@ -126,9 +126,5 @@ def test_interpreter_confirms_the_placement_bug_on_the_counterexample_routing(na
         ref = _placement(experts, gates)
         q = e.index[0]
         want = e.expected[f"slot of entry {q}"]
-        if e.tensor == "slots":
-            assert result.outputs["slots"][q] != ref["slots"][q] and ref["slots"][q] == want
-        else:                      # entry q's value is not at its rank slot
-            assert want == ref["slots"][q]
-            got = result.outputs[e.tensor][want]
-            assert not np.isclose(got, ref[e.tensor][want]), (e.tensor, want, got)
+        assert e.tensor == "slots"          # the per-entry scatter names the wrong slot
+        assert result.outputs["slots"][q] != ref["slots"][q] and ref["slots"][q] == want
