@@ -211,8 +211,11 @@ def element(w, op: Op, base) -> None:
         return
     m = C.meaning(v) if isinstance(v, Fragment) else None
     if not (isinstance(m, C.Val) and z3.is_expr(out) and z3.is_const(out)
-            and i is not None and not isinstance(i, float)):
+            and i is not None and not isinstance(i, float) and _frag1(v)):
         return
+    if not (0 <= i < v.shape[0] if isinstance(i, int) else
+            C.proves(w, z3.ULT(bv(i), v.shape[0]), list(w.path))):
+        return                                   # an entry past the vector: not its term
     term = z3.substitute(bv(m.term), (w.pos["pr"], bv(i)))
     w.__dict__.setdefault("_countsort_scalars", {})[out.get_id()] = (out, z3.simplify(term))
 

@@ -185,17 +185,6 @@ def plus(k, n: int):
     return k + n if isinstance(k, int) else z3.simplify(bv(k) + n)
 
 
-def ties_agree(a: Tie, b) -> bool:
-    """A selection's tie box agrees with `b` (a box or a fixed "low"/"high"), binding an
-    open box."""
-    value = b.value if isinstance(b, Tie) else b
-    if isinstance(b, Tie) and b is a:
-        return True
-    if value is None:
-        return isinstance(b, Tie) and b.bind(a.value) if a.value is not None else False
-    return a.bind(value)
-
-
 def describe(m) -> str:
     order = "largest" if getattr(m, "sign", 1) > 0 else "smallest"
     if isinstance(m, Pick):
