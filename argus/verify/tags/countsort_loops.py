@@ -171,17 +171,18 @@ def _close(w, c: Carried, j, start, stop, frame: Frame):
     runs = z3.ULT(bv(start), bv(stop))
     facts = [z3.ULT(j + 1, bv(stop))]       # a step to a next iteration
     last = bv(stop) - 1
-    for app in C.count_apps(d):
+    tiles = [t for h, t in frame.tiles if h.eq(c.hole)]
+    for tile in tiles:                      # what was placed was counted
+        if not C.proves(w, tile == d, [z3.ULT(j, bv(stop)), *countsort_lanes.facts(
+                w, [tile, d])]):
+            return None
+    for app in _candidates(tiles, d):
         x, b = app.arg(0), app.arg(1)
         nxt = z3.substitute(b, (j, j + 1))
         cnt = app.decl()
         step = cnt(x, nxt) - app
-        if not C.proves(w, d == step, [*facts, *countsort_lanes.facts(w, [d, step])]):
+        if not _steps(w, tiles, d, step, nxt, facts):
             continue
-        for hole, tile in frame.tiles:                    # what was placed was counted
-            if hole.eq(c.hole) and not C.proves(w, tile == d, [z3.ULT(j, bv(stop)), *countsort_lanes.facts(
-                    w, [tile, d])]):
-                return None
         first = cnt(x, z3.substitute(b, (j, bv(start))))
         # after the last iteration: S(stop - 1) + D(stop - 1) (the counter's terms are
         # exact only inside its range: an iteration's product j * T may be spelt as an
@@ -193,6 +194,39 @@ def _close(w, c: Carried, j, start, stop, frame: Frame):
     if C.proves(w, d == 0, [z3.ULT(j, bv(stop))]):
         return c.before, c.before
     return None
+
+
+def _tile_ends(tile):
+    """(Cnt(x, A), Cnt(x, B)) of a tile's count Cnt(x, A) - Cnt(x, B) (as
+    countsort_rules.py builds it), else None."""
+    if z3.is_app_of(tile, z3.Z3_OP_BSUB) and tile.num_args() == 2:
+        a, b = tile.arg(0), tile.arg(1)
+        if all(C.count_apps(t) == [t] for t in (a, b)):
+            return a, b
+    return None
+
+
+def _candidates(tiles, d) -> list:
+    """The applications Cnt(x, B(j)) whose B may start iteration j: the start of a tile
+    placed in it first, then every application in D."""
+    starts = [ends[1] for ends in map(_tile_ends, tiles) if ends is not None]
+    seen, out = set(), []
+    for app in [*starts, *C.count_apps(d)]:
+        if app.get_id() not in seen:
+            seen.add(app.get_id())
+            out.append(app)
+    return out
+
+
+def _steps(w, tiles, d, step, nxt, facts) -> bool:
+    """D(j) = Cnt(x, B(j + 1)) - Cnt(x, B(j)) for a step to a next iteration. D equals the
+    count of a tile placed, Cnt(x, A) - Cnt(x, B) (checked before): then A = B(j + 1)
+    suffices (arithmetic, no counts); else it is asked of D with the counts' facts."""
+    for ends in map(_tile_ends, tiles):
+        if ends is not None and ends[1].eq(step.arg(1)) and \
+                C.proves(w, ends[0].arg(1) == nxt, list(facts)):
+            return True
+    return C.proves(w, d == step, [*facts, *countsort_lanes.facts(w, [d, step])])
 
 
 def _less(term, hole):
