@@ -52,6 +52,9 @@ def store(w, op: Op, base) -> None:
 
 
 def check(w, op: Op, dst: GlobalTile, src: Fragment, m) -> bool:
+    """The contract (the module's 1-5) at every element the store writes: True when it
+    holds; False when it does not (an error or a warning reported here) or cannot be
+    stated (no routing fields: origin.py then says the value is unproved)."""
     names = assumptions.fields(w, dst.tensor)
     need = ("token", "choice", "norm") if isinstance(m, R.Weight) else ("token", "choice")
     if any(n not in names for n in need) or src.tag.state != "data" \
@@ -80,7 +83,7 @@ def check(w, op: Op, dst: GlobalTile, src: Fragment, m) -> bool:
             f"the rank of this selection may reach the row's length {n}: a round past the "
             f"last entry picks a column already chosen; what this writes is not verified",
             op.loc, "store", "select at most as many entries as the row has"))
-        return True      # reported here instead of by origin.py
+        return False
     if isinstance(m, R.Pick) and (m.sign != 1 or m.tie != "low"):
         _report(w, op, dst, src, m, into, "order", None)
         return False
