@@ -3,11 +3,11 @@ the body is walked with the carried value an unknown S (a *hole*), and closed at
 
 At the entry of a loop every fragment its body assigns that holds an integer (countsort.py)
 becomes the hole S. At the end, its value must be S + D(j) with D free of S and equal, for
-every j but the last, to Cnt(x, B(j + 1)) - Cnt(x, B(j)) for one application Cnt(x, B(j)) of D (the
-count of the entries between two consecutive positions: proved with Cnt's definition,
-countsort.lemmas). Then, by induction over j, S(j) = S0 + Cnt(x, B(j)) - Cnt(x, B(start))
-at the top of iteration j, and S(stop - 1) + D(stop - 1) after the loop (S0 if it runs
-no iteration).
+every j but the last, to Cnt(x, B(j + 1)) - Cnt(x, B(j)) for one application Cnt(x, B(j))
+of D (the count of the entries between two consecutive positions: proved with Cnt's
+definition, countsort.lemmas). Then, by induction over j,
+S(j) = S0 + Cnt(x, B(j)) - Cnt(x, B(start)) at the top of iteration j, and
+S(stop - 1) + D(stop - 1) after the loop (S0 if it runs no iteration).
 Because the equality holds for every key array, B(j + 1) is the position where iteration
 j's count ends: the counted ranges follow each other with no gap and no overlap.
 
@@ -30,7 +30,7 @@ from argus.verify.smt import WIDTH, bv
 
 from . import countsort as C
 from . import countsort_lanes, countsort_witness, origin, proved
-from .ranked_loops import _assigned
+from .ranked_loops import assigned_in
 from .values import Fragment
 
 
@@ -76,7 +76,7 @@ def enter(w, op: Op, name: str) -> None:
     stack = frames(w)
     outer = {id(c.frag) for f in stack for c in f.carried}
     carried = []
-    for frag in _assigned(w, op.regions[0]):
+    for frag in assigned_in(w, op.regions[0]):
         m = C.meaning(frag)
         if isinstance(m, C.Val) and not C.mentions(bv(m.term), w.pos["pr"]) and \
                 w.phase == "check":             # (the first walk checks nothing)

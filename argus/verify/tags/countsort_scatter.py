@@ -29,7 +29,7 @@ from __future__ import annotations
 import z3
 
 from argus.ir.nodes import Op
-from argus.verify.smt import WIDTH, bv
+from argus.verify.smt import bv
 
 from . import countsort as C
 from . import countsort_loops, proved

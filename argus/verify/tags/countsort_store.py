@@ -11,8 +11,6 @@ comparisons of data and not proved here is unproved)."""
 
 from __future__ import annotations
 
-import z3
-
 from argus.ir.nodes import Op
 from argus.verify.smt import bv
 

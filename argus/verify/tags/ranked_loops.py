@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from argus.ir.nodes import Op, Value, walk
+import z3
+
+from argus.ir.nodes import Op, walk
+from argus.verify.smt import bv
 
 from . import origin, proved
 from . import ranked as R
@@ -27,7 +30,8 @@ class Carried:
     after: R.Keys = None
 
 
-def _assigned(w, body) -> list[Fragment]:
+def assigned_in(w, body) -> list[Fragment]:
+    """The fragments defined outside `body` that it assigns (frag.assign), once each."""
     out, seen = [], set()
     inside = {r for op in walk(body) for r in op.results}
     for op in walk(body):
@@ -45,7 +49,7 @@ def enter(w, op: Op, name: str) -> None:
     j = w.ctx.vars[name].term
     frames = w.__dict__.setdefault("_ranked_loops", [])
     carried = []
-    for frag in _assigned(w, op.regions[0]):
+    for frag in assigned_in(w, op.regions[0]):
         m = R.meaning(frag)
         if isinstance(m, R.Keys) and start == 0 and step == 1:
             hyp = R.Keys(m.row, m.sign, j, R.Tie()) if R.same(m.k, 0) else \
@@ -59,9 +63,8 @@ def enter(w, op: Op, name: str) -> None:
 
 
 def _add(k, j):
-    import z3
-    from argus.verify.smt import bv
-    return z3.simplify(bv(k) + bv(j)) if not isinstance(k, int) else z3.simplify(bv(j) + k)
+    """k + j as a term (k an int or a term, j a loop counter)."""
+    return z3.simplify(bv(j) + k) if isinstance(k, int) else z3.simplify(bv(k) + bv(j))
 
 
 def leave(w, op: Op, name: str) -> None:

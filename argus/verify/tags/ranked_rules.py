@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 
 from argus.ir.nodes import Op
-from argus.verify.smt import bv
 
 from . import ranked as R
 from .values import Fragment, GlobalTile
