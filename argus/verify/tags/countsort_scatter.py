@@ -19,7 +19,8 @@ proved when, for the entries q(pr) = base + pr of the tile the iteration counted
   - per entry (`slots`): I(pr) = q, and the value is q's rank slot;
 
 and the loop's carried count proves that the tiles counted (and placed) cover the key
-array (countsort_loops.py). The claims name the carried count's hole and are checked when
+array (countsort_loops.py); the key is the block's index over a grid as long as the count
+vector (one block per key). The claims name the carried count's hole and are checked when
 its loop closes. What is assumed (docs/design/verifier-moe.md): C counts the keys
 (C[x] = Cnt(x, N)), and every key lies in [0, number of blocks); then the rank slots are a
 bijection of the entries onto [0, N), sorted by key, then entry."""
@@ -73,10 +74,12 @@ def contract(w, op: Op):
                   if any(C.mentions(t, f[0]) for t in terms)), None)
     if first is None:
         return None
-    f_term, _, f_index = first
+    f_term, counts, f_index = first
     pr = w.pos["pr"]
     q = rec["base"] + pr
     key = rec["key"]
+    if not _one_block_per_key(w, key, counts):
+        return None
     entry, cnt = C.entry_fn(w, rec["tensor"]), C.count_fn(w, rec["tensor"])
     placed = z3.And(entry(q) == key, z3.ULT(q, rec["end"]))
     rank = f_term + cnt(key, q)
@@ -122,3 +125,17 @@ def _same_entry(index: Fragment, src: Fragment) -> bool:
         return False
     need = [n for n in index.tag.fields if n not in AMONG]
     return bool(need) and all(n in src.tag.fields for n in need)
+
+
+def _one_block_per_key(w, key, counts: str) -> bool:
+    """The key is the block's index along an axis of the grid whose extent is the count
+    vector's length: block e places the entries of key e, and every key of [0, length)
+    has its block (so the blocks together place every entry whose key is below it)."""
+    for axis, extent in zip("xyz", w.grid):
+        var = w.loop_vars.get(("block_id", axis))
+        length = w.tensors.get(counts, (None,))[0]
+        if var is not None and bv(var[0]).eq(bv(key)) and length is not None and \
+                (extent == length if isinstance(extent, int) and isinstance(length, int)
+                 else C.proves(w, bv(extent) == bv(length), [])):
+            return True
+    return False
