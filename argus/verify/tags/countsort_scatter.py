@@ -14,8 +14,10 @@ proved when, for the entries q(pr) = base + pr of the tile the iteration counted
 
   - I(pr) is outside the destination (dropped) for every other element;
   - into rank order (`ids`, `wsorted`): I(pr) is q's rank slot there, and the value
-    carries every routing field of the entry (it is the entry's own: its token id, its
-    gate; vectors.scatter checks the fields are equal);
+    carries every routing field of the entry (it is the entry's own: its gate;
+    vectors.scatter checks the fields are equal); an integer computed for the entry (its
+    token id) must moreover be named by a tag_assert that states its value
+    (`tag_assert(tok == tag(tok).token)`, discharged by asserts.py);
   - per entry (`slots`): I(pr) = q, and the value is q's rank slot;
 
 and the loop's carried count proves that the tiles counted (and placed) cover the key
@@ -33,7 +35,7 @@ from argus.ir.nodes import Op
 from argus.verify.smt import bv
 
 from . import countsort as C
-from . import countsort_loops, proved
+from . import asserts, countsort_loops, proved
 from .origin import Origin
 from .routing import IndexVector
 from .values import Fragment
@@ -89,6 +91,8 @@ def contract(w, op: Op):
     if C.mentions(bv(index.term), hole):            # into rank order
         if opaque or not _same_entry(rows.fragment, src):
             return None
+        if isinstance(value, C.Val) and id(op.arg("src")) not in asserts.values_named(w):
+            return None      # an integer computed for the entry: say what it is (its token)
         at = bv(index.term) == rank
     else:                                          # per entry: the value is the slot
         if not isinstance(value, C.Val):

@@ -107,7 +107,9 @@ def moe_place(experts: Tensor["P", int32], gates: Tensor["P", fp32], counts: Ten
             slot = ahead + before
             idx = select(x == e, select(token < T, slot, -1), -1)
             at = to_indices(idx)
-            scatter(ids, at, 0, cast(row_of(idx) + tt * BS, int32))
+            tok = cast(row_of(idx) + tt * BS, int32)                # the entry's token
+            tag_assert(tok == tag(tok).token)
+            scatter(ids, at, 0, tok)
             scatter(wsorted, at, 0, select(x == e, g, 0.0))
             entry = select(x == e, select(token < T, cast(token, int32) + j * T, -1), -1)
             scatter(slots, to_indices(entry), 0, select(x == e, slot, 0))
