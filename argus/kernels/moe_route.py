@@ -17,6 +17,11 @@ The slot list is therefore sorted by expert, then choice, then token: `counts`, 
 GEMMs, `slots` the combine. Token tiles reaching past T are masked (segments of the j-major
 arrays; the rows past T are not counted). Module constants: E, TOPK, RENORM, BT (argus.ops
 specialises them per layer).
+
+`argus check` proves what each kernel writes (docs/design/verifier-moe.md, "The router"):
+the j-th largest logit's column and its weight at entry j*T + t (the layout `assume`s name
+each entry's token, choice and the weights' `norm`), the count of each expert, and each
+entry's slot in the list sorted by expert, then entry.
 """
 
 from argus.lang import (Tensor, assign, assume, block_id, cast, col_of, coord, element,
