@@ -178,7 +178,7 @@ def _render(w, e, vals, leaves):
 
 def values_named(w) -> set:
     """The IR values whose value (not only their tags) some tag_assert of the kernel
-    states: `tag_assert(v == tag(v).token)` names v's value."""
+    states: `tag_assert(v == coord(src)[0] - j * T)` names v's value."""
     got = w.__dict__.get("_values_named")
     if got is None:
         got = set()

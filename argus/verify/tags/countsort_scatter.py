@@ -17,7 +17,7 @@ proved when, for the entries q(pr) = base + pr of the tile the iteration counted
     carries every routing field of the entry (it is the entry's own: its gate;
     vectors.scatter checks the fields are equal); an integer computed for the entry (its
     token id) must moreover be named by a tag_assert that states its value
-    (`tag_assert(tok == tag(tok).token)`, discharged by asserts.py);
+    (`tag_assert(tok == coord(x_src)[0] - j * T)`, discharged by asserts.py);
   - per entry (`slots`): I(pr) = q, and the value is q's rank slot;
 
 and the loop's carried count proves that the tiles counted (and placed) cover the key

@@ -98,7 +98,8 @@ def moe_place(experts: Tensor["P", int32], gates: Tensor["P", fp32], counts: Ten
     seen = fragment(fp32, (1,), "rows(blocked)", init=0.0)     # its entries placed so far
     for j in range(TOPK):
         for tt in range(NTT):
-            x = cast(load(tile(segment(experts, j * T, T), (BS,), (tt,)), "blocked"), fp32)
+            x_src = tile(segment(experts, j * T, T), (BS,), (tt,))
+            x = cast(load(x_src, "blocked"), fp32)
             g = load(tile(segment(gates, j * T, T), (BS,), (tt,)), "blocked")
             token = cast(row_of(x), fp32) + tt * BS
             hit = cast(select(x == e, select(token < T, 1.0, 0.0), 0.0), int32)
@@ -107,8 +108,8 @@ def moe_place(experts: Tensor["P", int32], gates: Tensor["P", fp32], counts: Ten
             slot = ahead + before
             idx = select(x == e, select(token < T, slot, -1), -1)
             at = to_indices(idx)
-            tok = cast(row_of(idx) + tt * BS, int32)                # the entry's token
-            tag_assert(tok == tag(tok).token)
+            tok = cast(row_of(idx) + tt * BS, int32)                # the entry's token:
+            tag_assert(tok == coord(x_src)[0] - j * T)              # entry j*T + t is t's
             scatter(ids, at, 0, tok)
             scatter(wsorted, at, 0, select(x == e, g, 0.0))
             entry = select(x == e, select(token < T, cast(token, int32) + j * T, -1), -1)
