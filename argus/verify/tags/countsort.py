@@ -84,19 +84,36 @@ def umin(a, b):
     return z3.If(z3.ULE(bv(a), bv(b)), bv(a), bv(b))
 
 
-def count_apps(term) -> list:
-    """The applications of a `#count` function in a term (each once)."""
+def function_apps(term) -> tuple:
+    """The applications of uninterpreted functions (arity > 0) in a term, each once,
+    remembered by the term (queries name the same terms again and again)."""
+    key = term.get_id()
+    got = _APPS.get(key)
+    if got is not None and got[0].eq(term):
+        return got[1]
     out, seen, todo = [], set(), [term]
     while todo:
         t = todo.pop()
-        if t.get_id() in seen:
+        i = t.get_id()
+        if i in seen:
             continue
-        seen.add(t.get_id())
-        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
-                t.decl().name().endswith("#count"):
-            out.append(t)
-        todo.extend(t.children())
-    return out
+        seen.add(i)
+        if z3.is_app(t):
+            if t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                out.append(t)
+            todo.extend(t.children())
+    if len(_APPS) > 4096:
+        _APPS.clear()
+    _APPS[key] = (term, tuple(out))        # the term kept alive: its id stays its own
+    return _APPS[key][1]
+
+
+_APPS: dict = {}
+
+
+def count_apps(term) -> list:
+    """The applications of a `#count` function in a term (each once)."""
+    return [t for t in function_apps(term) if t.decl().name().endswith("#count")]
 
 
 def lemmas(w, terms) -> list:

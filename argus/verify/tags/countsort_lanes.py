@@ -52,17 +52,9 @@ def kind_of(w, decl):
 
 
 def apps(w, term) -> list:
-    out, seen, todo = [], set(), [term]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.num_args() == 4 \
-                and kind_of(w, t.decl()) is not None:
-            out.append(t)
-        todo.extend(t.children())
-    return out
+    """The applications of the lane functions in a term (each once)."""
+    return [t for t in C.function_apps(term) if t.num_args() == 4 and
+            kind_of(w, t.decl()) is not None]
 
 
 def indicator(w, tensor: str, stride: int, x, r, n, end):
