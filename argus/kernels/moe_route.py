@@ -17,6 +17,11 @@ The slot list is therefore sorted by expert, then choice, then token: `counts`, 
 GEMMs, `slots` the combine. Token tiles reaching past T are masked (segments of the j-major
 arrays; the rows past T are not counted). Module constants: E, TOPK, RENORM, BT (argus.ops
 specialises them per layer).
+
+`argus check` proves what each kernel writes (docs/design/verifier-moe.md, "The router"):
+the j-th largest logit's column and its weight at entry j*T + t (the layout `assume`s name
+each entry's token, choice and the weights' `norm`), the count of each expert, and each
+entry's slot in the list sorted by expert, then entry.
 """
 
 from argus.lang import (Tensor, assign, assume, block_id, cast, col_of, coord, element,
@@ -41,7 +46,10 @@ def moe_topk(L: Tensor["T", E, fp32], experts: Tensor["P", int32], gates: Tensor
         assume(tag(experts_j).token == coord(experts_j)[0] - j * T
                and tag(experts_j).choice == j)
         gates_j = segment(gates, j * T, T)
-        assume(tag(gates_j).token == coord(gates_j)[0] - j * T and tag(gates_j).choice == j)
+        # norm: the weights are normalised over the `norm` largest logits (all E: the
+        # softmax probabilities; the k chosen when RENORM)
+        assume(tag(gates_j).token == coord(gates_j)[0] - j * T and tag(gates_j).choice == j
+               and tag(gates_j).norm == TOPK * RENORM + E * (1 - RENORM))
     tt = block_id("x")
     l = load(tile(segment(L, 0, T), (BT, E), (tt, 0)), "blocked")
     col = cast(col_of(l), fp32)
@@ -110,7 +118,8 @@ def moe_place(experts: Tensor["P", int32], gates: Tensor["P", fp32], counts: Ten
     seen = fragment(fp32, (1,), "rows(blocked)", init=0.0)     # its entries placed so far
     for j in range(TOPK):
         for tt in range(NTT):
-            x = cast(load(tile(segment(experts, j * T, T), (BS,), (tt,)), "blocked"), fp32)
+            x_src = tile(segment(experts, j * T, T), (BS,), (tt,))
+            x = cast(load(x_src, "blocked"), fp32)
             g = load(tile(segment(gates, j * T, T), (BS,), (tt,)), "blocked")
             token = cast(row_of(x), fp32) + tt * BS
             hit = cast(select(x == e, select(token < T, 1.0, 0.0), 0.0), int32)
@@ -119,7 +128,9 @@ def moe_place(experts: Tensor["P", int32], gates: Tensor["P", fp32], counts: Ten
             slot = ahead + before
             idx = select(x == e, select(token < T, slot, -1), -1)
             at = to_indices(idx)
-            scatter(ids, at, 0, cast(row_of(idx) + tt * BS, int32))
+            tok = cast(row_of(idx) + tt * BS, int32)                # the entry's token:
+            tag_assert(tok == coord(x_src)[0] - j * T)              # entry j*T + t is t's
+            scatter(ids, at, 0, tok)
             scatter(wsorted, at, 0, select(x == e, g, 0.0))
             entry = select(x == e, select(token < T, cast(token, int32) + j * T, -1), -1)
             scatter(slots, to_indices(entry), 0, select(x == e, slot, 0))

@@ -45,6 +45,9 @@ class Counterexample:
     layout: Optional[str] = None              # the TV atom of the fragment `thread` holds
     cell: Optional[tuple[int, int]] = None    # (row, col) of that register in the atom's tile
     routing: dict[str, dict[int, int]] = field(default_factory=dict)  # array -> {index: value}
+    # data inputs the violation needs (a row of logits a selection ranks wrongly):
+    # tensor -> {flat index: value}; the elements not named may hold anything
+    inputs: dict[str, dict[int, float]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -59,6 +62,8 @@ class Counterexample:
             out["sizes"] = dict(self.sizes)
         if self.routing:
             out["routing"] = {k: {str(i): v for i, v in d.items()} for k, d in self.routing.items()}
+        if self.inputs:
+            out["inputs"] = {k: {str(i): v for i, v in d.items()} for k, d in self.inputs.items()}
         if self.elements:
             out["elements"] = [{"tensor": e.tensor, "index": list(e.index),
                                 "actual": e.actual, "expected": e.expected}

@@ -17,7 +17,7 @@ from argus.ir.nodes import Op
 from argus.verify.finding import Finding
 from argus.verify.smt import bv, holds, value
 
-from . import assumptions, origin, report, routing, scalars
+from . import assumptions, countsort, origin, report, routing, scalars
 from .meet import LIVE
 from .values import Fragment, GlobalTile, SmemView
 
@@ -136,9 +136,13 @@ def _render(w, e, vals, leaves):
         from .meaning import IndexVal, PredVal
         v = vals[e.operand]
         m = v.tag.meaning if isinstance(v, Fragment) else None
+        counted = countsort.meaning(v) if isinstance(v, Fragment) else None
+        if m is None and isinstance(counted, countsort.Val):   # an integer vector's value
+            m = IndexVal(bv(counted.term))
         if not isinstance(m, (IndexVal, PredVal)):
             raise Undischarged("only index and predicate fragments (row_of, col_of, "
-                               "comparisons) have a modelled value")
+                               "comparisons) and integer vectors of a counting sort have "
+                               "a modelled value")
         leaves[f"value[{e.operand}]"] = z3.If(m.term, z3.BitVecVal(1, 64), z3.BitVecVal(
             0, 64)) if isinstance(m, PredVal) else m.term
         return m.term
@@ -170,3 +174,26 @@ def _render(w, e, vals, leaves):
                 "or": "lor"}[e.op]
         return scalars.binary(w.ctx, name, a, b)
     raise Undischarged(f"the expression {e} is not modelled")
+
+
+def values_named(w) -> set:
+    """The IR values whose value (not only their tags) some tag_assert of the kernel
+    states: `tag_assert(v == coord(src)[0] - j * T)` names v's value."""
+    got = w.__dict__.get("_values_named")
+    if got is None:
+        got = set()
+        for op in w.kernel.walk():
+            if op.opcode == "tag.assert":
+                operands = op.args("values")
+                for e in _walk_expr(op.attrs["pred"]):
+                    if isinstance(e, T.ValueOf):
+                        got.add(id(operands[e.operand]))
+        w._values_named = got
+    return got
+
+
+def _walk_expr(e):
+    yield e
+    for child in (getattr(e, "lhs", None), getattr(e, "rhs", None), getattr(e, "index", None)):
+        if child is not None:
+            yield from _walk_expr(child)

@@ -254,23 +254,25 @@ class Family:
     value: object
     sum: object = None
     rows: object = None
+    by_coord: bool = False      # the value is a term over the element's coordinates
 
 
 def _over_windows(w, loops, terms, subject, value, table):
     """The Family of a tag assumption under one short loop with no `if` around it, on a
     segment indexed by the loop's counter, no earlier instance of the field, and a value
     that does not depend on the element; else None."""
-    if table or len(loops) != 1 or w.path or not isinstance(subject, Segment) or \
-            _mentions(bv(value), COORDS[0]) or _mentions(bv(value), COORDS[1]):
+    if table or len(loops) != 1 or w.path or not isinstance(subject, Segment):
         return None
+    by_coord = _mentions(bv(value), COORDS[0]) or _mentions(bv(value), COORDS[1])
     counter, n = terms[0], loops[0][1]
     s = window_families.member_of(w.ctx, subject.start, subject.rows, counter)
     if s is not None:
-        return Family("prefix", counter, n, value, sum=s) if n == s.length else None
+        return Family("prefix", counter, n, value, sum=s, by_coord=by_coord) \
+            if n == s.length else None
     factors = window_families.product_of(w.ctx, subject.start)
     if factors is not None and factors[0].eq(counter) and factors[1].eq(bv(subject.rows)) \
             and not _mentions(bv(subject.rows), counter):
-        return Family("affine", counter, n, value, rows=bv(subject.rows))
+        return Family("affine", counter, n, value, rows=bv(subject.rows), by_coord=by_coord)
     return None
 
 
@@ -278,6 +280,29 @@ def _by_windows(w, tensor: str, name: str, window):
     """value(a) when `window` is member a's window of the field's Family, a < n, and the
     window inside the tensor: each of its rows is in instance a's region and in no other
     (the windows are disjoint), so the field there is value(a); else None."""
+    got = _member(w, tensor, name, window)
+    if got is None or got[0].by_coord:
+        return None
+    family, index = got
+    return z3.simplify(z3.substitute(bv(family.value), (family.counter, bv(index))))
+
+
+def on_window(w, tensor: str, name: str, window, coords):
+    """Field `name` of the element at `coords` (terms; a row of `window`) when `window` is a
+    member's window of the field's Family (a constant value or one over the coordinates):
+    that member's value there, with no if-then-else over the other members; else None."""
+    got = _member(w, tensor, name, window) if window is not None else None
+    if got is None:
+        return None
+    family, index = got
+    coords = [bv(c) for c in coords] + [z3.BitVecVal(0, WIDTH)] * (2 - len(coords))
+    return z3.simplify(z3.substitute(bv(family.value), (family.counter, bv(index)),
+                                     *zip(COORDS, coords)))
+
+
+def _member(w, tensor: str, name: str, window):
+    """(the field's Family, a) when `window` is member a's window, a < n, inside the
+    tensor; else None."""
     family = _windows(w).get((tensor, name))
     if family is None or len(_table(w).get((tensor, name), ())) != family.length:
         return None
@@ -295,7 +320,7 @@ def _by_windows(w, tensor: str, name: str, window):
     if not window_families.below(w.ctx, index, family.length) or \
             not window_families.inside(w.ctx, inside):
         return None
-    return z3.simplify(z3.substitute(bv(family.value), (family.counter, bv(index))))
+    return family, index
 
 
 def constant_on(w, tensor: str, name: str, window, rank: int):

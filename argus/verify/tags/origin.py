@@ -37,11 +37,11 @@ import z3
 
 from argus.ir.nodes import Loc, Op, Value
 from argus.ir.types import GlobalTensorType
-from argus.verify import integers
+from argus.verify import integers, termscan
 from argus.verify.finding import ElementTag, Finding
 from argus.verify.smt import bv, only, solve, value as model_value
 
-from . import heads
+from . import heads, proved
 from .values import Fragment, GlobalTile, SmemView
 
 
@@ -103,6 +103,24 @@ def of_value(w, v):
     if isinstance(v, SmemView):
         return of_view(w, v)
     return None
+
+
+def remember_scalar(w, term, origin) -> None:
+    """The scalar `term` (an entry of a fragment, a fresh variable) carries `origin`: a
+    value computed from it (a sum of entries added to a fragment) is computed from that
+    data, through whatever decided it (a count of the entries a comparison chose)."""
+    if z3.is_expr(term) and origin is not None:
+        w.__dict__.setdefault("_scalar_origins", {})[term.get_id()] = (term, origin)
+
+
+def of_scalar(w, term):
+    """The origin of a scalar operand: the merged origins of the fragment entries its term
+    names (None: a scalar of sizes, counters and constants)."""
+    table = w.__dict__.get("_scalar_origins")
+    if not table or not z3.is_expr(term):
+        return None
+    ids = termscan.scan(term).variables
+    return merge(o for i, (_, o) in table.items() if i in ids)
 
 
 def merge(origins) -> Optional[Origin]:
@@ -189,6 +207,11 @@ def transfer(w, op: Op) -> None:
         dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
         _set(dst, of_value(w, src) if isinstance(src, (Fragment, SmemView)) else None)
         return
+    if code == "indices.element":             # an entry of a data fragment is data
+        src = w.value(op.arg("v"))
+        if isinstance(src, Fragment) and op.results:
+            remember_scalar(w, w.env.get(op.result), of_value(w, src))
+        return
     for r in op.results:
         out = w.env.get(r)
         if not isinstance(out, Fragment) or getattr(out, "origin", None) is not None:
@@ -201,7 +224,8 @@ def transfer(w, op: Op) -> None:
         if code == "frag.coord":             # row_of / col_of: positions, no data
             _set(out, None)
             continue
-        got = merge(of_value(w, w.value(o)) for o in op.operands if isinstance(o, Value))
+        got = merge(of_value(w, w.value(o)) if isinstance(w.value(o), (Fragment, SmemView))
+                    else of_scalar(w, w.value(o)) for o in op.operands if isinstance(o, Value))
         if got not in (None, UNKNOWN) and len(out.shape) < 2:
             got = Origin(got.reads, got.rows, None, got.product, got.opaque)   # no columns
         if isinstance(got, Origin) and _decides_by_data(w, op, out):
@@ -440,7 +464,16 @@ def _sink(w, origin, op=None) -> None:
 
 
 def _unproved(w, op: Op, opaque) -> None:
-    """A stored value whose arithmetic the verifier does not prove: unverified, said."""
+    """A stored value whose arithmetic the verifier does not prove: unverified, said
+    (unless an idiom pack proved it, proved.py: held until its loops' hypotheses hold)."""
+    if proved.is_proved(w, op):
+        proved.remember_opaque(w, op, opaque)
+        return
+    unproved(w, op, opaque)
+
+
+def unproved(w, op: Op, opaque) -> None:
+    """Report the store at `op` unproved, through the ops that made its value opaque."""
     first = sorted(opaque, key=lambda x: (x[1].line, x[1].col))
     done = w.__dict__.setdefault("_origin_unproved", set())
     if (op.loc.line, op.loc.col) in done:
@@ -472,7 +505,9 @@ def dead_loads(w) -> None:
         where.setdefault(x.src.tensor, x.loc)
     for name, loc in w.__dict__.get("_origin_load_at", {}).items():
         where.setdefault(name, loc)
-    for name in _inputs(w):
+    loaded_ints = [n for n in w.__dict__.get("_origin_load_at", {})
+                   if n not in _written(w) and n not in _inputs(w)]
+    for name in [*_inputs(w), *loaded_ints]:   # integer data read by a load too (keys)
         if name not in where or name in reached:
             continue
         loc = where[name]

@@ -1,7 +1,8 @@
 """Which transfer rule handles which opcode: the idiom packs (packs.py) in their stated
 order (structure and scalars are in walker.py)."""
 
-from . import asserts, attention, heads, memory, reduction, routing_rules, store, tma, tma_store, wgmma
+from . import (asserts, attention, countsort_pack, heads, memory, ranked_pack, reduction, routing_rules, store, tma,
+               tma_store, wgmma)
 from .packs import IdiomPack, compose
 
 # The generic transfers: one rule per op of the op table that moves tagged data (every
@@ -32,9 +33,12 @@ CORE = IdiomPack(
 
 # The order: the generic transfers, then the softmax idioms (which refine the elementwise
 # math, assignments and stores), then MoE routing (which refines the elementwise math,
-# coordinates, row reductions, loads and stores, passing what is not a routing vector on).
+# coordinates, row reductions, loads and stores, passing what is not a routing vector on),
+# then the iterated arg-max (top-k) selection (which gives the results of the ops before it
+# a selection meaning and proves stores of them), then the counting sort (count meanings of
+# 1-D vectors and the contract of scatters to rank slots).
 # An op reaches the last pack's rule first; `COMPOSED.chain(opcode)` lists the fallbacks.
-PACKS = (CORE, attention.PACK, routing_rules.PACK)
+PACKS = (CORE, attention.PACK, routing_rules.PACK, ranked_pack.PACK, countsort_pack.PACK)
 COMPOSED = compose(PACKS)
 RULES = COMPOSED.rules
 

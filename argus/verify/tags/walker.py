@@ -415,8 +415,10 @@ class Walker:
                     self.ctx, "add", trip, scalars.binary(self.ctx, "sub", step, 1)), step)
             self.trip[name] = trip
         (name,) = self.loop_vars[key]
-        from . import carried                     # loop-carried softmax state (induction)
+        from . import carried, countsort_loops, ranked_loops   # loop-carried meanings
         carried.enter(self, op, name)
+        ranked_loops.enter(self, op, name)
+        countsort_loops.enter(self, op, name)
         bounds = [] if part is None or None in part else \
             [z3.UGE(bv(self.ctx.vars[name].term), bv(part[0])),
              *below(self.ctx.vars[name].term, part[1])]
@@ -425,6 +427,8 @@ class Walker:
         self._enter(op.regions[0], [(arg, self.ctx.vars[name].term)], [name])
         del self.path[len(self.path) - len(bounds):]
         del self.part_bounds[len(self.part_bounds) - len(bounds):]
+        countsort_loops.leave(self, op, name)
+        ranked_loops.leave(self, op, name)
         carried.leave(self, op, name)
 
     def _enter(self, block: Block, bindings, names) -> None:

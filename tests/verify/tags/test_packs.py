@@ -8,18 +8,21 @@ import pytest
 from argus.verify.tags import memory, packs, rules
 
 
-def test_the_order_is_core_then_attention_then_routing():
-    assert [p.name for p in rules.PACKS] == ["core", "attention", "routing"]
+def test_the_order_is_core_attention_routing_then_the_selection_and_counting_sort():
+    assert [p.name for p in rules.PACKS] == ["core", "attention", "routing", "ranked",
+                                             "countsort"]
 
 
 @pytest.mark.parametrize("opcode, chain", [
-    ("math.exp2", ["routing", "attention", "core"]),
-    ("math.cmp", ["routing", "attention", "core"]),
-    ("store", ["routing", "attention", "core"]),
-    ("load", ["routing", "core"]),
+    ("math.exp2", ["ranked", "routing", "attention", "core"]),
+    ("math.cmp", ["countsort", "ranked", "routing", "attention", "core"]),
+    ("store", ["countsort", "ranked", "routing", "attention", "core"]),
+    ("load", ["countsort", "ranked", "routing", "core"]),
     ("tile", ["routing", "core"]),
-    ("frag.assign", ["attention", "core"]),
-    ("frag.coord", ["routing", "attention"]),
+    ("frag.assign", ["countsort", "ranked", "attention", "core"]),
+    ("frag.coord", ["countsort", "ranked", "routing", "attention"]),
+    ("scatter.store", ["countsort", "routing"]),
+    ("scan.prefix_sum", ["countsort", "routing"]),
     ("wgmma.mma", ["attention"]),
     ("tma.load", ["core"]),
 ])

@@ -1,0 +1,145 @@
+"""The contract of a counting sort's scatters (countsort.py): each entry of the key array
+whose key is the block's goes to its *rank slot*.
+
+In a kernel that places the entries q of a key array X with X(q) == x (x uniform: the
+block's expert), the rank slot of q is
+
+    first(x) + Cnt(x, q)
+
+with first the exclusive prefix sum of a whole count vector C (`element(prefix_sum(
+load_indices(C)), x)`): the key's first slot plus the number of earlier entries with the
+same key. A scatter of a 1-D vector through an index vector I (its computed indices) is
+proved when, for the entries q(pr) = base + pr of the tile the iteration counted
+(the prefix sum of the indicator [X(q) == x and q < end] whose count the loop carries):
+
+  - I(pr) is outside the destination (dropped) for every other element;
+  - into rank order (`ids`, `wsorted`): I(pr) is q's rank slot there, and the value
+    carries every routing field of the entry (it is the entry's own: its gate;
+    vectors.scatter checks the fields are equal); an integer computed for the entry (its
+    token id) must moreover be named by a tag_assert that states its value
+    (`tag_assert(tok == coord(x_src)[0] - j * T)`, discharged by asserts.py);
+  - per entry (`slots`): I(pr) = q, and the value is q's rank slot;
+
+and the loop's carried count proves that the tiles counted (and placed) cover the key
+array (countsort_loops.py); the key is the block's index over a grid as long as the count
+vector (one block per key). The claims name the carried count's hole and are checked when
+its loop closes. What is assumed (docs/design/verifier-moe.md): C counts the keys
+(C[x] = Cnt(x, N)), and every key lies in [0, number of blocks); then the rank slots are a
+bijection of the entries onto [0, N), sorted by key, then entry."""
+
+from __future__ import annotations
+
+import z3
+
+from argus.ir.nodes import Op
+from argus.verify.smt import bv
+
+from . import countsort as C
+from . import asserts, countsort_loops, proved
+from .origin import Origin
+from .routing import IndexVector
+from .values import Fragment
+
+
+def scatter(w, op: Op, base) -> None:
+    base(w, op)
+    if w.phase != "check":
+        return
+    claim = contract(w, op)
+    if claim is None:
+        return
+    if countsort_loops.defer(w, claim):
+        proved.mark(w, op)
+
+
+def contract(w, op: Op):
+    """The claim (with holes) that proves this scatter, or None when it is not of the
+    idiom's form (then the scatter stays as origin.py says: unproved)."""
+    dst, rows, src = (w.value(op.arg(n)) for n in ("dst", "rows", "src"))
+    if not (isinstance(dst, tuple) and dst[0] == "tensor" and isinstance(rows, IndexVector)
+            and isinstance(rows.fragment, Fragment) and isinstance(src, Fragment)):
+        return None
+    index = C.meaning(rows.fragment)
+    value = C.meaning(src)
+    records = [r for r in w.__dict__.get("_countsort_prefix", [])
+               if r["depth"] == len(w.frames)]
+    if not isinstance(index, C.Val) or not records:
+        return None
+    rec = records[-1]
+    stack = countsort_loops.frames(w)
+    holes = [c.hole for c in stack[-1].carried] if stack else []
+    terms = [bv(index.term)] + ([bv(value.term)] if isinstance(value, C.Val) else [])
+    hole = next((h for h in holes if any(C.mentions(t, h) for t in terms)), None)
+    if hole is None:
+        return None                  # no carried count: nothing says every entry is placed
+    first = next((f for f in w.__dict__.get("_countsort_first", [])
+                  if any(C.mentions(t, f[0]) for t in terms)), None)
+    if first is None:
+        return None
+    f_term, counts, f_index = first
+    pr = w.pos["pr"]
+    q = rec["base"] + pr
+    key = rec["key"]
+    if not _one_block_per_key(w, key, counts):
+        return None
+    entry, cnt = C.entry_fn(w, rec["tensor"]), C.count_fn(w, rec["tensor"])
+    placed = z3.And(entry(q) == key, z3.ULT(q, rec["end"]))
+    rank = f_term + cnt(key, q)
+    extent = bv(w.tensors[dst[1]][0])
+    written = z3.ULT(bv(index.term), extent)
+    opaque = isinstance(src.origin, Origin) and bool(src.origin.opaque)
+    if C.mentions(bv(index.term), hole):            # into rank order
+        if opaque or not _same_entry(rows.fragment, src):
+            return None
+        if isinstance(value, C.Val) and id(op.arg("src")) not in asserts.values_named(w):
+            return None      # an integer computed for the entry: say what it is (its token)
+        at = bv(index.term) == rank
+    else:                                          # per entry: the value is the slot
+        if not isinstance(value, C.Val):
+            return None
+        at = z3.And(bv(index.term) == q, bv(value.term) == rank)
+    # the other elements are dropped (an index past the destination); a rank slot past it
+    # is only possible with counts that do not count the keys (assumed, not proved here)
+    formula = z3.And(z3.Implies(z3.Not(placed), z3.Not(written)),
+                     z3.Implies(placed, z3.And(at, bv(f_index) == key)))
+    # first(x) is the same term on both sides: a free name stands for it (an if-then-else
+    # over every key's prefix sum, 10^4 nodes at 128 experts, that no step of the proof
+    # needs to look into); a claim proved for every value of the name holds for this one
+    name = z3.FreshConst(bv(f_term).sort(), "first")
+    named = lambda t: z3.substitute(bv(t), (bv(f_term), name))
+    formula = named(formula)
+    stack[-1].tiles.append((hole, rec["tile"]))
+    extra = [*w.path, z3.ULT(pr, rows.length)]
+    info = {"tensor": rec["tensor"], "key": key, "first": name, "q": q, "at": [],
+            "index": named(index.term), "dst": dst[1], "counts": first[1],
+            "value": named(value.term) if isinstance(value, C.Val) else None,
+            "shape": "rank" if C.mentions(bv(index.term), hole) else "entry"}
+    return countsort_loops.Claim(op, formula, extra, (hole,), w.scope_vars(), info)
+
+
+AMONG = ("row", "col", "live")      # fields of an element, not of the routing entry
+
+
+def _same_entry(index: Fragment, src: Fragment) -> bool:
+    """The value moved to the slot is the entry's own: it carries every routing field of
+    the index entry (token, choice: the scatter rule, vectors.scatter, checks that they are
+    equal), so a value read from another entry (a tile of another token) is not placed as
+    this entry's. A value whose join of two entries dropped a field does not qualify."""
+    if index.tag.state != "data" or src.tag.state != "data":
+        return False
+    need = [n for n in index.tag.fields if n not in AMONG]
+    return bool(need) and all(n in src.tag.fields for n in need)
+
+
+def _one_block_per_key(w, key, counts: str) -> bool:
+    """The key is the block's index along an axis of the grid whose extent is the count
+    vector's length: block e places the entries of key e, and every key of [0, length)
+    has its block (so the blocks together place every entry whose key is below it)."""
+    for axis, extent in zip("xyz", w.grid):
+        var = w.loop_vars.get(("block_id", axis))
+        length = w.tensors.get(counts, (None,))[0]
+        if var is not None and bv(var[0]).eq(bv(key)) and length is not None and \
+                (extent == length if isinstance(extent, int) and isinstance(length, int)
+                 else C.proves(w, bv(extent) == bv(length), [])):
+            return True
+    return False
