@@ -2,8 +2,9 @@
 # Device call (issue 17, twenty-ninth session): why a decode k-step of the MoE GEMMs takes
 # ~1.6 us whatever the tile width and ring depth (fine-grained T = 1).
 #   1. the diagnosis (eager, host, graph, per-kernel GPU times) with this tree: default,
-#      shallow rings (S = 2 both GEMMs), the router's 1024-entry tiles (before), the
-#      64-wide gate-up tile; fine-grained and Mixtral T = 1;
+#      shallow rings (S = 2 on both GEMMs: does a step's time move with the ring's depth?),
+#      the router's 1024-entry tiles (before), the 64-wide gate-up tile; fine-grained and
+#      Mixtral T = 1;
 #   2. ncu's stall samples per SASS instruction of moe_down and moe_gate_up (fix applied);
 #   2b. programmatic dependent launch (ARGUS_PDL=1): the layer's GPU tests and its timing;
 #   3. the same default with the 64-row gather's per-k-step index load put back
@@ -15,43 +16,26 @@ source scripts/device_env.sh
 LOG="$OUT/device_s29_moe.log"
 TAIL=14
 SH="decode-finegrained-1,decode-mixtral-1"
-run 120 python3 scripts/device_moe_decode_diag.py --variants "default,route BS1024,gu BN64 S9" \
+run 240 python3 scripts/device_moe_decode_diag.py --variants "default,gu S2 + dn S2,route BS1024,gu BN64 S9" \
   --out "$OUT/fix" --shapes "$SH"
-timeout 75 ncu --clock-control none --nvtx --nvtx-include "decode/" --kernel-name regex:"moe_(down|gate_up)" \
+timeout 150 ncu --clock-control none --nvtx --nvtx-include "decode/" --kernel-name regex:"moe_(down|gate_up)" \
   --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "$OUT/t1" \
   python3 scripts/moe_profiled_layer.py > "$OUT/ncu-run.txt" 2>&1
 echo "ncu rc=$?"; tail -2 "$OUT/ncu-run.txt"
 for kern in moe_down moe_gate_up; do
-  timeout 25 ncu --import "$OUT/t1.ncu-rep" --kernel-name "$kern" --page source --print-source sass --csv \
+  timeout 60 ncu --import "$OUT/t1.ncu-rep" --kernel-name "$kern" --page source --print-source sass --csv \
     > "$OUT/sass-$kern.csv" 2>&1
-  timeout 15 ncu --import "$OUT/t1.ncu-rep" --kernel-name "$kern" > "$OUT/details-$kern.txt" 2>&1
+  timeout 30 ncu --import "$OUT/t1.ncu-rep" --kernel-name "$kern" > "$OUT/details-$kern.txt" 2>&1
   grep -E "Duration|DRAM Throughput|Stall|Warp Cycles Per Issued" "$OUT/details-$kern.txt" | head -12
   echo "== $kern: $(wc -l < "$OUT/sass-$kern.csv") lines"
-  python3 - "$OUT/sass-$kern.csv" <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-head = next((i for i, r in enumerate(rows) if any(c.startswith("Source") for c in r)), None)
-if head is None:
-    print("\n".join(",".join(r)[:200] for r in rows[:8])); sys.exit()
-cols = rows[head]
-def num(x):
-    try: return float(x.replace(",", ""))
-    except Exception: return 0.0
-samp = [i for i, c in enumerate(cols) if "Sampling" in c and "All" in c] or \
-       [i for i, c in enumerate(cols) if "Sampling" in c]
-src = [i for i, c in enumerate(cols) if c.startswith("Source")][0]
-body = [r for r in rows[head + 1:] if len(r) == len(cols)]
-total = sum(num(r[samp[0]]) for r in body) or 1
-for r in sorted(body, key=lambda r: -num(r[samp[0]]))[:22]:
-    print(f"{num(r[samp[0]]) / total:6.1%}", r[0][:6], r[src][:100])
-PY
+  python3 scripts/ncu_sass_hot.py "$OUT/sass-$kern.csv" 22
 done
 # programmatic dependent launch (ARGUS_PDL=1): the GPU tests of the layer, then its timing
 ARGUS_PDL=1 TAIL=6 run 120 python3 -m pytest -q -x -p no:cacheprovider -o addopts="" tests/ops/test_moe_gpu.py
 ARGUS_PDL=1 run 60 python3 scripts/device_moe_decode_diag.py --variants default --out "$OUT/pdl" \
   --shapes decode-finegrained-1,decode-mixtral-1
 (git apply -R scripts/s29-gather-fix.patch || patch -s -R -p1 < scripts/s29-gather-fix.patch) && echo "reverted the gather fix"
-ARGUS_CACHE_DIR=/tmp/argus-cache-before run 55 python3 scripts/device_moe_decode_diag.py \
+ARGUS_CACHE_DIR=/tmp/argus-cache-before run 100 python3 scripts/device_moe_decode_diag.py \
   --variants default --out "$OUT/before" --shapes decode-finegrained-1
 (git apply scripts/s29-gather-fix.patch || patch -s -p1 < scripts/s29-gather-fix.patch) && echo "re-applied the gather fix"
 python3 - "$OUT" <<'PY'
@@ -64,4 +48,4 @@ for f in sorted(glob.glob(sys.argv[1] + "/*/moe-decode-diag-*.json")):
 PY
 # the benchmark's correctness cases (fp64 reference, empty and all-to-one experts, both
 # combine modes, the graph replay) on this tree, then memcheck of two small layers
-TAIL=25 run 70 python3 benchmarks/moe.py --out "$OUT" --correctness
+TAIL=25 run 150 python3 benchmarks/moe.py --out "$OUT" --correctness
