@@ -7,17 +7,14 @@ kernel writes rows H does not have, at the row the finding names)."""
 from __future__ import annotations
 
 import importlib.util
-import re
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from argus.frontend.parse import parse_kernel
 from argus.interp.evaluator import interpret
 from argus.interp.machine import round_to_bf16
-from argus.verify.tags import check
+from tests.verify.tags.bug_corpus import Corpus
 
 ROOT = Path(__file__).resolve().parents[3]
 BUGS = ROOT / "examples" / "bugs" / "moe"
@@ -36,26 +33,8 @@ def _example(name):
     return module
 
 
-def expected(name: str) -> tuple[str, int]:
-    doc = (BUGS / f"{name}.py").read_text()
-    m = re.search(r"Expected: (\S+) at line (\d+)\.", doc)
-    assert m, f"{name}.py: the docstring must say 'Expected: <check> at line <n>.'"
-    return m.group(1), int(m.group(2))
-
-
-@lru_cache(maxsize=None)
-def analysed(name: str):
-    kernel = parse_kernel(BUGS / f"{name}.py", KERNEL[name])
-    return kernel, check(kernel)
-
-
-def finding(name: str):
-    want, line = expected(name)
-    _, findings = analysed(name)
-    hits = [f for f in findings if f.check == want and f.loc.line == line]
-    assert hits, f"{name}: no {want} at line {line}; got " + "; ".join(
-        f"{f.check}@{f.loc.line}" for f in findings)
-    return hits[0]
+CORPUS = Corpus("moe", KERNEL)
+expected, analysed, finding = CORPUS.expected, CORPUS.analysed, CORPUS.finding
 
 
 def test_the_corpus_has_the_eight_moe_bugs():

@@ -7,16 +7,13 @@ says what is right)."""
 from __future__ import annotations
 
 import importlib.util
-import re
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from argus.frontend.parse import parse_kernel
 from argus.interp.evaluator import interpret
-from argus.verify.tags import check
+from tests.verify.tags.bug_corpus import Corpus
 
 ROOT = Path(__file__).resolve().parents[3]
 BUGS = ROOT / "examples" / "bugs" / "moe_route"
@@ -36,25 +33,8 @@ def _module(path: Path):
 ROUTE = _module(ROOT / "argus" / "kernels" / "moe_route.py")
 
 
-def expected(name: str) -> tuple[str, int]:
-    m = re.search(r"Expected: (\S+) at line (\d+)\.", (BUGS / f"{name}.py").read_text())
-    assert m, f"{name}.py: the docstring must say 'Expected: <check> at line <n>.'"
-    return m.group(1), int(m.group(2))
-
-
-@lru_cache(maxsize=None)
-def analysed(name: str):
-    kernel = parse_kernel(BUGS / f"{name}.py", KERNEL[name])
-    return kernel, check(kernel)
-
-
-def finding(name: str):
-    want, line = expected(name)
-    _, findings = analysed(name)
-    hits = [f for f in findings if f.check == want and f.loc.line == line]
-    assert hits, f"{name}: no {want} at line {line}; got " + "; ".join(
-        f"{f.check}@{f.loc.line}" for f in findings)
-    return hits[0]
+CORPUS = Corpus("moe_route", KERNEL)
+expected, analysed, finding = CORPUS.expected, CORPUS.analysed, CORPUS.finding
 
 
 def test_the_corpus_has_the_router_bugs():
