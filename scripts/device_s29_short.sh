@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The short form of scripts/device_s29_moe.sh for a call of ~5 minutes: the benchmark's
+# correctness cases on this tree, the decode diagnosis (default and the router's old
+# 1024-entry tiles) on fine-grained and Mixtral T = 1, then the default with the gather fix
+# reverted (the in-run baseline). Carry [".whl"]; outputs in $OUT.
+set -uo pipefail
+source scripts/device_env.sh
+LOG="$OUT/device_s29_short.log"
+nvidia-smi --query-gpu=name --format=csv,noheader
+TAIL=22 run 110 python3 benchmarks/moe.py --out "$OUT" --correctness
+TAIL=4 run 120 python3 scripts/device_moe_decode_diag.py --variants "default,route BS1024" \
+  --out "$OUT/fix" --shapes decode-finegrained-1,decode-mixtral-1
+bash scripts/device_s29_moe.sh before > /dev/null 2>&1
+python3 - "$OUT" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/*/moe-decode-diag-*.json")):
+    for r in json.load(open(f))["rows"]:
+        print(f.split("/")[-2], r["shape"], r["variant"], "eager", round(r.get("eager_us", 0), 1),
+              "graph", round(r.get("graph_us", 0), 1), "host", round(r.get("host_us", 0), 1),
+              "bw", round(r.get("bw_ratio_eager", 0), 3), "err", r.get("rel_error"),
+              r.get("kernels_us"), r.get("error", ""))
+PY
