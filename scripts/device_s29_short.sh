@@ -7,10 +7,10 @@ set -uo pipefail
 source scripts/device_env.sh
 LOG="$OUT/device_s29_short.log"
 nvidia-smi --query-gpu=name --format=csv,noheader
-TAIL=22 run 110 python3 benchmarks/moe.py --out "$OUT" --correctness
-TAIL=4 run 120 python3 scripts/device_moe_decode_diag.py --variants "default,route BS1024" \
-  --out "$OUT/fix" --shapes decode-finegrained-1,decode-mixtral-1
-bash scripts/device_s29_moe.sh before > /dev/null 2>&1
+TAIL=22 run 90 python3 benchmarks/moe.py --out "$OUT" --correctness
+TAIL=4 run 80 python3 scripts/device_moe_decode_diag.py --variants "default,route BS1024" \
+  --out "$OUT/fix" --shapes decode-finegrained-1
+(git apply -R scripts/s29-gather-fix.patch && ARGUS_CACHE_DIR=/tmp/argus-cache-before TAIL=2 run 60 python3 scripts/device_moe_decode_diag.py --variants default --out "$OUT/before" --shapes decode-finegrained-1; git apply scripts/s29-gather-fix.patch)
 python3 - "$OUT" <<'PY'
 import glob, json, sys
 for f in sorted(glob.glob(sys.argv[1] + "/*/moe-decode-diag-*.json")):
