@@ -26,6 +26,7 @@ from . import countsort as C
 from . import countsort_lanes
 from . import segments
 from .routing import IndexVector
+from .packs import meaning_rule
 from .values import Fragment, GlobalTile
 from .vectors import plain
 
@@ -59,15 +60,6 @@ def _set(w, op: Op, m) -> None:
     out = w.env.get(op.result) if op.results else None
     if isinstance(out, Fragment):
         out.counted = m if _frag1(out) else None
-
-
-def follow(w, op: Op, base) -> None:
-    base(w, op)
-    try:
-        m = STEPS.get(op.opcode, lambda w, op: None)(w, op)
-    except (TypeError, ValueError, ArithmeticError, z3.Z3Exception):
-        m = None
-    _set(w, op, m)
 
 
 def frag_assign(w, op: Op, base) -> None:
@@ -223,3 +215,5 @@ def element(w, op: Op, base) -> None:
 STEPS = {"load": _load, "frag.coord": _coord, "math.cast": _cast,
          "math.add": _binary(lambda a, b: a + b), "math.sub": _binary(lambda a, b: a - b),
          "math.mul": _binary(lambda a, b: a * b), "math.cmp": _cmp, "math.select": _select}
+# the rule of the packs before, then this pack's meaning of the result
+follow = meaning_rule(STEPS, _set, (TypeError, ValueError, ArithmeticError, z3.Z3Exception))

@@ -70,3 +70,18 @@ def compose(packs: tuple[IdiomPack, ...]) -> Composed:
             rules[opcode] = _refined(refine, base)
             chains[opcode] = ((pack.name, _name(refine)),) + chains[opcode]
     return Composed(rules, chains)
+
+
+def meaning_rule(steps: dict, record, errors: tuple = (TypeError, ValueError, ArithmeticError)):
+    """A refinement (rule(w, op, base)) for a pack that gives results a meaning of its own:
+    the rule of the packs before, then `steps[opcode](w, op)`, kept by `record(w, op, m)`;
+    None where the op has no step or its step raises one of `errors` (it cannot say)."""
+    def follow(w, op, base) -> None:
+        base(w, op)
+        try:
+            m = steps.get(op.opcode, lambda w, op: None)(w, op)
+        except errors:
+            m = None
+        record(w, op, m)
+    return follow
+

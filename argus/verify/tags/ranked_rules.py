@@ -31,6 +31,7 @@ import math
 from argus.ir.nodes import Op
 
 from . import ranked as R
+from .packs import meaning_rule
 from .values import Fragment, GlobalTile
 from .vectors import plain
 
@@ -44,16 +45,6 @@ def _set(w, op: Op, m) -> None:
     out = w.env.get(op.result) if op.results else None
     if isinstance(out, Fragment):
         out.ranked = m
-
-
-def follow(w, op: Op, base) -> None:
-    """The rule of the packs before, then this pack's meaning of the result."""
-    base(w, op)
-    try:
-        m = STEPS.get(op.opcode, lambda w, op: None)(w, op)
-    except (TypeError, ValueError, ArithmeticError):
-        m = None
-    _set(w, op, m)
 
 
 def frag_assign(w, op: Op, base) -> None:
@@ -193,3 +184,5 @@ def _div(w, op: Op):
 STEPS = {"load": _load, "frag.coord": _coord, "math.cast": _cast, "math.neg": _neg,
          "reduce.row": _row, "math.cmp": _cmp, "math.select": _select, "math.sub": _sub,
          "math.mul": _mul, "math.exp2": _exp2, "math.div": _div}
+# the rule of the packs before, then this pack's meaning of the result
+follow = meaning_rule(STEPS, _set)
