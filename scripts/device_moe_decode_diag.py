@@ -59,6 +59,11 @@ def main() -> int:
     op = importlib.import_module("argus.ops.moe")
     original = op.config_for
     original_bs = op.route_block_entries
+
+    def route_tiles(variant):
+        """The router's tile rule of `variant` in place (its route_bs, else the op's own)."""
+        bs = VARIANTS[variant].get("route_bs") if variant else None
+        op.route_block_entries = (lambda n: bs) if bs else original_bs
     for item in filter(None, args.extra.split(",")):
         name, dims = item.split("=")
         SHAPES[name] = tuple(int(v) for v in dims.split(":"))
@@ -76,13 +81,11 @@ def main() -> int:
     for name in shapes:
         t, e, k, h, i = SHAPES[name]
         for variant in variants:
-            route_bs = VARIANTS[variant].get("route_bs")
-            if route_bs:
-                op.route_block_entries = lambda n, bs=route_bs: bs
+            route_tiles(variant)
             for spec in op.kernels_for(t, e, h, i, k, True, True, "bf16",
                                        cfg_of(name, variant)).values():
                 specs[(spec[0], spec[1], tuple(sorted(spec[2].items())))] = spec
-            op.route_block_entries = original_bs
+            route_tiles(None)
     for line in prebuild(list(specs.values())):
         print(line, flush=True)
     copy_bw = copy_bandwidth(torch)
@@ -95,9 +98,7 @@ def main() -> int:
         for variant in variants:
             cfg = cfg_of(name, variant)
             op.config_for = lambda *a, c=cfg: c
-            route_bs = VARIANTS[variant].get("route_bs")
-            if route_bs:
-                op.route_block_entries = lambda n, bs=route_bs: bs
+            route_tiles(variant)
             row = {"shape": name, "variant": variant, "config": cfg, "experts_hit": hit,
                    "weight_bytes": nbytes}
             try:
@@ -122,7 +123,7 @@ def main() -> int:
                 row["error"] = f"{type(exc).__name__}: {exc}"
             finally:
                 op.config_for = original
-                op.route_block_entries = original_bs
+                route_tiles(None)
             rows.append(row)
             print(json.dumps(row), flush=True)
     os.makedirs(args.out, exist_ok=True)

@@ -7,18 +7,16 @@
 #      Mixtral T = 1;
 #   2. ncu's stall samples per SASS instruction of moe_down and moe_gate_up (fix applied);
 #   2b. programmatic dependent launch (ARGUS_PDL=1): the layer's GPU tests and its timing;
-#   3. the same default with the 64-row gather's per-k-step index load put back
-#      (scripts/s29-gather-fix.patch reversed: the code before this session's fix);
 #   4. the benchmark's correctness cases (this tree).
 # Run from the repo root through the device tool with carry [".whl"]; outputs in $OUT.
-#   bash scripts/device_s29_moe.sh [diag,sass,pdl,before,correct]   (default: all; the five
+#   bash scripts/device_s29_moe.sh [diag,sass,pdl,correct]   (default: all; the four
 #   take 6-10 minutes: split them over two calls where the call limit is 600 s)
 set -uo pipefail
 source scripts/device_env.sh
 LOG="$OUT/device_s29_moe.log"
 TAIL=14
 SH="decode-finegrained-1,decode-mixtral-1"
-PHASE="${1:-diag,sass,pdl,before,correct}"
+PHASE="${1:-diag,sass,pdl,correct}"
 diag() {
   run 240 python3 scripts/device_moe_decode_diag.py --variants "default,gu S2 + dn S2,route BS1024,gu BN64 S9" \
     --out "$OUT/fix" --shapes "$SH"
@@ -43,12 +41,6 @@ pdl() {
   ARGUS_PDL=1 run 60 python3 scripts/device_moe_decode_diag.py --variants default --out "$OUT/pdl" \
     --shapes decode-finegrained-1,decode-mixtral-1
 }
-before() {
-  (git apply -R scripts/s29-gather-fix.patch || patch -s -R -p1 < scripts/s29-gather-fix.patch) && echo "reverted the gather fix"
-  ARGUS_CACHE_DIR=/tmp/argus-cache-before run 100 python3 scripts/device_moe_decode_diag.py \
-    --variants default --out "$OUT/before" --shapes decode-finegrained-1
-  (git apply scripts/s29-gather-fix.patch || patch -s -p1 < scripts/s29-gather-fix.patch) && echo "re-applied the gather fix"
-}
 summary() {
 python3 - "$OUT" <<'PY'
 import glob, json, sys
@@ -66,7 +58,7 @@ correct() {
 }
 for phase in ${PHASE//,/ }; do
   case "$phase" in
-    diag|sass|pdl|before|correct) $phase ;;
+    diag|sass|pdl|correct) $phase ;;
     *) echo "unknown phase $phase"; exit 2 ;;
   esac
 done
