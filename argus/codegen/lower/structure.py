@@ -7,6 +7,7 @@ from argus.layout.layout import LayoutError
 
 from ..errors import CodegenError
 from ..values import Scalar
+from . import filtered_walk
 
 WARPGROUP = 128
 
@@ -64,6 +65,10 @@ def _warpgroup_index(ctx, op):
 
 
 def _for(ctx, op):
+    walk = filtered_walk.match(ctx, op)
+    if walk is not None:        # a block's share of a filtered walk: strided, not filtered
+        filtered_walk.lower(ctx, walk, lower_block)
+        return
     start, stop, step = (ctx.expr(op.arg(n), op) for n in ("start", "stop", "step"))
     body = op.regions[0]
     var = ctx.em.name(body.args[0].name)
