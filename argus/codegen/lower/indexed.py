@@ -373,6 +373,14 @@ def _from_frag(ctx, op):
     ctx.bind(op.result, _vector(ctx, op, op.arg("x")))
 
 
+def element_is_plain(ctx, op) -> bool:
+    """An indices.element op reads its entry from a register or memory value, not from the
+    thread holding it through shared memory (which synchronises the threads)."""
+    v = ctx.get(op.arg("v"), op)
+    return not (isinstance(v, Fragment) and len(v.shape) == 1 and
+                not register_layout(v.layout, v.shape).whole_in_every_thread())
+
+
 def _element(ctx, op):
     v = ctx.get(op.arg("v"), op)
     i = ctx.expr(op.arg("i"), op)

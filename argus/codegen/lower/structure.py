@@ -7,7 +7,8 @@ from argus.layout.layout import LayoutError
 
 from ..errors import CodegenError
 from ..values import Scalar
-from . import filtered_walk
+from . import filtered_loop, filtered_walk
+from .indexed import element_is_plain
 
 WARPGROUP = 128
 
@@ -68,6 +69,10 @@ def _for(ctx, op):
     walk = filtered_walk.match(ctx, op)
     if walk is not None:        # a block's share of a filtered walk: strided, not filtered
         filtered_walk.lower(ctx, walk, lower_block)
+        return
+    scan = filtered_loop.match(ctx, op, element_is_plain)
+    if scan is not None:        # a scan for the iterations to run: its filter ahead
+        filtered_loop.lower(ctx, scan, op, lower_block)
         return
     start, stop, step = (ctx.expr(op.arg(n), op) for n in ("start", "stop", "step"))
     body = op.regions[0]
