@@ -54,6 +54,7 @@ class Context:
     exchange_bytes: int = 0        # per-warpgroup shared memory for cross-thread exchanges
     accumulators: set = field(default_factory=set)   # ids of the values wgmma accumulates into
     walked: dict[int, str] = field(default_factory=dict)   # id(walked op) -> its running sum
+    unrolled: int = 0              # loops around the current op that are emitted unrolled
 
     # ---- values -------------------------------------------------------------------------
     def bind(self, value: Value, cvalue) -> None:

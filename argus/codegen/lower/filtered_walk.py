@@ -18,11 +18,14 @@ modulo has Python's meaning, argus/codegen/lower/arith.py), in increasing w, whi
 the nest's (a, b) order. So the nest is emitted as one loop over exactly those w, a and b
 recovered from w, and the body as written (its filter then holds, and is still tested):
 
-    for (w' = X + mod(R - X, C); w' < X + A*B; w' += C) { a = (w' - X) / B; b = ...; body }
+    for (d = mod(R - X, C); d < A*B; d += C) { a = d / B; b = d % B; body }   (d = w - X)
 
 The same iterations in the same order; the IR, the interpreter and the verifier see the
-nest as written. A nest of another form is lowered as written (`match` returns None), and
-so is every nest under ARGUS_FILTERED_WALK=0 (an A/B switch: the generated source, and with
+nest as written. A nest of another form is lowered as written (`match` returns None), so is
+a nest inside a loop the backend unrolls (its copies' bounds, computed up front, stayed live
+into the prefill MoE producer's 40 registers: ptxas spilled ~240 B in its k-loop at 8
+experts, 2026-12-07; that walk is short and hidden under the ring), and so is every nest
+under ARGUS_FILTERED_WALK=0 (an A/B switch: the generated source, and with
 it the build cache's key, differs).
 """
 
@@ -58,7 +61,7 @@ def _unit_loop(op) -> bool:
 
 def match(ctx, op) -> Walk | None:
     """The Walk `op` (a `for`) starts, or None when it is not one (lowered as written)."""
-    if not _unit_loop(op) or os.environ.get("ARGUS_FILTERED_WALK") == "0":
+    if not _unit_loop(op) or os.environ.get("ARGUS_FILTERED_WALK") == "0" or ctx.unrolled:
         return None
     outer_ops = op.regions[0].ops
     if len(outer_ops) == 1 and _unit_loop(outer_ops[0]):
@@ -172,7 +175,7 @@ def lower(ctx, walk: Walk, lower_block) -> None:
     first = walk.loops[0]
     em.open("", f"the items w % {walk.modulus} == {ctx.expr(walk.residue)} of this nest, "
                 "strided (argus/codegen/lower/filtered_walk.py)")
-    x, n, w, r = (em.name(f"argus_walk_{s}") for s in ("x", "n", "w", "r"))
+    x, n, w, r = (em.name(f"argus_walk_{s}") for s in ("x", "n", "d", "r"))
     em.line(f"const int {x} = {walk.offset};")
     if len(walk.loops) == 2:
         outer, inner = (ctx.expr(loop.arg("stop")) for loop in walk.loops)
@@ -184,12 +187,14 @@ def lower(ctx, walk: Walk, lower_block) -> None:
     em.line(f"const int {r} = {ctx.expr(walk.residue)};")
     c = walk.modulus
     em.open(f"if ({r} >= 0 && {r} < {c})")
-    em.open(f"for (int {w} = {x} + argus::mod({r} - {x}, {c}); {w} < {x} + {n}; {w} += {c})")
+    # d = w - X, the item's place in the nest: a, b and the loop need only d, n and B
+    em.open(f"for (int {w} = argus::mod({r} - {x}, {c}); {w} < {n}; {w} += {c})")
     if len(walk.loops) == 2:
-        em.line(f"const int {names[0]} = ({w} - {x}) / {extent};")
-        em.line(f"const int {names[1]} = ({w} - {x}) - {names[0]} * {extent};")
+        # d >= 0 and B > 0 here: an unsigned division (fewer instructions and registers)
+        em.line(f"const int {names[0]} = (int)((unsigned){w} / (unsigned){extent});")
+        em.line(f"const int {names[1]} = {w} - {names[0]} * {extent};")
     else:
-        em.line(f"const int {names[0]} = {w} - {x};")
+        em.line(f"const int {names[0]} = {w};")
     for loop, name in zip(walk.loops, names):
         ctx.bind(loop.regions[0].args[0], Scalar(name, 0))
     lower_block(ctx, walk.body)

@@ -85,8 +85,13 @@ def _for(ctx, op):
         # a short loop of constant bounds (an epilogue's column blocks): unrolled, so the
         # register indices it computes are constants
         ctx.em.line("#pragma unroll")
+        unrolled = 1
+    else:
+        unrolled = 0
     ctx.em.open(f"for (int {var} = {start}; {var} < {stop}; {var} += {step})")
+    ctx.unrolled += unrolled
     lower_block(ctx, body)
+    ctx.unrolled -= unrolled
     ctx.em.close()
 
 
