@@ -268,7 +268,9 @@ def attention_specs() -> list[dict]:
 # the MoE layer shapes of issue 17 (T, E, top-k, H, I): argus.ops.moe specialises its six
 # kernels per shape class (moe.kernels_for: E, the decode or prefill tiles, the router's BT)
 MOE_SHIPPED = [(4096, 8, 2, 4096, 14336), (16, 8, 2, 4096, 14336), (4096, 64, 6, 2048, 1408),
-               (16, 64, 6, 2048, 1408), (8192, 128, 8, 2048, 768)]
+               (16, 64, 6, 2048, 1408), (8192, 128, 8, 2048, 768),
+               # T = 1: 64-wide decode tiles where 128-wide ones leave SMs idle
+               (1, 8, 2, 4096, 14336), (1, 64, 6, 2048, 1408)]
 
 
 def moe_specs() -> list[tuple[str, str, dict]]:

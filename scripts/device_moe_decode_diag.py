@@ -19,6 +19,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 VARIANTS = {
     "default": {},
+    # the 128-wide tiles config_for took before decode_tile_width (thirtieth session)
+    "gu BN128": {"gate_up": {"BN": 128, "S": 5}},
+    "dn BN128": {"down": {"BN": 128, "S": 8}},
     "gate_up BN64": {"gate_up": {"BN": 64}},
     "down BN64": {"down": {"BN": 64}},
     "both BN64": {"gate_up": {"BN": 64}, "down": {"BN": 64}},

@@ -61,11 +61,32 @@ def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
         # and a block skips the item walk of an expert without slots (most of 64 experts
         # at T = 1: fine-grained gate-up and down 114 / 115 -> 54 / 35 us with the tiles)
         one = {"WG": 1, "CONSUMERS": (1,), "SKIP_EMPTY": 1}
-        return {"gate_up": {"BN": 128, "S": 5, "ORDER": "n_major", "GATHER": GATE_UP_GATHER,
-                            **one},
-                "down": {"BN": 128, "S": 8, "ORDER": "n_major", **one}}
+        gate_up_bn = decode_tile_width(t, e, top_k, inter)
+        down_bn = decode_tile_width(t, e, top_k, hidden)
+        # rings of ~200 KB either way: a narrower tile, more stages
+        return {"gate_up": {"BN": gate_up_bn, "S": 5 if gate_up_bn == 128 else 8,
+                            "ORDER": "n_major", "GATHER": GATE_UP_GATHER, **one},
+                "down": {"BN": down_bn, "S": 8 if down_bn == 128 else 12, "ORDER": "n_major",
+                         **one}}
     return {"gate_up": {"BN": 128, "S": 4, "ORDER": "n_major", "GATHER": GATE_UP_GATHER},
             "down": {"BN": 128, "S": 6, "ORDER": "n_major"}}
+
+
+def decode_tile_width(t: int, e: int, top_k: int, rows: int, blocks: int = 132) -> int:
+    """BN of a decode GEMM's weight tiles (128 or 64) for `rows` weight rows an expert: the
+    width that gives the busiest of the `blocks` persistent blocks the fewest weight bytes.
+    A decode batch's items are (hit expert, n-tile), one m-tile each (T <= 64 slots an
+    expert); the experts hit are taken as uniform routing gives them, E (1 - (1 - k/E)^T)
+    (k at T = 1): the shapes decide, never the data (no host sync). A 64-wide tile halves
+    an item's bytes and doubles the items: it wins when the 128-wide items leave SMs idle
+    (fine-grained T = 1: 66 items on 132 SMs); it must win by 15%, as an item's fixed costs
+    (its walk, the ring's fill, the epilogue) do not halve with it."""
+    hits = max(1, round(e * (1.0 - (1.0 - top_k / e) ** t)))
+
+    def busiest(bn):
+        items = hits * -(-rows // bn)
+        return -(-items // blocks) * bn
+    return 64 if busiest(64) <= 0.85 * busiest(128) else 128
 
 
 def route_block_tokens(t: int, e: int) -> int:
