@@ -21,7 +21,7 @@ TAIL=40
 SMALL='
 import torch, argus.ops as ops
 from argus.bench.moe_bench import make_inputs
-for t, e, k in ((77, 8, 2), (16, 64, 6)):      # a prefill and a decode configuration
+for t, e, k in ((77, 8, 2), (16, 64, 6), (1, 64, 6), (1, 8, 2)):   # prefill; decode, 128- and 64-wide tiles
     for det in (True, False):
         x, L, w13, w2 = make_inputs(torch, t, e, k, 256, 256, "random", 5, "cuda")
         out = ops.moe(x, L, w13, w2, k, True, det)
