@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 
+from argus.limits import SM_COUNT
 from argus.runtime.launch_errors import LaunchError
 
 from argus.runtime import environment
@@ -72,7 +73,7 @@ def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
             "down": {"BN": 128, "S": 6, "ORDER": "n_major"}}
 
 
-def decode_tile_width(t: int, e: int, top_k: int, rows: int, blocks: int = 132) -> int:
+def decode_tile_width(t: int, e: int, top_k: int, rows: int, blocks: int = SM_COUNT) -> int:
     """BN of a decode GEMM's weight tiles (128 or 64) for `rows` weight rows an expert: the
     width that gives the busiest of the `blocks` persistent blocks the fewest weight bytes.
     A decode batch's items are (hit expert, n-tile), one m-tile each (T <= 64 slots an
