@@ -54,6 +54,7 @@ CORRECTNESS = [
     ("finegrained-tails", 517, 64, 6, 256, 384, "random"),
     ("many-experts", 1000, 128, 8, 256, 256, "random"),
     ("decode-16", 16, 64, 6, 2048, 1408, "random"),
+    ("decode-1", 1, 64, 6, 2048, 1408, "random"),        # 64-wide gate-up tiles
     ("mixtral-tail", 1031, 8, 2, 4096, 1024, "random"),
 ]
 SWEEP_SHAPES = ("mixtral-4096", "finegrained-4096", "decode-mixtral-1", "decode-mixtral-16",
