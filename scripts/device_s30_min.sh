@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Thirtieth session, device_s30_core.sh without ARGUS_PDL (~3 minutes): the
+# layer's correctness cases; fine-grained T = 1 on this tree (strided walks, batched expert
+# scans, 64-wide decode gate-up) against the 128-wide gate-up and against the old code
+# (ARGUS_FILTERED_WALK=0 ARGUS_FILTERED_LOOP=0 with the 128-wide tile: the s29 layer); under
+# Carry [".whl"]; outputs in $OUT.
+set -uo pipefail
+source scripts/device_env.sh
+LOG="$OUT/device_s30_min.log"
+nvidia-smi --query-gpu=name --format=csv,noheader
+TAIL=22 run 120 python3 benchmarks/moe.py --out "$OUT" --correctness
+TAIL=4 run 90 python3 scripts/device_moe_decode_diag.py --variants "default,gu BN128" \
+  --out "$OUT/new" --shapes decode-finegrained-1
+ARGUS_FILTERED_WALK=0 ARGUS_FILTERED_LOOP=0 TAIL=4 run 60 python3 scripts/device_moe_decode_diag.py \
+  --variants "gu BN128" --out "$OUT/old" --shapes decode-finegrained-1
+python3 - "$OUT" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/*/moe-decode-diag-*.json")):
+    for r in json.load(open(f))["rows"]:
+        print(f.split("/")[-2], r["shape"], r["variant"], "eager", round(r.get("eager_us", 0), 1),
+              "graph", round(r.get("graph_us", 0), 1), "host", round(r.get("host_us", 0), 1),
+              "bw", round(r.get("bw_ratio_eager", 0), 3), "err", r.get("rel_error"),
+              r.get("kernels_us"), r.get("error", ""))
+for f in sorted(glob.glob(sys.argv[1] + "/*/moe-gemm-probe-*.json")):
+    for r in json.load(open(f))["rows"]:
+        print(f.split("/")[-2], r["variant"], r.get("us"), r.get("ok"), r.get("bw_ratio"), r.get("error", ""))
+PY
