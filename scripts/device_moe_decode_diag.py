@@ -20,6 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VARIANTS = {
     "default": {},
     # the 128-wide tiles config_for took before decode_tile_width (thirtieth session)
+    # argus.ops.moe.decode_tile_width's choice (DECODE_TILE_RULE, off by default)
+    "tile rule": {"tile_rule": True},
     "gu BN128": {"gate_up": {"BN": 128, "S": 5}},
     "dn BN128": {"down": {"BN": 128, "S": 8}},
     "gate_up BN64": {"gate_up": {"BN": 64}},
@@ -76,7 +78,9 @@ def main() -> int:
 
     def cfg_of(name, variant):
         t, e, k, h, i = SHAPES[name]
+        op.DECODE_TILE_RULE = bool(VARIANTS[variant].get("tile_rule"))
         base = original(t, e, h, i, k)
+        op.DECODE_TILE_RULE = False
         over = VARIANTS[variant]
         return {part: {**base[part], **over.get(part, {})} for part in ("gate_up", "down")}
 

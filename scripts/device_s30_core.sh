@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Thirtieth session, the core of device_s30_one.sh (~4 minutes: no probe, no benchmark): the
 # layer's correctness cases; fine-grained T = 1 on this tree (strided walks, batched expert
-# scans, 64-wide decode gate-up) against the 128-wide gate-up and against the old code
-# (ARGUS_FILTERED_WALK=0 ARGUS_FILTERED_LOOP=0 with the 128-wide tile: the s29 layer); under
+# scans) with and without the 64-wide decode tiles (DECODE_TILE_RULE), and the old code
+# (ARGUS_FILTERED_WALK=0 ARGUS_FILTERED_LOOP=0: the s29 layer).
 # ARGUS_PDL=1.
 # Carry [".whl"]; outputs in $OUT.
 set -uo pipefail
@@ -10,10 +10,10 @@ source scripts/device_env.sh
 LOG="$OUT/device_s30_core.log"
 nvidia-smi --query-gpu=name --format=csv,noheader
 TAIL=22 run 120 python3 benchmarks/moe.py --out "$OUT" --correctness
-TAIL=4 run 90 python3 scripts/device_moe_decode_diag.py --variants "default,gu BN128" \
+TAIL=4 run 90 python3 scripts/device_moe_decode_diag.py --variants "default,tile rule" \
   --out "$OUT/new" --shapes decode-finegrained-1
 ARGUS_FILTERED_WALK=0 ARGUS_FILTERED_LOOP=0 TAIL=4 run 60 python3 scripts/device_moe_decode_diag.py \
-  --variants "gu BN128" --out "$OUT/old" --shapes decode-finegrained-1
+  --variants "default" --out "$OUT/old" --shapes decode-finegrained-1
 ARGUS_PDL=1 TAIL=4 run 60 python3 scripts/device_moe_decode_diag.py --variants "default" \
   --out "$OUT/pdl" --shapes decode-finegrained-1
 python3 - "$OUT" <<'PY'

@@ -17,11 +17,11 @@ ARGUS_FILTERED_WALK=0 ARGUS_FILTERED_LOOP=0 TAIL=8 run 90 python3 scripts/device
   --out "$OUT/written" --only "down,down E8,down hits0,gate_up,gate_up E8,gate_up hits0"
 ARGUS_FILTERED_LOOP=0 TAIL=8 run 60 python3 scripts/device_moe_gemm_probe.py \
   --out "$OUT/walkonly" --only "down,down hits0,gate_up,gate_up hits0"
-TAIL=4 run 150 python3 scripts/device_moe_decode_diag.py --variants "default,gu BN128,dn BN128" \
+TAIL=4 run 150 python3 scripts/device_moe_decode_diag.py --variants "default,tile rule" \
   --out "$OUT/strided" --shapes decode-finegrained-1,decode-mixtral-1
 TAIL=4 run 60 python3 scripts/device_moe_decode_diag.py --variants "default" \
   --out "$OUT/strided16" --shapes decode-finegrained-16
-ARGUS_FILTERED_WALK=0 ARGUS_FILTERED_LOOP=0 TAIL=4 run 80 python3 scripts/device_moe_decode_diag.py --variants "gu BN128" \
+ARGUS_FILTERED_WALK=0 ARGUS_FILTERED_LOOP=0 TAIL=4 run 80 python3 scripts/device_moe_decode_diag.py --variants "default" \
   --out "$OUT/written" --shapes decode-finegrained-1
 ARGUS_PDL=1 TAIL=4 run 80 python3 scripts/device_moe_decode_diag.py --variants "default" \
   --out "$OUT/pdl" --shapes decode-finegrained-1

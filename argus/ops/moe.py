@@ -46,6 +46,10 @@ DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
 # is 3.8-5.7x faster on the gate-up (Mixtral T=4096: 544 against 95 TFLOP/s) and correct on
 # every case, so it is the default; "tma" stays as the reference form.
 GATE_UP_GATHER = "warpgroup"
+# Decode weight tiles 64 wide where 128-wide items leave SMs idle (decode_tile_width). Off:
+# a prediction not yet measured (the thirtieth session got no device); the decode diagnosis
+# measures it (scripts/device_moe_decode_diag.py, variant "tile rule").
+DECODE_TILE_RULE = False
 
 
 def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
@@ -62,8 +66,8 @@ def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
         # and a block skips the item walk of an expert without slots (most of 64 experts
         # at T = 1: fine-grained gate-up and down 114 / 115 -> 54 / 35 us with the tiles)
         one = {"WG": 1, "CONSUMERS": (1,), "SKIP_EMPTY": 1}
-        gate_up_bn = decode_tile_width(t, e, top_k, inter)
-        down_bn = decode_tile_width(t, e, top_k, hidden)
+        gate_up_bn = decode_tile_width(t, e, top_k, inter) if DECODE_TILE_RULE else 128
+        down_bn = decode_tile_width(t, e, top_k, hidden) if DECODE_TILE_RULE else 128
         # rings of ~200 KB either way: a narrower tile, more stages
         return {"gate_up": {"BN": gate_up_bn, "S": 5 if gate_up_bn == 128 else 8,
                             "ORDER": "n_major", "GATHER": GATE_UP_GATHER, **one},
@@ -220,7 +224,7 @@ def layer_plan(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
                     kernels_for(t, e, hidden, inter, top_k, renormalize, deterministic,
                                 dtype))
     key = plan_key(x, router_logits, w13, w2, top_k, renormalize, deterministic,
-                   (_env(), config_for, GATE_UP_GATHER, route_block_entries))
+                   (_env(), config_for, GATE_UP_GATHER, DECODE_TILE_RULE, route_block_entries))
     return plan_for(key, build)
 
 
