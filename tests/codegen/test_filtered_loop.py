@@ -80,6 +80,22 @@ def test_other_loops_are_emitted_as_written(loop):
     assert "argus_scan_hits" not in code_of(HEAD + loop + STORE)
 
 
+def test_a_filter_on_a_value_the_body_writes_is_not_batched(monkeypatch):
+    """Evaluated ahead, the filter would read `seen` before the earlier iterations' assign
+    wrote it; without the check (the op table's `writes`) this loop was batched."""
+    import argus.codegen.lower.filtered_loop as filtered_loop
+
+    src = HEAD + '''    seen = fragment(int32, (4,), "rows(blocked)", init=0)
+    for e in range(40):
+        n = element(seen, e % 4)
+        if n == 0:
+            assign(seen, seen + 1)
+''' + STORE
+    assert "argus_scan_hits" not in code_of(src)
+    monkeypatch.setattr(filtered_loop, "_reads_written", lambda *a: False)
+    assert "argus_scan_hits" in code_of(src)
+
+
 def test_the_switch_turns_it_off(monkeypatch):
     monkeypatch.setenv("ARGUS_FILTERED_LOOP", "0")
     assert "argus_scan_hits" not in code_of(SCAN)

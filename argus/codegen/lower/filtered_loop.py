@@ -9,14 +9,16 @@
 (argus/kernels/moe_gate_up.py and moe_down.py with SKIP_EMPTY: a decode batch's blocks scan
 all E experts for the few that received a token). As written, each iteration waits for its
 own element's load and its filter before the next starts: ~60 empty experts at ~100
-cycles each, about 3 us before a block's first item (H100, 2026-12-07, docs/perf-log.md).
+cycles each, about 3 us before a block's first item (an estimate from the SASS and the H100
+ncu report of 2026-12-07, docs/perf-log.md).
 
 Here the iterations go in batches of 32: the pure ops and the filter of the batch's
 iterations first, unrolled (their loads in flight together), into a bit mask; then, in
 increasing order, the iterations whose filter held, each running the body as written (its
-pure ops again, and the `if`, which holds). The pure ops read nothing the body writes
-(they are register values, views and constants), so the filter evaluated ahead is the
-filter the body would have seen, and the iterations that run are the same, in the same
+pure ops again, and the `if`, which holds). The filter's ops read nothing the body writes
+(checked with the op table's `writes`), so the filter evaluated ahead is the
+filter the body would have seen (a filter that reads a value the body writes, an assigned
+fragment say, is not batched), and the iterations that run are the same, in the same
 order. The IR, the interpreter and the verifier see the loop as written.
 
 Only loops of constant bounds and at least MIN_TRIP iterations are batched (the scans this
@@ -30,7 +32,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from argus.ir.nodes import Block
+from argus.ir import spec_of
+from argus.ir.nodes import Block, Value
 
 from ..values import Scalar
 
@@ -71,7 +74,41 @@ def match(ctx, op, element_is_plain) -> Scan | None:
             return None
         if o.opcode == "indices.element" and not element_is_plain(ctx, o):
             return None
+    if _reads_written(filt.arg("cond"), pure, _written(filt)):
+        return None
     return Scan(start, stop, body, list(pure), filt)
+
+
+def _written(op) -> set:
+    """ids of the values the ops under `op` write (the op table's `writes`: an assign's
+    destination, a wgmma's accumulator, ...)."""
+    out = set()
+    for region in op.regions:
+        for o in region.ops:
+            for name in spec_of(o.opcode).writes:
+                v = o.arg(name)
+                if isinstance(v, Value):
+                    out.add(id(v))
+            out |= _written(o)
+    return out
+
+
+def _reads_written(cond, pure, written) -> bool:
+    """The filter depends on a value the body writes (through the pure ops that compute
+    it): evaluated ahead, it would see that value before earlier iterations wrote it."""
+    defined = {id(r): o for o in pure for r in o.results}
+    stack, seen = [cond], set()
+    while stack:
+        v = stack.pop()
+        if not isinstance(v, Value) or id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in written:
+            return True
+        op = defined.get(id(v))
+        if op is not None:
+            stack.extend(op.operands)
+    return False
 
 
 def lower(ctx, scan: Scan, op, lower_block) -> None:
