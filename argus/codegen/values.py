@@ -63,10 +63,11 @@ class IndexVector:
     global tile (entries past the tensor read 0) or a register array."""
 
     def __init__(self, length: int, element, array: str | None = None,
-                 lane: str | None = None):
+                 lane: str | None = None, aliases=None):
         self.length = length
         self._element = element
         self.array = array
+        self.aliases = aliases   # the Fragment whose registers it reads (no copy), if any
         self.lane = lane     # a register holding the entry this thread's gather row needs
                              # (argus.ir.gather_chunks.index_row; read once where loaded)
 

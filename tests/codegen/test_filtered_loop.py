@@ -82,8 +82,11 @@ def test_other_loops_are_emitted_as_written(loop):
 
 def test_a_filter_on_a_value_the_body_writes_is_not_batched(monkeypatch):
     """Evaluated ahead, the filter would read `seen` before the earlier iterations' assign
-    wrote it; without the check (the op table's `writes`) this loop was batched."""
+    wrote it. Two checks refuse it: the element reads a fragment's registers (not a
+    snapshot), and the filter reads a value the body writes (the op table's `writes`);
+    with both bypassed, the loop would be batched."""
     import argus.codegen.lower.filtered_loop as filtered_loop
+    import argus.codegen.lower.structure as structure
 
     src = HEAD + '''    seen = fragment(int32, (4,), "rows(blocked)", init=0)
     for e in range(40):
@@ -92,8 +95,24 @@ def test_a_filter_on_a_value_the_body_writes_is_not_batched(monkeypatch):
             assign(seen, seen + 1)
 ''' + STORE
     assert "argus_scan_hits" not in code_of(src)
+    monkeypatch.setattr(structure, "element_is_snapshot", lambda ctx, op: True)
+    assert "argus_scan_hits" not in code_of(src)              # the writes check alone
     monkeypatch.setattr(filtered_loop, "_reads_written", lambda *a: False)
     assert "argus_scan_hits" in code_of(src)
+
+
+def test_a_filter_on_a_vector_aliasing_a_written_fragment_is_not_batched():
+    """to_indices of a fragment every thread holds reads its registers in place: the body's
+    assign changes what the filter reads (found by a review; batched, the loop ran once
+    where as written it runs 40 times)."""
+    src = HEAD + '''    seen = fragment(int32, (4,), "rows(blocked)", init=0)
+    v = to_indices(seen)
+    for e in range(40):
+        n = element(v, 0)
+        if n == e:
+            assign(seen, seen + 1)
+''' + STORE
+    assert "argus_scan_hits" not in code_of(src)
 
 
 def test_the_switch_turns_it_off(monkeypatch):

@@ -113,6 +113,27 @@ def test_a_coefficient_not_the_inner_extent_leaves_the_outer_loop():
     assert "const int b = argus_walk_d" in code
 
 
+@pytest.mark.parametrize("walk_lines", [
+    # a residue computed inside the nest (it is bound only when the body is lowered)
+    '''        for a in range(NB):
+            for b in range(MB):
+                w = X + a * MB + b
+                r = bid + 1
+                if w % 7 == r:
+''',
+    # an offset with an operator the walk's C text does not take
+    '''        for a in range(NB):
+            for b in range(MB):
+                w = (bid % 3) * 5 + a * MB + b
+                if w % 7 == bid:
+''',
+])
+def test_forms_the_walk_cannot_take_are_emitted_as_written_without_error(walk_lines):
+    """(Found by a review: these raised a CodegenError and a KeyError.)"""
+    code = code_of(source(walk_lines))
+    assert "argus_walk_d" not in code and re.search(r"for \(int b = 0;", code)
+
+
 def test_a_walk_inside_an_unrolled_loop_is_left_as_written():
     """A constant loop of up to 16 trips is unrolled; its copies' strided walks would keep
     their bounds live at once (spills in a 40-register producer)."""
@@ -132,6 +153,7 @@ def test_one_loop_walk():
                 if w % 7 == bid:
 '''))
     assert "const int b = argus_walk_d" in code          # the inner loop alone, offset X + a
+    assert "argus::max(" in code                         # not a bare max: a DSL name may shadow it
     assert re.search(r"for \(int a = 0;", code)
 
 

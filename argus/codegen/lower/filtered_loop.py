@@ -51,10 +51,11 @@ class Scan:
     filt: object            # the `if`
 
 
-def match(ctx, op, element_is_plain) -> Scan | None:
-    """The Scan `op` (a `for`) is, or None. `element_is_plain(ctx, op)`: an
-    indices.element op reads a register or memory value (not an exchange through shared
-    memory, which would synchronise)."""
+def match(ctx, op, element_is_snapshot) -> Scan | None:
+    """The Scan `op` (a `for`) is, or None. `element_is_snapshot(ctx, op)`: an
+    indices.element op reads a value fixed when its vector was made (memory or a register
+    array of its own; not a fragment's registers, which an assign changes, nor an exchange
+    through shared memory, which would synchronise)."""
     if os.environ.get("ARGUS_FILTERED_LOOP") == "0":
         return None
     start, stop, step = (op.arg(n) for n in ("start", "stop", "step"))
@@ -72,7 +73,7 @@ def match(ctx, op, element_is_plain) -> Scan | None:
     for o in pure:
         if not (o.opcode.startswith("arith.") or o.opcode in PURE) or o.regions:
             return None
-        if o.opcode == "indices.element" and not element_is_plain(ctx, o):
+        if o.opcode == "indices.element" and not element_is_snapshot(ctx, o):
             return None
     if _reads_written(filt.arg("cond"), pure, _written(filt)):
         return None

@@ -89,8 +89,8 @@ def match(ctx, op) -> Walk | None:
         modulus = mod.arg("rhs")
         if not _const(modulus) or modulus <= 0:
             continue
-        if not _invariant(residue, defined, counters):
-            continue
+        if not _const(residue) and (id(residue) in defined or id(residue) in counters):
+            continue                    # R must be bound before the nest (lowered first)
         form = _affine(ctx, mod.arg("lhs"), defined, counters)
         if form is None:
             continue
@@ -143,7 +143,10 @@ def _affine(ctx, x, defined, counters):
                     (_const(factor) or id(factor) not in defined):
                 return {counters[id(var)]: factor}, "0"
         if _invariant(lhs, defined, counters) and _invariant(rhs, defined, counters):
-            return {}, f"({_text(ctx, lhs, defined)}) * ({_text(ctx, rhs, defined)})"
+            left, right = _text(ctx, lhs, defined), _text(ctx, rhs, defined)
+            if left is None or right is None:
+                return None
+            return {}, f"({left}) * ({right})"
         return None
     a, b = _affine(ctx, lhs, defined, counters), _affine(ctx, rhs, defined, counters)
     if a is None or b is None:
@@ -157,15 +160,19 @@ def _affine(ctx, x, defined, counters):
     return {**a[0], **b[0]}, f"({a[1]}) + ({b[1]})"
 
 
-def _text(ctx, x, defined) -> str:
-    """C text of an invariant operand (an expression of values defined outside the nest)."""
+def _text(ctx, x, defined) -> str | None:
+    """C text of an invariant operand (+, - and * of values defined outside the nest), or
+    None for another form."""
     if _const(x):
         return str(x)
     op = defined.get(id(x))
     if op is None:
         return ctx.expr(x)
-    sym = {"arith.add": "+", "arith.sub": "-", "arith.mul": "*"}[op.opcode]
-    return f"({_text(ctx, op.arg('lhs'), defined)}) {sym} ({_text(ctx, op.arg('rhs'), defined)})"
+    sym = {"arith.add": "+", "arith.sub": "-", "arith.mul": "*"}.get(op.opcode)
+    left, right = _text(ctx, op.arg("lhs"), defined), _text(ctx, op.arg("rhs"), defined)
+    if sym is None or left is None or right is None:
+        return None
+    return f"({left}) {sym} ({right})"
 
 
 def lower(ctx, walk: Walk, lower_block) -> None:
@@ -183,7 +190,7 @@ def lower(ctx, walk: Walk, lower_block) -> None:
         em.line(f"const int {extent} = {inner};")
         em.line(f"const int {n} = ({outer}) > 0 && {extent} > 0 ? ({outer}) * {extent} : 0;")
     else:
-        em.line(f"const int {n} = max({ctx.expr(first.arg('stop'))}, 0);")
+        em.line(f"const int {n} = argus::max({ctx.expr(first.arg('stop'))}, 0);")
     em.line(f"const int {r} = {ctx.expr(walk.residue)};")
     c = walk.modulus
     em.open(f"if ({r} >= 0 && {r} < {c})")

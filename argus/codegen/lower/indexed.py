@@ -331,7 +331,7 @@ def _vector(ctx, op, x) -> IndexVector:
         n = v.shape[0]
         if layout.whole_in_every_thread():
             v = materialize(ctx, op, v) if v.cast is not None else v
-            return IndexVector(n, lambda i, f=v: f"(int)({f.reg(i)})")
+            return IndexVector(n, lambda i, f=v: f"(int)({f.reg(i)})", aliases=v)
     if isinstance(v, (Fragment, LaneIndices)):
         layout = v.layout if isinstance(v, Fragment) else v.fragment.layout
         raise CodegenError(f"{op.opcode} reads every entry of its index vector in every "
@@ -379,6 +379,17 @@ def element_is_plain(ctx, op) -> bool:
     v = ctx.get(op.arg("v"), op)
     return not (isinstance(v, Fragment) and len(v.shape) == 1 and
                 not register_layout(v.layout, v.shape).whole_in_every_thread())
+
+
+def element_is_snapshot(ctx, op) -> bool:
+    """An indices.element op reads a value fixed when its vector was made: a global tile or
+    a register array of the vector's own, not a fragment's registers (a vector made by
+    to_indices of a fragment every thread holds reads them in place, so an assign to the
+    fragment changes it) nor an exchange through shared memory."""
+    if not element_is_plain(ctx, op):
+        return False
+    v = ctx.get(op.arg("v"), op)
+    return not isinstance(v, Fragment) and getattr(v, "aliases", None) is None
 
 
 def _element(ctx, op):

@@ -8,7 +8,7 @@ from argus.layout.layout import LayoutError
 from ..errors import CodegenError
 from ..values import Scalar
 from . import filtered_loop, filtered_walk
-from .indexed import element_is_plain
+from .indexed import element_is_snapshot
 
 WARPGROUP = 128
 
@@ -70,7 +70,7 @@ def _for(ctx, op):
     if walk is not None:        # a block's share of a filtered walk: strided, not filtered
         filtered_walk.lower(ctx, walk, lower_block)
         return
-    scan = filtered_loop.match(ctx, op, element_is_plain)
+    scan = filtered_loop.match(ctx, op, element_is_snapshot)
     if scan is not None:        # a scan for the iterations to run: its filter ahead
         filtered_loop.lower(ctx, scan, op, lower_block)
         return
