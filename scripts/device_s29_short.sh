@@ -11,12 +11,4 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 TAIL=22 run 90 python3 benchmarks/moe.py --out "$OUT" --correctness
 TAIL=4 run 80 python3 scripts/device_moe_decode_diag.py --variants "default,route BS1024" \
   --out "$OUT/fix" --shapes decode-finegrained-1
-python3 - "$OUT" <<'PY'
-import glob, json, sys
-for f in sorted(glob.glob(sys.argv[1] + "/*/moe-decode-diag-*.json")):
-    for r in json.load(open(f))["rows"]:
-        print(f.split("/")[-2], r["shape"], r["variant"], "eager", round(r.get("eager_us", 0), 1),
-              "graph", round(r.get("graph_us", 0), 1), "host", round(r.get("host_us", 0), 1),
-              "bw", round(r.get("bw_ratio_eager", 0), 3), "err", r.get("rel_error"),
-              r.get("kernels_us"), r.get("error", ""))
-PY
+python3 scripts/device_summary.py "$OUT"

@@ -373,21 +373,11 @@ def _from_frag(ctx, op):
     ctx.bind(op.result, _vector(ctx, op, op.arg("x")))
 
 
-def element_is_plain(ctx, op) -> bool:
-    """An indices.element op reads its entry from a register or memory value, not from the
-    thread holding it through shared memory (which synchronises the threads)."""
-    v = ctx.get(op.arg("v"), op)
-    return not (isinstance(v, Fragment) and len(v.shape) == 1 and
-                not register_layout(v.layout, v.shape).whole_in_every_thread())
-
-
 def element_is_snapshot(ctx, op) -> bool:
     """An indices.element op reads a value fixed when its vector was made: a global tile or
     a register array of the vector's own, not a fragment's registers (a vector made by
     to_indices of a fragment every thread holds reads them in place, so an assign to the
-    fragment changes it) nor an exchange through shared memory."""
-    if not element_is_plain(ctx, op):
-        return False
+    fragment changes it) nor a fragment read through shared memory (which synchronises)."""
     v = ctx.get(op.arg("v"), op)
     return not isinstance(v, Fragment) and getattr(v, "aliases", None) is None
 
