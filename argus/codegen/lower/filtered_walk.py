@@ -41,8 +41,9 @@ ARITH = ("arith.add", "arith.sub", "arith.mul")
 
 @dataclass
 class Walk:
-    """A matched nest: the loops (outer first; one or two), the filter's op, the C text of
-    the invariant offset X, of the modulus C and of the residue R."""
+    """A matched nest: its loops (outer first; one or two), the innermost body, the C text
+    of the invariant offset X, the modulus C and the residue R (an operand bound before
+    the nest)."""
     loops: tuple
     body: object           # the innermost loop's block (its last op is the filter's if)
     offset: str
