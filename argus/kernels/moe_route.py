@@ -9,7 +9,9 @@ synchronisation: from router logits to what the expert GEMMs take.
 - `moe_count` (a block per expert): the number of tokens that chose expert e.
 - `moe_place` (a block per expert): each expert's first slot is the exclusive prefix sum of
   the counts; its entries get the slots first + 0, 1, ... in entry order (choice, then
-  token). It scatters the
+  token). With COUNT_HERE = 1 (a decode batch: argus.ops.moe) it needs no moe_count: block e
+  counts the entries of the experts below e itself (its first slot) and stores counts[e],
+  the entries it placed. It scatters the
   token of every slot (`ids`), the slot of every (token, choice) (`slots`, j-major) and the
   routing weight of every slot (`wsorted`, for the down GEMM's epilogue).
 
@@ -34,6 +36,7 @@ TOPK = 2          # experts per token
 RENORM = 1        # 1: the k weights of a token sum to 1; 0: the softmax probabilities
 BT = 32           # tokens per tile of moe_topk (argus.ops.moe.route_block_tokens picks it)
 BS = 1024         # entries per tile of moe_count and moe_place (8 a thread, "blocked")
+COUNT_HERE = 0    # 1: moe_place counts the experts' entries itself (then moe_count is not run)
 LOG2E = 1.4426950408889634
 
 
@@ -113,8 +116,19 @@ def moe_place(experts: Tensor["P", int32], gates: Tensor["P", fp32], counts: Ten
         assume(tag(gates_j).token == coord(gates_j)[0] - j * T and tag(gates_j).choice == j)
         slots_j = segment(slots, j * T, T)
         assume(tag(slots_j).token == coord(slots_j)[0] - j * T and tag(slots_j).choice == j)
-    cnt = load_indices(tile(counts, (E,), (0,)))
-    first = element(prefix_sum(cnt), e)                        # the expert's first slot
+    if COUNT_HERE == 1:     # the expert's first slot: the entries of the experts below it
+        below = fragment(fp32, (1,), "rows(blocked)", init=0.0)
+        for j in range(TOPK):
+            for tt in range(NTT):
+                x = cast(load(tile(segment(experts, j * T, T), (BS,), (tt,)), "blocked"), fp32)
+                token = cast(row_of(x), fp32) + tt * BS
+                less = cast(select(x < e, select(token < T, 1.0, 0.0), 0.0), int32)
+                n = element(prefix_sum(less), BS - 1) + element(less, BS - 1)
+                assign(below, below + n)
+        first = element(cast(below, int32), 0)
+    else:                   # the exclusive prefix sum of the counts moe_count stored
+        cnt = load_indices(tile(counts, (E,), (0,)))
+        first = element(prefix_sum(cnt), e)
     seen = fragment(fp32, (1,), "rows(blocked)", init=0.0)     # its entries placed so far
     for j in range(TOPK):
         for tt in range(NTT):
@@ -136,6 +150,8 @@ def moe_place(experts: Tensor["P", int32], gates: Tensor["P", fp32], counts: Ten
             scatter(slots, to_indices(entry), 0, select(x == e, slot, 0))
             n = element(ahead, BS - 1) + element(hit, BS - 1)
             assign(seen, seen + n)
+    if COUNT_HERE == 1:
+        store(tile(counts, (1,), (e,)), cast(seen, int32))    # the entries it placed
 
 
 def reference(L, topk, renormalize=True):

@@ -47,8 +47,10 @@ def test_verifies_with_no_finding_quickly(name):
     assert best < budget
 
 
-def route(L, e, k, renorm=True):
-    """The three kernels chained on the interpreter, outputs poisoned first."""
+def route(L, e, k, renorm=True, count_here=False, bs=None):
+    """The three kernels chained on the interpreter, outputs poisoned first; with
+    `count_here`, two: moe_place counts the entries itself (COUNT_HERE = 1) and writes
+    the counts that moe_count would have."""
     t = L.shape[0]
     p = t * k
     ov = {"E": e, "TOPK": k, "RENORM": int(renorm)}
@@ -57,16 +59,21 @@ def route(L, e, k, renorm=True):
                      "gates": np.full(p, np.nan, np.float32)}, seed=1)
     assert res.ok, res.failures()
     experts, gates = res.outputs["experts"], res.outputs["gates"]
-    res = interpret(kernel_ir("moe_route", "moe_count", **ov),
-                    {"experts": experts, "counts": np.full(e, -7, np.int32)}, seed=2)
-    assert res.ok, res.failures()
-    counts = res.outputs["counts"]
-    res = interpret(kernel_ir("moe_route", "moe_place", **ov),
+    counts = np.full(e, -7, np.int32)
+    if not count_here:
+        res = interpret(kernel_ir("moe_route", "moe_count", **ov),
+                        {"experts": experts, "counts": counts}, seed=2)
+        assert res.ok, res.failures()
+        counts = res.outputs["counts"]
+    place = dict(ov, COUNT_HERE=int(count_here), **({"BS": bs} if bs else {}))
+    res = interpret(kernel_ir("moe_route", "moe_place", **place),
                     {"experts": experts, "gates": gates, "counts": counts,
                      "ids": np.full(p, -7, np.int32), "slots": np.full(p, -7, np.int32),
                      "wsorted": np.full(p, np.nan, np.float32)}, seed=3)
     assert res.ok, res.failures()
     o = res.outputs
+    if count_here:
+        counts = o["counts"]
     return counts, experts, gates, o["ids"], o["slots"], o["wsorted"]
 
 
@@ -85,11 +92,12 @@ CASES = [(45, 8, 2, True, "random"), (33, 8, 2, False, "empty"), (70, 16, 3, Tru
          (1, 8, 2, True, "random"), (100, 64, 6, True, "ties"), (64, 128, 8, False, "random")]
 
 
+@pytest.mark.parametrize("count_here", [False, True])
 @pytest.mark.parametrize("t, e, k, renorm, kind", CASES)
-def test_router_matches_the_fp64_routing(t, e, k, renorm, kind):
+def test_router_matches_the_fp64_routing(t, e, k, renorm, kind, count_here):
     rng = np.random.default_rng(t * 31 + e)
     L = logits(rng, t, e, kind)
-    got = route(L, e, k, renorm)
+    got = route(L, e, k, renorm, count_here, bs=128 if count_here and t <= 64 else None)
     want = ROUTE.reference(L, k, renorm)
     names = ("counts", "experts", "gates", "ids", "slots", "wsorted")
     for name, a, b in zip(names, got, want):
@@ -101,6 +109,18 @@ def test_router_matches_the_fp64_routing(t, e, k, renorm, kind):
         assert counts[1] == 0
     if kind == "one":
         assert counts[e - 1] == t
+
+
+# moe_place counting the entries itself (COUNT_HERE = 1, the decode layer's router: no
+# moe_count launch): its first slots are the entries of smaller experts, counted from the
+# keys (the counting-sort pack's Below, argus/verify/tags/countsort.py), and its store of
+# counts[e] the entries it placed; proved with no finding, at the specialisations the op
+# ships for decode
+@pytest.mark.parametrize("overrides", [{}, {"E": 64, "TOPK": 6, "BS": 128},
+                                       {"E": 128, "TOPK": 8, "BS": 128}])
+def test_placement_that_counts_itself_verifies(overrides):
+    findings = verify(kernel_ir("moe_route", "moe_place", COUNT_HERE=1, **overrides))
+    assert findings == [], [f.message for f in findings]
 
 
 def test_a_wrong_slot_order_is_caught_by_the_comparison():

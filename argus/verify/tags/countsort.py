@@ -7,19 +7,24 @@ key array X (`tensor`):
 
   X(q)          its entry q (`<tensor>#entry`, free: nothing is known of the keys);
   Cnt(x, q)     the number of entries q' < q with X(q') == x (`<tensor>#count`, free but
-                for the facts of its definition below).
+                for the facts of its definition below);
+  Below(x, q)   the number of entries q' < q with X(q') < x (`<tensor>#below`, likewise):
+                Below(x, N) is key x's first slot in the sorted order, counted from the
+                keys themselves (a placement that needs no count vector).
 
 Loads of an int tensor read X (0 outside the tile's tensor and segment); coordinates,
 constants, +, -, *, comparisons and selects are exact on the terms; an exclusive prefix
 sum of an indicator [X(base + pr) == x and base + pr < end] is Cnt(x, min(base + pr, end))
-- Cnt(x, min(base, end)) (countsort_rules.py checks the indicator's form with z3). The
+- Cnt(x, min(base, end)), and of [X(base + pr) < x and ...] the same in Below
+(countsort_rules.py checks the indicator's form with z3). The
 values are assumed exact in the kernel's arithmetic: every count and position is below
 2^24 (the sizes are, as everywhere in the tag pass), so fp32 and int32 hold them exactly,
 and a key cast to fp32 compares equal to a small integer exactly when it is that integer.
 
 `lemmas(term)` gives the facts of Cnt's definition at the arguments a query names:
-Cnt(x, 0) = 0 and Cnt(x, a) = Cnt(x, a - 1) + [X(a - 1) == x] for a >= 1. They are true
-of the real count for every key array, so adding them only removes impossible models.
+Cnt(x, 0) = 0 and Cnt(x, a) = Cnt(x, a - 1) + [X(a - 1) == x] for a >= 1 (Below's with
+X(a - 1) < x, the signed order the kernel's comparison of small integers has). They are
+true of the real count for every key array, so adding them only removes impossible models.
 """
 
 from __future__ import annotations
@@ -64,9 +69,16 @@ def entry_fn(w, tensor: str):
         f"{tensor}#entry", z3.BitVecSort(WIDTH), z3.BitVecSort(WIDTH)))
 
 
-def count_fn(w, tensor: str):
-    return _fns(w).setdefault(("count", tensor), z3.Function(
-        f"{tensor}#count", z3.BitVecSort(WIDTH), z3.BitVecSort(WIDTH), z3.BitVecSort(WIDTH)))
+# what an entry must satisfy to be counted, per count family: the key equal to x (Cnt), or
+# below it (Below); comparisons are the kernel's (countsort_rules.CMP)
+KINDS = {"count": lambda key, x: key == x, "below": lambda key, x: key < x}
+
+
+def count_fn(w, tensor: str, kind: str = "count"):
+    """Cnt (kind "count") or Below (kind "below") of a key array."""
+    assert kind in KINDS
+    return _fns(w).setdefault((kind, tensor), z3.Function(
+        f"{tensor}#{kind}", z3.BitVecSort(WIDTH), z3.BitVecSort(WIDTH), z3.BitVecSort(WIDTH)))
 
 
 def _fns(w) -> dict:
@@ -74,9 +86,16 @@ def _fns(w) -> dict:
 
 
 def tensor_of_count(w, f) -> Optional[str]:
+    """The key array a Cnt or Below function counts."""
+    got = family_of(w, f)
+    return got[1] if got is not None else None
+
+
+def family_of(w, f) -> Optional[tuple]:
+    """(kind, tensor) of a Cnt or Below function, else None."""
     for (kind, tensor), g in _fns(w).items():
-        if kind == "count" and g.eq(f):
-            return tensor
+        if kind in KINDS and g.eq(f):
+            return kind, tensor
     return None
 
 
@@ -112,24 +131,26 @@ _APPS: dict = {}
 
 
 def count_apps(term) -> list:
-    """The applications of a `#count` function in a term (each once)."""
-    return [t for t in function_apps(term) if t.decl().name().endswith("#count")]
+    """The applications of a `#count` or `#below` function in a term (each once)."""
+    return [t for t in function_apps(term)
+            if t.decl().name().endswith(tuple(f"#{kind}" for kind in KINDS))]
 
 
 def lemmas(w, terms) -> list:
-    """Cnt's definition at every application in `terms`."""
+    """Cnt's and Below's definitions at every application in `terms`."""
     facts = []
     for t in terms:
         for app in count_apps(t):
-            tensor = tensor_of_count(w, app.decl())
-            if tensor is None:
+            family = family_of(w, app.decl())
+            if family is None:
                 continue
+            kind, tensor = family
             x, a = app.arg(0), app.arg(1)
-            cnt, entry = count_fn(w, tensor), entry_fn(w, tensor)
+            cnt, entry = count_fn(w, tensor, kind), entry_fn(w, tensor)
             one = z3.BitVecVal(1, WIDTH)
             facts.append(cnt(x, z3.BitVecVal(0, WIDTH)) == 0)
             facts.append(z3.Implies(z3.UGE(a, one), app == cnt(x, a - one) + z3.If(
-                entry(a - one) == x, one, z3.BitVecVal(0, WIDTH))))
+                KINDS[kind](entry(a - one), x), one, z3.BitVecVal(0, WIDTH))))
             facts.append(z3.ULE(app, a))
     return facts
 

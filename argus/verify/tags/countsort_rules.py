@@ -7,9 +7,12 @@ ops of 1-D plain vectors, after the rule of the packs before gave each result it
   +, -, *, casts                       exact on the terms
   comparisons, select                  Bool terms, if-then-else
   prefix_sum(indicator of X == x)      Cnt(x, min(base + pr, end)) - Cnt(x, min(base, end))
+  prefix_sum(indicator of X < x)       the same in Below (countsort.py)
   element(v, i)                        v's term at i (recorded for the scalar)
   prefix_sum(load_indices(C)) of a whole count vector C, and its entries: the *offsets*
   of C (recorded: the first slot of each key, countsort_scatter.py)
+  element(v, i) whose term is Below(x, N), the entries of the whole key array below x:
+  key x's first slot, counted from the keys (recorded likewise)
 
 Anything else gives no meaning."""
 
@@ -122,11 +125,12 @@ def _cmp(w, op: Op):
     if fn is None or _term(a) is None or _term(b) is None:
         return None
     key = None
-    if op.attrs.get("pred") == "eq":
-        for x, y in ((a, b), (b, a)):
-            if isinstance(x, C.Read) and isinstance(y, C.Val) and \
-                    not C.mentions(y.term, w.pos["pr"]):
-                key = (x.tensor, x.base, x.end, y.term)
+    # an indicator of the keys: X == x (Cnt's) or X < x, x > X (Below's), x uniform
+    for x, y, preds, kind in ((a, b, ("eq",), "count"), (b, a, ("eq",), "count"),
+                              (a, b, ("lt",), "below"), (b, a, ("gt",), "below")):
+        if op.attrs.get("pred") in preds and isinstance(x, C.Read) and \
+                isinstance(y, C.Val) and not C.mentions(y.term, w.pos["pr"]):
+            key = (x.tensor, x.base, x.end, y.term, kind)
     return C.Pred(fn(bv(_term(a)), bv(_term(b))), key)
 
 
@@ -152,17 +156,17 @@ def _prefix_sum(w, op: Op):
                                                           a.arg(3)))
     if m.key is None:
         return None
-    tensor, base, end, key = m.key
+    tensor, base, end, key, kind = m.key
     pr, n = w.pos["pr"], x.shape[0]
     q = base + pr
     one, zero = z3.BitVecVal(1, WIDTH), z3.BitVecVal(0, WIDTH)
     entry = C.entry_fn(w, tensor)
-    indicator = z3.If(z3.And(entry(q) == key, z3.ULT(q, end)), one, zero)
+    indicator = z3.If(z3.And(C.KINDS[kind](entry(q), key), z3.ULT(q, end)), one, zero)
     if not C.proves(w, bv(m.term) == indicator, [*w.path, z3.ULT(pr, n)]):
         return None
-    cnt = C.count_fn(w, tensor)
+    cnt = C.count_fn(w, tensor, kind)
     run = cnt(key, C.umin(q, end)) - cnt(key, C.umin(base, end))
-    record = {"tensor": tensor, "base": base, "end": end, "key": key, "n": n,
+    record = {"tensor": tensor, "base": base, "end": end, "key": key, "n": n, "kind": kind,
               "depth": len(w.frames),
               "tile": cnt(key, C.umin(base + n, end)) - cnt(key, C.umin(base, end))}
     w.__dict__.setdefault("_countsort_prefix", []).append(record)
@@ -208,8 +212,26 @@ def element(w, op: Op, base) -> None:
     if not (0 <= i < v.shape[0] if isinstance(i, int) else
             C.proves(w, z3.ULT(bv(i), v.shape[0]), list(w.path))):
         return                                   # an entry past the vector: not its term
-    term = z3.substitute(bv(m.term), (w.pos["pr"], bv(i)))
-    w.__dict__.setdefault("_countsort_scalars", {})[out.get_id()] = (out, z3.simplify(term))
+    term = z3.simplify(z3.substitute(bv(m.term), (w.pos["pr"], bv(i))))
+    key = _whole_below(w, term)
+    if key is not None:          # a first slot: a free name in what is computed from it
+        w.__dict__.setdefault("_countsort_first", []).append((bv(out), None, key))
+        return
+    w.__dict__.setdefault("_countsort_scalars", {})[out.get_id()] = (out, term)
+
+
+def _whole_below(w, term):
+    """x when `term` is Below(x, N), the entries below x of the whole key array (N its
+    length), with x uniform; else None."""
+    for app in C.count_apps(term):
+        family = C.family_of(w, app.decl())
+        if family is None or family[0] != "below" or family[1] not in w.tensors or \
+                C.mentions(app.arg(0), w.pos["pr"]):
+            continue
+        want = app.decl()(app.arg(0), bv(w.tensors[family[1]][0]))
+        if C.proves(w, term == want, [*w.path, *countsort_lanes.facts(w, [term, want])]):
+            return app.arg(0)
+    return None
 
 
 STEPS = {"load": _load, "frag.coord": _coord, "math.cast": _cast,

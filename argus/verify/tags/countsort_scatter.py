@@ -7,8 +7,9 @@ block's expert), the rank slot of q is
     first(x) + Cnt(x, q)
 
 with first the exclusive prefix sum of a whole count vector C (`element(prefix_sum(
-load_indices(C)), x)`): the key's first slot plus the number of earlier entries with the
-same key. A scatter of a 1-D vector through an index vector I (its computed indices) is
+load_indices(C)), x)`), or Below(x, N), the entries of smaller keys, counted by the kernel
+itself over the whole key array (countsort_rules.element): the key's first slot plus the
+number of earlier entries with the same key. A scatter of a 1-D vector through an index vector I (its computed indices) is
 proved when, for the entries q(pr) = base + pr of the tile the iteration counted
 (the prefix sum of the indicator [X(q) == x and q < end] whose count the loop carries):
 
@@ -22,10 +23,11 @@ proved when, for the entries q(pr) = base + pr of the tile the iteration counted
 
 and the loop's carried count proves that the tiles counted (and placed) cover the key
 array (countsort_loops.py); the key is the block's index over a grid as long as the count
-vector (one block per key). The claims name the carried count's hole and are checked when
-its loop closes. What is assumed (docs/design/verifier-moe.md): C counts the keys
-(C[x] = Cnt(x, N)), and every key lies in [0, number of blocks); then the rank slots are a
-bijection of the entries onto [0, N), sorted by key, then entry."""
+vector (one block per key; any grid with Below). The claims name the carried count's hole
+and are checked when its loop closes. What is assumed (docs/design/verifier-moe.md): C
+counts the keys (C[x] = Cnt(x, N); nothing with Below), and every key lies in [0, number
+of blocks); then the rank slots are a bijection of the entries onto [0, N), sorted by key,
+then entry."""
 
 from __future__ import annotations
 
@@ -62,7 +64,7 @@ def contract(w, op: Op):
     index = C.meaning(rows.fragment)
     value = C.meaning(src)
     records = [r for r in w.__dict__.get("_countsort_prefix", [])
-               if r["depth"] == len(w.frames)]
+               if r["depth"] == len(w.frames) and r["kind"] == "count"]
     if not isinstance(index, C.Val) or not records:
         return None
     rec = records[-1]
@@ -131,12 +133,16 @@ def _same_entry(index: Fragment, src: Fragment) -> bool:
     return bool(need) and all(n in src.tag.fields for n in need)
 
 
-def _one_block_per_key(w, key, counts: str) -> bool:
+def _one_block_per_key(w, key, counts) -> bool:
     """The key is the block's index along an axis of the grid whose extent is the count
     vector's length: block e places the entries of key e, and every key of [0, length)
-    has its block (so the blocks together place every entry whose key is below it)."""
+    has its block (so the blocks together place every entry whose key is below it). With
+    no count vector (counts None: first slots counted from the keys, Below), any extent:
+    the keys are assumed to lie in [0, number of blocks) either way."""
     for axis, extent in zip("xyz", w.grid):
         var = w.loop_vars.get(("block_id", axis))
+        if counts is None and var is not None and bv(var[0]).eq(bv(key)):
+            return True
         length = w.tensors.get(counts, (None,))[0]
         if var is not None and bv(var[0]).eq(bv(key)) and length is not None and \
                 (extent == length if isinstance(extent, int) and isinstance(length, int)

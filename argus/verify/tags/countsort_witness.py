@@ -26,10 +26,13 @@ SMALL = 1 << 13          # the witness's key array is spelt out: keep it short
 
 def on_one_key(w, formula, tensor: str, key, first):
     """`formula` on the key array whose entries are all `key` (first(key) = 0)."""
-    entry, cnt = C.entry_fn(w, tensor), C.count_fn(w, tensor)
+    entry = C.entry_fn(w, tensor)
     x, a = z3.Var(0, z3.BitVecSort(WIDTH)), z3.Var(1, z3.BitVecSort(WIDTH))   # Cnt(x, a)
-    out = z3.substitute_funs(formula, (entry, bv(key)),
-                             (cnt, z3.If(x == bv(key), a, z3.BitVecVal(0, WIDTH))))
+    zero = z3.BitVecVal(0, WIDTH)
+    out = z3.substitute_funs(
+        formula, (entry, bv(key)),
+        *((C.count_fn(w, tensor, kind), z3.If(holds(bv(key), x), a, zero))
+          for kind, holds in C.KINDS.items()))
     if first is not None:
         out = z3.substitute(out, (first, z3.BitVecVal(0, WIDTH)))
     return out
@@ -96,20 +99,22 @@ def report_uncovered(w, claims, after, tensor: str, key, extra):
 
 def _finding(w, claim, model, info, index, actual, expected, n, what) -> None:
     key = value(model, info["key"])
-    counts = w.tensors.get(info["counts"], (0,))[0]
+    counts = w.tensors.get(info["counts"], (0,))[0] if info["counts"] else 0
     e = counts if isinstance(counts, int) else value(model, bv(counts))
     cex = report.counterexample(w, model, claim.scope, elements=(report.element(
         model, info["dst"], (z3.BitVecVal(index, WIDTH),) if isinstance(index, int)
         else (index,), {}, {}),))
     element = replace(cex.elements[0], index=(index,), actual=actual, expected=expected)
-    routing = {info["counts"]: {x: (n if x == key else 0) for x in range(e)},
-               info["tensor"]: {q: key for q in range(n)}}
+    routing = {info["tensor"]: {q: key for q in range(n)}}
+    if info["counts"]:
+        routing[info["counts"]] = {x: (n if x == key else 0) for x in range(e)}
     cex = replace(cex, elements=(element,), routing=routing)
     w.findings.append(Finding(
         "tag.placement", "error",
-        f"{what}: with every entry of {info['tensor']} holding key {key} ({n} entries, "
-        f"{info['counts']} counting them), {info['dst']}[{index}] is not what a counting "
-        f"sort writes", claim.op.loc, "scatter",
+        f"{what}: with every entry of {info['tensor']} holding key {key} ({n} entries"
+        + (f", {info['counts']} counting them" if info["counts"] else "")
+        + f"), {info['dst']}[{index}] is not what a counting sort writes", claim.op.loc,
+        "scatter",
         "place entry q at first(x) + the number of earlier entries with key x (an exclusive "
         "prefix sum of the tile's hits plus the count carried over every earlier tile), "
         "and count every tile of every segment", cex))

@@ -19,6 +19,10 @@ def _cnt(keys, x, q):
     return sum(1 for k in keys[:q] if k == x)
 
 
+def _below(keys, x, q):
+    return sum(1 for k in keys[:q] if k < x)
+
+
 def _lanes(keys, s, x, r, n, end):
     return sum(1 for i in range(n) if i * s + r < min(end, len(keys)) and keys[i * s + r] == x)
 
@@ -29,6 +33,11 @@ def test_the_definition_facts_hold_of_real_counts(keys):
     for x, a in itertools.product(range(3), range(1, len(keys) + 1)):
         assert _cnt(keys, x, 0) == 0
         assert _cnt(keys, x, a) == _cnt(keys, x, a - 1) + (keys[a - 1] == x)
+        assert _below(keys, x, 0) == 0
+        assert _below(keys, x, a) == _below(keys, x, a - 1) + (keys[a - 1] < x)
+    # Below(x, N) + Cnt(x, q) over the entries q with key x: a bijection onto [0, N)
+    ranks = sorted(_below(keys, k, len(keys)) + _cnt(keys, k, q) for q, k in enumerate(keys))
+    assert ranks == list(range(len(keys)))
     for s in (1, 2, 3):
         for x, n, end in itertools.product(range(3), range(4), range(len(keys) + 1)):
             whole = sum(_lanes(keys, s, x, r, n, end) for r in range(s))
@@ -65,5 +74,32 @@ def _verdict(kernel, old, new):
 ])
 def test_a_wrong_count_or_placement_is_not_verified(kernel, old, new):
     found = _verdict(kernel, old, new)
+    assert found and any(sev == "error" or check_ == "tag.value-unproved"
+                         for check_, sev in found), found
+
+
+# moe_place counting the entries of smaller experts itself (COUNT_HERE = 1, Below): single
+# edits of its count are not verified
+HERE = SOURCE.replace("COUNT_HERE = 0 ", "COUNT_HERE = 1 ", 1)
+BELOW_LOOP = ("        for j in range(TOPK):\n            for tt in range(NTT):\n"
+              "                x = cast")
+
+
+@pytest.mark.parametrize("old, new", [
+    ("select(x < e,", "select(x <= e,"),                   # its own entries counted too
+    ("select(x < e,", "select(x > e,"),
+    (BELOW_LOOP, BELOW_LOOP.replace("range(TOPK)", "range(TOPK - 1)")),     # a choice short
+    ("first = element(cast(below, int32), 0)", "first = element(cast(below, int32), 0) + 1"),
+    ("cast(seen, int32))", "cast(seen + 1.0, int32))"),    # the stored count
+    ("n = element(prefix_sum(less), BS - 1) + element(less, BS - 1)",
+     "n = element(prefix_sum(less), BS - 1)"),             # a tile's last entry not counted
+    ("less = cast(select(x < e, select(token < T, 1.0, 0.0), 0.0), int32)",
+     "less = cast(select(x < e, 1.0, 0.0), int32)"),       # entries past the segment counted
+    ("assign(below, below + n)", "assign(below, below + n + n)"),
+])
+def test_a_wrong_count_of_smaller_experts_is_not_verified(old, new):
+    assert old in HERE
+    k = parse_source(HERE.replace(old, new, 1), "moe_route_variant.py")["moe_place"]
+    found = {(f.check, f.severity) for f in check(k)}
     assert found and any(sev == "error" or check_ == "tag.value-unproved"
                          for check_, sev in found), found
