@@ -40,6 +40,9 @@ VARIANTS = {
     "gu tma": {"gate_up": {"GATHER": "tma"}},
     # the router's count and place in 1024-entry tiles, as before the twenty-ninth session
     "route BS1024": {"route_bs": 1024},
+    # the router in three launches (moe_count, then moe_place), as before the thirty-first
+    # session's placement that counts the entries itself (ROUTE_COUNT_HERE)
+    "count kernel": {"count_kernel": True},
 }
 
 
@@ -64,11 +67,15 @@ def main() -> int:
     op = importlib.import_module("argus.ops.moe")
     original = op.config_for
     original_bs = op.route_block_entries
+    original_here = op.ROUTE_COUNT_HERE
 
     def route_tiles(variant):
-        """The router's tile rule of `variant` in place (its route_bs, else the op's own)."""
+        """The router of `variant` in place (its route_bs and count_kernel, else the op's
+        own)."""
         bs = VARIANTS[variant].get("route_bs") if variant else None
         op.route_block_entries = (lambda n: bs) if bs else original_bs
+        op.ROUTE_COUNT_HERE = original_here and not (
+            variant and VARIANTS[variant].get("count_kernel"))
     for item in filter(None, args.extra.split(",")):
         name, dims = item.split("=")
         SHAPES[name] = tuple(int(v) for v in dims.split(":"))

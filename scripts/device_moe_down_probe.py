@@ -110,7 +110,7 @@ def run_layer(torch):
             order = torch.sort(-L, dim=1, stable=True).indices[:, :k]      # (T, k)
             same = bool(torch.equal(bufs["experts"].view(k, t).T.long(), order))  # j-major
             report[name]["experts_match_torch"] = same
-        if name == "count":
+        if name == "count" or (name == "place" and not any(n == "count" for n, _ in steps)):
             want = torch.bincount(bufs["experts"].long(), minlength=e)
             got = bufs["counts"].long()
             report[name].update(match=bool(torch.equal(want, got)), sum=int(got.sum()),

@@ -3,7 +3,9 @@ the fused MoE layer (SiLU-gated experts, top-k softmax routing) on the device, e
 a DSL kernel of argus/kernels/:
 
 1. moe_route.py: `moe_topk` (softmax, top-k, weights), `moe_count` (tokens per expert),
-   `moe_place` (slots sorted by expert: `ids`, `slots`, the weight of each slot);
+   `moe_place` (slots sorted by expert: `ids`, `slots`, the weight of each slot); a decode
+   batch's `moe_place` counts the entries itself (COUNT_HERE, `ROUTE_COUNT_HERE`: one
+   launch fewer);
 2. moe_gate_up.py: H = silu(x[ids] W1[e]^T) * (x[ids] W3[e]^T), the token rows gathered
    through the slot list (no permuted copy of x);
 3. moe_down.py: Yd = w * (H W2[e]^T), the routing weight in the epilogue;
@@ -50,6 +52,16 @@ GATE_UP_GATHER = "warpgroup"
 # a prediction not yet measured (the thirtieth session got no device); the decode diagnosis
 # measures it (scripts/device_moe_decode_diag.py, variant "tile rule").
 DECODE_TILE_RULE = False
+# A decode batch's router in two launches: moe_place counts the entries of the experts
+# below its own (its first slot) and stores its expert's count (moe_route.py COUNT_HERE), so
+# no moe_count runs. Prefill keeps moe_count: the count there is a full pass over the
+# T * k entries that every place block would repeat.
+ROUTE_COUNT_HERE = True
+
+
+def counts_in_place(t: int) -> bool:
+    """Whether a batch of t tokens routes without moe_count (ROUTE_COUNT_HERE)."""
+    return ROUTE_COUNT_HERE and t <= DECODE_T
 
 
 def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
@@ -125,10 +137,13 @@ def kernels_for(t: int, e: int, hidden: int, inter: int, top_k: int, renormalize
     cfg = cfg or config_for(t, e, hidden, inter, top_k)
     route = {"E": e, "TOPK": top_k, "RENORM": int(bool(renormalize))}
     combine = "moe_combine" if deterministic else "moe_combine_atomic"
+    here = counts_in_place(t)
+    count = {} if here else {"count": ("moe_route", "moe_count",
+                                       {**route, "BS": route_block_entries(t * top_k)})}
     return {"topk": ("moe_route", "moe_topk", {**route, "BT": route_block_tokens(t, e)}),
-            "count": ("moe_route", "moe_count",
-                      {**route, "BS": route_block_entries(t * top_k)}),
-            "place": ("moe_route", "moe_place", {**route, "BS": route_block_entries(t)}),
+            **count,
+            "place": ("moe_route", "moe_place", {**route, "BS": route_block_entries(t),
+                                                  **({"COUNT_HERE": 1} if here else {})}),
             "gate_up": ("moe_gate_up", "moe_gate_up", {"E": e, "DT": dtype, **cfg["gate_up"]}),
             "down": ("moe_down", "moe_down", {"E": e, "DT": dtype, **cfg["down"]}),
             "combine": ("moe_combine", combine, {"TOPK": top_k, "DT": dtype})}
@@ -199,7 +214,7 @@ def moe(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
 
 def moe_into(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
              deterministic: bool = True):
-    """The computation: the six launches on the current stream, nothing read back
+    """The computation: the launches on the current stream, nothing read back
     (moe_calls.py: the plan of the layer, worked out once, and its launches)."""
     return layer_plan(x, router_logits, w13, w2, top_k, renormalize,
                       deterministic).run(x, router_logits, w13, w2)
@@ -224,7 +239,8 @@ def layer_plan(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
                     kernels_for(t, e, hidden, inter, top_k, renormalize, deterministic,
                                 dtype))
     key = plan_key(x, router_logits, w13, w2, top_k, renormalize, deterministic,
-                   (_env(), config_for, GATE_UP_GATHER, DECODE_TILE_RULE, route_block_entries))
+                   (_env(), config_for, GATE_UP_GATHER, DECODE_TILE_RULE, route_block_entries,
+                    ROUTE_COUNT_HERE))
     return plan_for(key, build)
 
 

@@ -9,7 +9,7 @@ tensor's address, shape and strides. Here:
 
 - `Plan`, one per layer: the tensors' shapes, strides, dtypes and device, top_k, the flags
   and the switches that choose the kernels (`plan_key`; a new key runs `check_layer`,
-  everything it reads is in the key), and the six launchers, looked up once.
+  everything it reads is in the key), and the launchers (five or six), looked up once.
 - The intermediates (expert choices, counts, slots, H, the down projection's rows): a
   decode batch's (T <= DECODE_T: at most a few MB) are kept per (plan, stream, thread) and
   reused by the next call there, whose kernels the stream runs after the previous call's
@@ -99,7 +99,7 @@ class Buffers:
 
 
 class Plan:
-    """One layer: its sizes, the six launchers, and the launches of a call."""
+    """One layer: its sizes, its launchers, and the launches of a call."""
 
     def __init__(self, sizes, top_k, deterministic, torch_dtype, logits_ready, specs):
         """sizes: (T, H, E, I) as check_layer found them; specs: kernels_for's (module,
@@ -179,8 +179,10 @@ class Plan:
             def topk():
                 logits.copy_(logits_in)
                 route()
-        steps = [("topk", topk),
-                 ("count", run("count", lambda: (b.experts, b.counts))),
+        # a decode batch's place counts the entries itself (argus.ops.moe.counts_in_place)
+        count = [("count", run("count", lambda: (b.experts, b.counts)))] \
+            if "count" in self.launch else []
+        steps = [("topk", topk), *count,
                  ("place", run("place", lambda: (b.experts, b.gates, b.counts, b.ids, b.slots,
                                                  b.wsorted))),
                  ("gate_up", run("gate_up", lambda: (x, w1(), w3(), b.ids, b.counts, b.h))),
@@ -199,7 +201,7 @@ class Plan:
         return steps
 
     def run(self, x, router_logits, w13, w2):
-        """The layer's output, its six launches enqueued on the current stream."""
+        """The layer's output, its launches enqueued on the current stream."""
         out = x.new_empty((self.t, self.hidden))
         if self.t == 0:
             return out

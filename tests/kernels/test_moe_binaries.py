@@ -38,6 +38,7 @@ SPECS = [WARPGROUP,
          ("moe_route", "moe_topk", {"E": 128, "TOPK": 8}),
          ("moe_route", "moe_count", {"E": 128, "TOPK": 8}),
          ("moe_route", "moe_place", {"E": 128, "TOPK": 8}),
+         ("moe_route", "moe_place", {"E": 64, "TOPK": 6, "BS": 128, "COUNT_HERE": 1}),
          ("moe_combine", "moe_combine", {"TOPK": 8}),
          ("moe_combine", "moe_combine_atomic", {"TOPK": 8})]
 

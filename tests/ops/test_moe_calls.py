@@ -127,9 +127,11 @@ def test_launch_keys_fix_the_addresses_of_their_tensors(monkeypatch):
     outs = [moe_module.moe_into(*args, 2) for args in sequence]     # every output kept
     for name, rec in recorders.items():
         assert len(rec.keys) == len(sequence), name
-    # every launch reading a changed input got a new key; the count never did
+    # every launch reading a changed input got a new key; the placement (which counts the
+    # entries itself at decode: no moe_count) never did
+    assert "moe_count" not in recorders
     assert len(set(recorders["moe_gate_up"].keys)) == 4        # (x, w13) pairs
     assert len(set(recorders["moe_down"].keys)) == 2
-    assert len(set(recorders["moe_count"].keys)) == 1
+    assert len(set(recorders["moe_place"].keys)) == 1
     assert len(set(recorders["moe_combine"].keys)) == len(sequence)   # outputs all alive
     assert len({o.data_ptr() for o in outs}) == len(sequence)

@@ -164,32 +164,42 @@ def test_the_router_tiles_hold_a_small_pass_whole_and_never_add_passes():
     from argus.ops.moe import route_block_entries
     assert [route_block_entries(n) for n in (1, 64, 128, 129, 4096)] == [128] * 3 + [1024] * 2
     fine = kernels_for(1, 64, 2048, 1408, 6, True, True, "bf16")
-    assert fine["count"][2]["BS"] == 128 and fine["place"][2]["BS"] == 128
+    assert fine["place"][2]["BS"] == 128
     batch = kernels_for(64, 64, 2048, 1408, 6, True, True, "bf16")      # 384 choices
-    assert batch["count"][2]["BS"] == 1024 and batch["place"][2]["BS"] == 128
+    assert batch["place"][2]["BS"] == 128
     prefill = kernels_for(4096, 64, 2048, 1408, 6, True, True, "bf16")
     assert prefill["count"][2]["BS"] == prefill["place"][2]["BS"] == 1024
 
 
-def test_decode_and_prefill_configurations_differ_and_launch_six_kernels():
+def test_decode_routes_in_two_launches_and_prefill_in_three(monkeypatch):
+    import importlib
+    moe_mod = importlib.import_module("argus.ops.moe")      # the module (argus.ops.moe is the op)
     assert config_for(64, 8, 4096, 14336, 2) != config_for(65, 8, 4096, 14336, 2)
-    plan = kernels_for(16, 64, 2048, 1408, 6, True, False, "bf16")
-    assert list(plan) == ["topk", "count", "place", "gate_up", "down", "combine"]
-    assert plan["combine"][1] == "moe_combine_atomic" and plan["gate_up"][2]["E"] == 64
+    decode = kernels_for(64, 64, 2048, 1408, 6, True, False, "bf16")
+    assert list(decode) == ["topk", "place", "gate_up", "down", "combine"]
+    assert decode["place"][2]["COUNT_HERE"] == 1
+    assert decode["combine"][1] == "moe_combine_atomic" and decode["gate_up"][2]["E"] == 64
+    prefill = kernels_for(65, 64, 2048, 1408, 6, True, False, "bf16")
+    assert list(prefill) == ["topk", "count", "place", "gate_up", "down", "combine"]
+    assert "COUNT_HERE" not in prefill["place"][2]
+    monkeypatch.setattr(moe_mod, "ROUTE_COUNT_HERE", False)           # the switch
+    assert list(kernels_for(1, 64, 2048, 1408, 6, True, True, "bf16"))[:3] == \
+        ["topk", "count", "place"]
 
 
 def test_the_launches_one_by_one_are_the_layer():
     # what `argus bench moe --breakdown` times alone: the six launches in order, on buffers
     # they fill for each other; run in order they give the layer's result
     from argus.ops.moe import launches
-    x, L, w13, w2 = layer(40, 4, 2, seed=3)
-    out, steps = launches(x, L, w13, w2, 2)
-    assert [role for role, _ in steps] == ["topk", "count", "place", "gate_up", "down",
-                                            "combine"]
-    out.fill_(float("nan"))
-    for _, step in steps:
-        step()
-    assert close(out, reference(x, L, w13, w2, 2))
+    for t, count in ((40, []), (70, ["count"])):          # decode, prefill
+        x, L, w13, w2 = layer(t, 4, 2, seed=3)
+        out, steps = launches(x, L, w13, w2, 2)
+        assert [role for role, _ in steps] == ["topk", *count, "place", "gate_up", "down",
+                                                "combine"]
+        out.fill_(float("nan"))
+        for _, step in steps:
+            step()
+        assert close(out, reference(x, L, w13, w2, 2))
 
 
 def test_the_check_speed_list_is_what_the_op_builds():
