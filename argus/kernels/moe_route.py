@@ -117,14 +117,14 @@ def moe_place(experts: Tensor["P", int32], gates: Tensor["P", fp32], counts: Ten
         slots_j = segment(slots, j * T, T)
         assume(tag(slots_j).token == coord(slots_j)[0] - j * T and tag(slots_j).choice == j)
     if COUNT_HERE == 1:     # the expert's first slot: the entries of the experts below it
+        # (the whole array in BS-entry tiles, not per choice: one tile at T = 1)
         below = fragment(fp32, (1,), "rows(blocked)", init=0.0)
-        for j in range(TOPK):
-            for tt in range(NTT):
-                x = cast(load(tile(segment(experts, j * T, T), (BS,), (tt,)), "blocked"), fp32)
-                token = cast(row_of(x), fp32) + tt * BS
-                less = cast(select(x < e, select(token < T, 1.0, 0.0), 0.0), int32)
-                n = element(prefix_sum(less), BS - 1) + element(less, BS - 1)
-                assign(below, below + n)
+        for pt in range((P + BS - 1) // BS):
+            x = cast(load(tile(experts, (BS,), (pt,)), "blocked"), fp32)
+            real = cast(row_of(x), fp32) + pt * BS < P          # entries past P read 0
+            less = cast(select(x < e, select(real, 1.0, 0.0), 0.0), int32)
+            n = element(prefix_sum(less), BS - 1) + element(less, BS - 1)
+            assign(below, below + n)
         first = element(cast(below, int32), 0)
     else:                   # the exclusive prefix sum of the counts moe_count stored
         cnt = load_indices(tile(counts, (E,), (0,)))

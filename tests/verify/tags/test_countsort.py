@@ -81,20 +81,21 @@ def test_a_wrong_count_or_placement_is_not_verified(kernel, old, new):
 # moe_place counting the entries of smaller experts itself (COUNT_HERE = 1, Below): single
 # edits of its count are not verified
 HERE = SOURCE.replace("COUNT_HERE = 0 ", "COUNT_HERE = 1 ", 1)
-BELOW_LOOP = ("        for j in range(TOPK):\n            for tt in range(NTT):\n"
-              "                x = cast")
+BELOW_LOOP = "        for pt in range((P + BS - 1) // BS):\n            x = cast"
 
 
 @pytest.mark.parametrize("old, new", [
     ("select(x < e,", "select(x <= e,"),                   # its own entries counted too
     ("select(x < e,", "select(x > e,"),
-    (BELOW_LOOP, BELOW_LOOP.replace("range(TOPK)", "range(TOPK - 1)")),     # a choice short
+    (BELOW_LOOP, BELOW_LOOP.replace("(P + BS - 1) // BS", "P // BS")),   # the last tile
     ("first = element(cast(below, int32), 0)", "first = element(cast(below, int32), 0) + 1"),
     ("cast(seen, int32))", "cast(seen + 1.0, int32))"),    # the stored count
     ("n = element(prefix_sum(less), BS - 1) + element(less, BS - 1)",
      "n = element(prefix_sum(less), BS - 1)"),             # a tile's last entry not counted
-    ("less = cast(select(x < e, select(token < T, 1.0, 0.0), 0.0), int32)",
-     "less = cast(select(x < e, 1.0, 0.0), int32)"),       # entries past the segment counted
+    ("less = cast(select(x < e, select(real, 1.0, 0.0), 0.0), int32)",
+     "less = cast(select(x < e, 1.0, 0.0), int32)"),       # entries past P counted
+    ("x = cast(load(tile(experts, (BS,), (pt,)), \"blocked\"), fp32)\n            real",
+     "x = cast(load(tile(experts, (BS,), (pt + 1,)), \"blocked\"), fp32)\n            real"),
     ("assign(below, below + n)", "assign(below, below + n + n)"),
 ])
 def test_a_wrong_count_of_smaller_experts_is_not_verified(old, new):
