@@ -211,10 +211,34 @@ def _candidates(tiles, d) -> list:
     placed in it first, then every application in D."""
     starts = [ends[1] for ends in map(_tile_ends, tiles) if ends is not None]
     seen, out = set(), []
-    for app in [*starts, *C.count_apps(d)]:
+    # a count that D subtracts is where the iteration's range starts: tried first (a
+    # failed candidate costs a full query)
+    apps = C.count_apps(d)
+    subtracted = {a.get_id() for a in _subtracted(d)}
+    apps = [a for a in apps if a.get_id() in subtracted] + \
+        [a for a in apps if a.get_id() not in subtracted]
+    for app in [*starts, *apps]:
         if app.get_id() not in seen:
             seen.add(app.get_id())
             out.append(app)
+    return out
+
+
+def _subtracted(term) -> list:
+    """The applications a term subtracts: the right operand of a subtraction, or a product
+    by -1 (as z3.simplify writes a - b), read through sums."""
+    out, todo = [], [term]
+    minus_one = (1 << WIDTH) - 1
+    while todo:
+        t = todo.pop()
+        if z3.is_app_of(t, z3.Z3_OP_BADD):
+            todo.extend(t.children())
+        elif z3.is_app_of(t, z3.Z3_OP_BSUB) and t.num_args() == 2:
+            todo.append(t.arg(0))
+            out.extend(C.count_apps(t.arg(1)))
+        elif z3.is_app_of(t, z3.Z3_OP_BMUL) and any(
+                z3.is_bv_value(c) and c.as_long() == minus_one for c in t.children()):
+            out.extend(C.count_apps(t))
     return out
 
 

@@ -222,7 +222,11 @@ def element(w, op: Op, base) -> None:
 
 def _whole_below(w, term):
     """x when `term` is Below(x, N), the entries below x of the whole key array (N its
-    length), with x uniform; else None."""
+    length), with x uniform; else None. A term naming the counter of a loop around it
+    (a tile's count inside the counting loop) is not asked: it is not the whole array's."""
+    counters = [w.ctx.vars[n].term for n in w.scope_vars() if n in w.ctx.vars]
+    if any(C.mentions(term, bv(c)) for c in counters if z3.is_expr(c)):
+        return None
     for app in C.count_apps(term):
         family = C.family_of(w, app.decl())
         if family is None or family[0] != "below" or family[1] not in w.tensors or \
