@@ -20,8 +20,13 @@ def check(kernel: Kernel, jobs: int = 1) -> list[Finding]:
     from . import mask, reduction, tma_store, writers
     from .walker import Walker
 
+    from .rules import PACKS
+
     w = Walker(kernel)
     w.run()
+    for pack in PACKS:
+        for finish in pack.finish:
+            finish(w)
     here = (tma_store.check, reduction.check, writers.races)
     beside = (writers.coverage, mask.visited_blocks)
     if jobs > 1:         # coverage needs nothing of the races: a second process (forked.py)

@@ -20,4 +20,5 @@ PACK = IdiomPack(
              "scan.prefix_sum": countsort_rules.prefix_sum,
              "indices.element": countsort_rules.element,
              "scatter.store": countsort_scatter.scatter,
-             "store": countsort_store.store})
+             "store": countsort_store.store},
+    finish=(countsort_scatter.finish,))

@@ -203,7 +203,7 @@ def element(w, op: Op, base) -> None:
     v, i, out = w.value(op.arg("v")), w.value(op.arg("i")), w.env.get(op.result)
     offsets = w.__dict__.get("_countsort_offsets", {}).get(id(v))
     if offsets is not None and offsets[0] is v and z3.is_expr(out):
-        w.__dict__.setdefault("_countsort_first", []).append((bv(out), offsets[1], i))
+        w.__dict__.setdefault("_countsort_first", []).append((bv(out), offsets[1], i, None))
         return
     m = C.meaning(v) if isinstance(v, Fragment) else None
     if not (isinstance(m, C.Val) and z3.is_expr(out) and z3.is_const(out)
@@ -213,17 +213,19 @@ def element(w, op: Op, base) -> None:
             C.proves(w, z3.ULT(bv(i), v.shape[0]), list(w.path))):
         return                                   # an entry past the vector: not its term
     term = z3.simplify(z3.substitute(bv(m.term), (w.pos["pr"], bv(i))))
-    key = _whole_below(w, term)
-    if key is not None:          # a first slot: a free name in what is computed from it
-        w.__dict__.setdefault("_countsort_first", []).append((bv(out), None, key))
+    below = _whole_below(w, term)
+    if below is not None:        # a first slot: a free name in what is computed from it
+        key, tensor = below
+        w.__dict__.setdefault("_countsort_first", []).append((bv(out), None, key, tensor))
         return
     w.__dict__.setdefault("_countsort_scalars", {})[out.get_id()] = (out, term)
 
 
 def _whole_below(w, term):
-    """x when `term` is Below(x, N), the entries below x of the whole key array (N its
-    length), with x uniform; else None. A term naming the counter of a loop around it
-    (a tile's count inside the counting loop) is not asked: it is not the whole array's."""
+    """(x, the key array) when `term` is Below(x, N), the entries below x of the whole key
+    array (N its length), with x uniform; else None. A term naming the counter of a loop
+    around it (a tile's count inside the counting loop) is not asked: it is not the whole
+    array's."""
     counters = [w.ctx.vars[n].term for n in w.scope_vars() if n in w.ctx.vars]
     if any(C.mentions(term, bv(c)) for c in counters if z3.is_expr(c)):
         return None
@@ -234,7 +236,7 @@ def _whole_below(w, term):
             continue
         want = app.decl()(app.arg(0), bv(w.tensors[family[1]][0]))
         if C.proves(w, term == want, [*w.path, *countsort_lanes.facts(w, [term, want])]):
-            return app.arg(0)
+            return app.arg(0), family[1]
     return None
 
 

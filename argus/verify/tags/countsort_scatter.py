@@ -34,6 +34,7 @@ from __future__ import annotations
 import z3
 
 from argus.ir.nodes import Op
+from argus.verify.finding import Finding
 from argus.verify.smt import bv
 
 from . import countsort as C
@@ -78,12 +79,17 @@ def contract(w, op: Op):
                   if any(C.mentions(t, f[0]) for t in terms)), None)
     if first is None:
         return None
-    f_term, counts, f_index = first
+    f_term, counts, f_index, below = first
+    if below is not None and below != rec["tensor"]:
+        return None              # smaller keys counted in another array than the one placed
     pr = w.pos["pr"]
     q = rec["base"] + pr
     key = rec["key"]
-    if not _one_block_per_key(w, key, counts):
+    extent = _one_block_per_key(w, key, counts)
+    if extent is None:
         return None
+    if below is not None:        # the grid is tied to the keys by a stored count (finish)
+        w.__dict__.setdefault("_countsort_below_placed", []).append((op, extent, below))
     entry, cnt = C.entry_fn(w, rec["tensor"]), C.count_fn(w, rec["tensor"])
     placed = z3.And(entry(q) == key, z3.ULT(q, rec["end"]))
     rank = f_term + cnt(key, q)
@@ -133,19 +139,60 @@ def _same_entry(index: Fragment, src: Fragment) -> bool:
     return bool(need) and all(n in src.tag.fields for n in need)
 
 
-def _one_block_per_key(w, key, counts) -> bool:
-    """The key is the block's index along an axis of the grid whose extent is the count
+def _one_block_per_key(w, key, counts):
+    """The extent of the grid axis whose block index is the key, when it is the count
     vector's length: block e places the entries of key e, and every key of [0, length)
-    has its block (so the blocks together place every entry whose key is below it). With
-    no count vector (counts None: first slots counted from the keys, Below), any extent:
-    the keys are assumed to lie in [0, number of blocks) either way."""
+    has its block (so the blocks together place every entry whose key is below it); else
+    None. With no count vector (counts None: first slots counted from the keys, Below) the
+    extent is returned as it is, and `finish` asks the block to store its key's count into
+    a vector that long."""
     for axis, extent in zip("xyz", w.grid):
         var = w.loop_vars.get(("block_id", axis))
-        if counts is None and var is not None and bv(var[0]).eq(bv(key)):
-            return True
-        length = w.tensors.get(counts, (None,))[0]
-        if var is not None and bv(var[0]).eq(bv(key)) and length is not None and \
-                (extent == length if isinstance(extent, int) and isinstance(length, int)
-                 else C.proves(w, bv(extent) == bv(length), [])):
-            return True
-    return False
+        if var is None or not bv(var[0]).eq(bv(key)):
+            continue
+        if counts is None or _same_length(w, extent, w.tensors.get(counts, (None,))[0]):
+            return extent
+    return None
+
+
+def _same_length(w, extent, length) -> bool:
+    if length is None:
+        return False
+    if isinstance(extent, int) and isinstance(length, int):
+        return extent == length
+    return C.proves(w, bv(extent) == bv(length), [])
+
+
+def finish(w) -> None:
+    """Placements whose first slots were counted from the keys (Below) are proved only if
+    the kernel also stores, proved, the count of each block's key (countsort_store.py) into
+    a vector as long as the grid axis: with moe_topk's proof that every key is below that
+    length, every key then has its block (the offsets' form gets this from the length of
+    the count vector it reads). Else the proofs are withdrawn, with a finding that says
+    what is missing."""
+    placed = w.__dict__.get("_countsort_below_placed", [])
+    if w.phase != "check" or not placed:
+        return
+    stored = [(op, dst, keys) for op, dst, keys in w.__dict__.get("_countsort_stored", [])
+              if proved.is_proved(w, op)]
+    said = set()
+    for op, extent, keys in placed:
+        if not proved.is_proved(w, op):
+            continue
+        if any(k == keys and _same_length(w, extent, w.tensors.get(dst, (None,))[0])
+               for _, dst, k in stored):
+            continue
+        proved.withdraw(w, op)
+        if (op.loc.line, op.loc.col) in said:
+            continue
+        said.add((op.loc.line, op.loc.col))
+        w.findings.append(Finding(
+            "tag.placement", "warning",
+            f"the first slots are counted from the keys of {keys} (the entries of smaller "
+            f"keys), but no store of each block's key count into a vector as long as the "
+            f"grid ({extent} blocks) is proved: nothing ties the keys to the blocks, so an "
+            f"entry whose key has no block may be left unplaced; what this writes is not "
+            f"verified", op.loc, "scatter",
+            "store the count of the block's key after placing its entries, "
+            "store(tile(counts, (1,), (e,)), cast(seen, int32)), into a vector of one "
+            "entry a block (moe_place's COUNT_HERE form)"))

@@ -35,6 +35,8 @@ def store(w, op: Op, base) -> None:
     claim = bv(m.term) == want
     if C.proves(w, claim, [*w.path, *countsort_lanes.facts(w, [claim])]):
         proved.mark(w, op)
+        # a count vector of the keys, one entry a block (countsort_scatter.finish)
+        w.__dict__.setdefault("_countsort_stored", []).append((op, dst.tensor, tensor))
 
 
 def _keys(w, term):

@@ -8,7 +8,9 @@ flash-attention softmax; MoE routing), stated as two tables:
 - `refines`: opcode -> rule(w, op, base), a rule that handles the values of its own idiom and
   passes every other op to `base`, the opcode's rule as the packs before it left it. A pack
   refines only what an earlier pack handles (a refinement with nothing under it is a
-  mistake in the order, refused when the table is built).
+  mistake in the order, refused when the table is built);
+- `finish`: checks run on the walker once the whole kernel is walked (a proof that rests
+  on something the kernel does after it, such as a store that follows a loop).
 
 `compose(packs)` builds the table in the order given, and `chain(opcode)` says which rule
 sees an op first and what it falls back to, pack by pack. rules.py states the order.
@@ -28,6 +30,7 @@ class IdiomPack:
     about: str
     rules: dict[str, Rule] = field(default_factory=dict)
     refines: dict[str, Rule] = field(default_factory=dict)
+    finish: tuple[Callable, ...] = ()
 
 
 @dataclass(frozen=True)
