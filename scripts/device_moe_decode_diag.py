@@ -43,6 +43,9 @@ VARIANTS = {
     # the router in three launches (moe_count, then moe_place), as before the thirty-first
     # session's placement that counts the entries itself (ROUTE_COUNT_HERE)
     "count kernel": {"count_kernel": True},
+    # the launches before the combine replayed as one CUDA graph once the inputs' addresses
+    # repeat (argus.ops.moe.DECODE_GRAPHS, argus/ops/moe_graphs.py)
+    "graphs": {"graphs": True},
 }
 
 
@@ -68,6 +71,7 @@ def main() -> int:
     original = op.config_for
     original_bs = op.route_block_entries
     original_here = op.ROUTE_COUNT_HERE
+    original_graphs = op.DECODE_GRAPHS
 
     def route_tiles(variant):
         """The router of `variant` in place (its route_bs and count_kernel, else the op's
@@ -76,6 +80,8 @@ def main() -> int:
         op.route_block_entries = (lambda n: bs) if bs else original_bs
         op.ROUTE_COUNT_HERE = original_here and not (
             variant and VARIANTS[variant].get("count_kernel"))
+        op.DECODE_GRAPHS = original_graphs or bool(
+            variant and VARIANTS[variant].get("graphs"))
     for item in filter(None, args.extra.split(",")):
         name, dims = item.split("=")
         SHAPES[name] = tuple(int(v) for v in dims.split(":"))
@@ -124,6 +130,18 @@ def main() -> int:
                 err = float((out.double() - ref).abs().max() / ref.abs().max())
                 row["rel_error"] = err
                 row["finite"] = bool(torch.isfinite(out).all())
+                # three more calls on x refilled in place (the graphs variant captures on
+                # the second and replays on the third): the last against its own reference
+                x0 = x.clone()
+                for _ in range(3):
+                    x.copy_(torch.randn_like(x))
+                    again = call()
+                torch.cuda.synchronize()
+                ref2 = op.reference(x, L, w13, w2, k)
+                row["rel_error_refilled"] = float((again.double() - ref2).abs().max()
+                                                  / ref2.abs().max())
+                row["finite_refilled"] = bool(torch.isfinite(again).all())
+                x.copy_(x0)
                 eager = time_ms(torch, {"a": call}, rounds=7)["a"]
                 host = enqueue_us(torch, call)
                 graph = capture(lambda ins, outs: call(), [((), ())])   # the GPU's time alone

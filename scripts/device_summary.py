@@ -15,7 +15,8 @@ def main(out: str) -> int:
             print(f.split("/")[-2], r["shape"], r["variant"],
                   "eager", round(r.get("eager_us", 0), 1), "graph", round(r.get("graph_us", 0), 1),
                   "host", round(r.get("host_us", 0), 1), "bw", round(r.get("bw_ratio_eager", 0), 3),
-                  "err", r.get("rel_error"), r.get("kernels_us"), r.get("error", ""))
+                  "err", r.get("rel_error"), "refilled", r.get("rel_error_refilled"),
+                  r.get("kernels_us"), r.get("error", ""))
     for f in sorted(glob.glob(out + "/**/moe-gemm-probe-*.json", recursive=True)):
         for r in json.load(open(f))["rows"]:
             print(f.split("/")[-2], r["variant"], r.get("us"), r.get("ok"), r.get("bw_ratio"),

@@ -57,6 +57,10 @@ DECODE_TILE_RULE = False
 # no moe_count runs. Prefill keeps moe_count: the count there is a full pass over the
 # T * k entries that every place block would repeat.
 ROUTE_COUNT_HERE = True
+# A decode call's launches before the combine replayed as one CUDA graph once its inputs'
+# addresses repeat (moe_graphs.py). Off: not yet run on a GPU (the thirty-first session got
+# no device); the decode diagnosis measures it (variant "graphs").
+DECODE_GRAPHS = False
 
 
 def counts_in_place(t: int) -> bool:
@@ -237,10 +241,10 @@ def layer_plan(x, router_logits, w13, w2, top_k: int, renormalize: bool = True,
         return Plan((t, hidden, e, inter), top_k, deterministic, x.dtype,
                     router_logits.dtype == torch.float32,
                     kernels_for(t, e, hidden, inter, top_k, renormalize, deterministic,
-                                dtype))
+                                dtype), graphs=DECODE_GRAPHS)
     key = plan_key(x, router_logits, w13, w2, top_k, renormalize, deterministic,
                    (_env(), config_for, GATE_UP_GATHER, DECODE_TILE_RULE, route_block_entries,
-                    ROUTE_COUNT_HERE))
+                    ROUTE_COUNT_HERE, DECODE_GRAPHS))
     return plan_for(key, build)
 
 

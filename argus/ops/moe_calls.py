@@ -91,6 +91,7 @@ class Buffers:
         self.logits = None if plan.logits_ready else torch.empty((plan.t, e), **f32)
         self.acc = None if plan.deterministic else torch.empty((plan.t, plan.hidden), **f32)
         self.tag = next(_tags)
+        self.graphs = None            # a kept set's moe_graphs.Graphs, made on first use
 
     def named(self) -> dict:
         """{name: tensor} of the intermediates (a diagnosis checks each launch's output)."""
@@ -101,12 +102,16 @@ class Buffers:
 class Plan:
     """One layer: its sizes, its launchers, and the launches of a call."""
 
-    def __init__(self, sizes, top_k, deterministic, torch_dtype, logits_ready, specs):
+    def __init__(self, sizes, top_k, deterministic, torch_dtype, logits_ready, specs,
+                 graphs=False):
         """sizes: (T, H, E, I) as check_layer found them; specs: kernels_for's (module,
-        kernel, overrides) of each role; logits_ready: the router logits are fp32."""
+        kernel, overrides) of each role; logits_ready: the router logits are fp32; graphs:
+        a decode call's launches before the combine replayed as a CUDA graph
+        (moe_graphs.py)."""
         from .library import library_kernel
 
         self.t, self.hidden, self.e, self.inter = sizes
+        self.graphs = bool(graphs)
         self.top_k, self.deterministic = top_k, bool(deterministic)
         self.torch_dtype = torch_dtype
         self.logits_ready = logits_ready
@@ -206,6 +211,17 @@ class Plan:
         if self.t == 0:
             return out
         bufs, keyed = self.buffers(x)
-        for _, step in self.steps(x, router_logits, w13, w2, bufs, keyed, out):
+        steps = self.steps(x, router_logits, w13, w2, bufs, keyed, out)
+        if keyed and self.graphs and x.is_cuda:
+            # everything but the combine (it writes this call's fresh output) as one graph,
+            # keyed by the addresses of the inputs those launches read
+            if bufs.graphs is None:
+                from .moe_graphs import Graphs, cuda_capture
+                bufs.graphs = Graphs(cuda_capture)
+            head = [step for role, step in steps if role != "combine"]
+            key = (x.data_ptr(), router_logits.data_ptr(), w13.data_ptr(), w2.data_ptr())
+            bufs.graphs.run(key, lambda: [step() for step in head])
+            steps = [(role, step) for role, step in steps if role == "combine"]
+        for _, step in steps:
             step()
         return out

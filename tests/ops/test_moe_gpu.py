@@ -10,10 +10,21 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
     pytest.skip("needs an sm_90 GPU", allow_module_level=True)
 
+import importlib  # noqa: E402
+
 from argus.ops import moe  # noqa: E402
 from argus.ops.moe import reference  # noqa: E402
 
 BF16 = torch.bfloat16
+MOE = importlib.import_module("argus.ops.moe")      # the module (argus.ops.moe is the op)
+
+
+@pytest.fixture(params=[False, True], ids=["launches", "graphs"])
+def graphs(request, monkeypatch):
+    """Each test with the decode launches one by one and replayed as CUDA graphs
+    (DECODE_GRAPHS, argus/ops/moe_graphs.py: a key seen twice is captured)."""
+    monkeypatch.setattr(MOE, "DECODE_GRAPHS", request.param)
+    return request.param
 
 
 def layer(t, e, k, h=256, i=256, seed=0, logits_dtype=torch.float32):
@@ -41,7 +52,7 @@ def check(out, x, L, w13, w2, k, what):
 
 
 @pytest.mark.parametrize("t, e, k", [(1, 64, 6), (16, 8, 2)])
-def test_repeated_decode_calls_follow_their_inputs(t, e, k):
+def test_repeated_decode_calls_follow_their_inputs(t, e, k, graphs):
     x, L, w13, w2 = layer(t, e, k, seed=1)
     x2, L2, w13b, w2b = layer(t, e, k, seed=2)
     refilled = x.clone()
@@ -54,7 +65,7 @@ def test_repeated_decode_calls_follow_their_inputs(t, e, k):
         check(moe(*args, k), *args, k, f"call {i}")
 
 
-def test_a_graph_captured_after_eager_calls_replays_its_own_layer():
+def test_a_graph_captured_after_eager_calls_replays_its_own_layer(graphs):
     t, e, k = 4, 64, 6
     x, L, w13, w2 = layer(t, e, k, seed=3)
     moe(x, L, w13, w2, k)            # the kept set and the keyed launches exist
@@ -76,7 +87,7 @@ def test_a_graph_captured_after_eager_calls_replays_its_own_layer():
     check(eager, x, L, w13, w2, k, "eager beside the graph")
 
 
-def test_two_streams_each_compute_their_own_layer():
+def test_two_streams_each_compute_their_own_layer(graphs):
     t, e, k = 8, 8, 2
     a = layer(t, e, k, seed=5)
     b = layer(t, e, k, seed=6)
@@ -94,3 +105,20 @@ def test_two_streams_each_compute_their_own_layer():
     for oa, ob in outs:
         check(oa, *a, k, "stream 1")
         check(ob, *b, k, "stream 2")
+
+
+def test_decode_graphs_are_captured_once_and_replay_new_values(monkeypatch):
+    """With DECODE_GRAPHS: the second call at the same addresses captures, later ones
+    replay, each reading the values its inputs hold then (refilled in place)."""
+    monkeypatch.setattr(MOE, "DECODE_GRAPHS", True)
+    t, e, k = 1, 64, 6
+    x, L, w13, w2 = layer(t, e, k, seed=7)
+    fills = [layer(t, e, k, seed=s)[:2] for s in (8, 9, 10, 11)]
+    for i, (nx, nL) in enumerate(fills):
+        x.copy_(nx)
+        L.copy_(nL)
+        poison()
+        check(moe(x, L, w13, w2, k), x, L, w13, w2, k, f"call {i}")
+    plan = MOE.layer_plan(x, L, w13, w2, k)
+    kept, _ = plan.buffers(x)
+    assert kept.graphs is not None and kept.graphs.captures == 1 and kept.graphs.replays == 2

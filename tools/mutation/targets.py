@@ -110,6 +110,36 @@ TARGETS = {
                           more_shapes=({"T": 64, "N": 192, "P": 128},)),
     "moe_route": Target("moe_route", "examples/moe_route.py", "moe_route", {"T": 128, "P": 256},
                         more_shapes=({"T": 64, "P": 128},)),
+    # the library router (argus/kernels/moe_route.py, argus.ops.moe's three kernels) at
+    # 8 experts, top 2, renormalised, on router-made inputs (tools/mutation/problems.py:
+    # each token's 2 distinct experts, j-major, positive gates; `kind` names the logits):
+    # moe_topk at BT = 16 (128 | BT * E, as route_block_tokens picks) over 2 and 3 blocks
+    # with tails, integer logits (ties, rows all equal) and underflowing ones
+    "moe_topk_lib": Target("moe_topk_lib", "argus/kernels/moe_route.py", "moe_topk",
+                           {"T": 21, "kind": "random"}, {"E": 8, "TOPK": 2, "RENORM": 1,
+                                                         "BT": 16},
+                           problem="moe_topk", more_shapes=({"T": 40, "kind": "ties+large"},)),
+    # moe_count and moe_place in 128-entry tiles: P = 200 (two tiles, a tail of 72) with an
+    # empty expert (1) and one every token chose (7), and P = 300 (three tiles)
+    "moe_count_lib": Target("moe_count_lib", "argus/kernels/moe_route.py", "moe_count",
+                            {"T": 100, "kind": "empty+all"}, {"E": 8, "TOPK": 2, "BS": 128},
+                            problem="moe_count",
+                            more_shapes=({"T": 150, "kind": "ties"},)),
+    # moe_place from moe_count's counts: one tile a choice at T = 70, two (a tail of 2) at
+    # T = 130
+    "moe_place_lib": Target("moe_place_lib", "argus/kernels/moe_route.py", "moe_place",
+                            {"T": 70, "kind": "empty+all"}, {"E": 8, "TOPK": 2, "BS": 128},
+                            problem="moe_place",
+                            more_shapes=({"T": 130, "kind": "ties"},)),
+    # moe_place counting the entries itself (COUNT_HERE = 1, the decode router): `counts`
+    # is an output (poisoned, compared); the experts below e counted over P in 128-entry
+    # tiles (two at T = 70, three at T = 130, one at the decode batch T = 3)
+    "moe_place_here_lib": Target("moe_place_here_lib", "argus/kernels/moe_route.py",
+                                 "moe_place", {"T": 70, "kind": "empty+all"},
+                                 {"E": 8, "TOPK": 2, "BS": 128, "COUNT_HERE": 1},
+                                 problem="moe_place",
+                                 more_shapes=({"T": 130, "kind": "ties"},
+                                              {"T": 3, "kind": "random"})),
     # the library attention (one head block of 128 queries; BN = 64 and two stages so the
     # ring wraps): the split key loop (MASK="edge") with a masked tail block, GQA 2, two
     # heads (segments), SQ off the block (padding query rows); a second shape with one
