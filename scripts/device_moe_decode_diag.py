@@ -22,6 +22,9 @@ VARIANTS = {
     # the 128-wide tiles config_for took before decode_tile_width (thirtieth session)
     # argus.ops.moe.decode_tile_width's choice (DECODE_TILE_RULE, off by default)
     "tile rule": {"tile_rule": True},
+    # the rule's gate-up (64 wide at fine-grained T = 1) with the 128-wide down: what the
+    # down's 96-wide tiles add
+    "tile rule dn128": {"tile_rule": True, "down": {"BN": 128, "S": 8}},
     "gu BN128": {"gate_up": {"BN": 128, "S": 5}},
     "dn BN128": {"down": {"BN": 128, "S": 8}},
     "gate_up BN64": {"gate_up": {"BN": 64}},

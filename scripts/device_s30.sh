@@ -20,7 +20,7 @@ PROBE="python3 scripts/device_moe_gemm_probe.py"
 OLD="ARGUS_FILTERED_WALK=0 ARGUS_FILTERED_LOOP=0"
 min() {
   TAIL=22 run 120 python3 benchmarks/moe.py --out "$OUT" --correctness
-  TAIL=5 run 150 $DIAG --variants "default,tile rule,count kernel,graphs" --out "$OUT/new"
+  TAIL=6 run 180 $DIAG --variants "default,tile rule,tile rule dn128,count kernel,graphs" --out "$OUT/new"
   TAIL=4 run 60 env $OLD $DIAG --variants "count kernel" --out "$OUT/old"
 }
 pdl() { TAIL=4 run 60 env ARGUS_PDL=1 $DIAG --variants default --out "$OUT/pdl"; }

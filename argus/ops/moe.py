@@ -84,30 +84,36 @@ def config_for(t: int, e: int, hidden: int, inter: int, top_k: int) -> dict:
         one = {"WG": 1, "CONSUMERS": (1,), "SKIP_EMPTY": 1}
         gate_up_bn = decode_tile_width(t, e, top_k, inter) if DECODE_TILE_RULE else 128
         down_bn = decode_tile_width(t, e, top_k, hidden) if DECODE_TILE_RULE else 128
-        # rings of ~200 KB either way: a narrower tile, more stages
-        return {"gate_up": {"BN": gate_up_bn, "S": 5 if gate_up_bn == 128 else 8,
+        # rings of ~200 KB either way: a narrower tile, more stages (a stage: the 64-row
+        # token tile and the weight tiles, two of them in the gate-up)
+        return {"gate_up": {"BN": gate_up_bn, "S": {128: 5, 96: 6, 64: 8}[gate_up_bn],
                             "ORDER": "n_major", "GATHER": GATE_UP_GATHER, **one},
-                "down": {"BN": down_bn, "S": 8 if down_bn == 128 else 12, "ORDER": "n_major",
-                         **one}}
+                "down": {"BN": down_bn, "S": {128: 8, 96: 10, 64: 12}[down_bn],
+                         "ORDER": "n_major", **one}}
     return {"gate_up": {"BN": 128, "S": 4, "ORDER": "n_major", "GATHER": GATE_UP_GATHER},
             "down": {"BN": 128, "S": 6, "ORDER": "n_major"}}
 
 
+DECODE_TILE_WIDTHS = (128, 96, 64)       # the widest first: it wins ties
+
+
 def decode_tile_width(t: int, e: int, top_k: int, rows: int, blocks: int = SM_COUNT) -> int:
-    """BN of a decode GEMM's weight tiles (128 or 64) for `rows` weight rows an expert: the
-    width that gives the busiest of the `blocks` persistent blocks the fewest weight bytes.
-    A decode batch's items are (hit expert, n-tile), one m-tile each (T <= 64 slots an
-    expert); the experts hit are taken as uniform routing gives them, E (1 - (1 - k/E)^T)
-    (k at T = 1): the shapes decide, never the data (no host sync). A 64-wide tile halves
-    an item's bytes and doubles the items: it wins when the 128-wide items leave SMs idle
-    (fine-grained T = 1: 66 items on 132 SMs); it must win by 15%, as an item's fixed costs
-    (its walk, the ring's fill, the epilogue) do not halve with it."""
+    """BN of a decode GEMM's weight tiles (one of DECODE_TILE_WIDTHS) for `rows` weight rows
+    an expert: the width that gives the busiest of the `blocks` persistent blocks the fewest
+    weight bytes. A decode batch's items are (hit expert, n-tile), one m-tile each (T <= 64
+    slots an expert); the experts hit are taken as uniform routing gives them,
+    E (1 - (1 - k/E)^T) (k at T = 1): the shapes decide, never the data (no host sync). A
+    narrower tile cuts an item's bytes and adds items: it wins when the 128-wide items leave
+    SMs idle (fine-grained T = 1: the gate-up's 66 items on 132 SMs, 132 at 64 wide; the
+    down's 96, 132 at 96 wide); it must win by 15%, as an item's fixed costs (its walk, the
+    ring's fill, the epilogue) do not shrink with it."""
     hits = max(1, round(e * (1.0 - (1.0 - top_k / e) ** t)))
 
     def busiest(bn):
         items = hits * -(-rows // bn)
         return -(-items // blocks) * bn
-    return 64 if busiest(64) <= 0.85 * busiest(128) else 128
+    best = min(DECODE_TILE_WIDTHS, key=busiest)          # the first of equals: the widest
+    return best if busiest(best) <= 0.85 * busiest(128) else 128
 
 
 def route_block_tokens(t: int, e: int) -> int:

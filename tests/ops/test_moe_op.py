@@ -228,13 +228,14 @@ def test_the_check_speed_list_is_what_the_op_builds():
 
 
 def test_decode_tiles_narrow_only_where_wide_ones_leave_sms_idle():
-    """decode_tile_width: 64-wide weight tiles where the 128-wide items (hit experts x
-    n-tiles) fill under a wave of the 132 blocks and the narrow ones cut the busiest block's
-    bytes by 15% or more; 128 elsewhere (the measured decode default). config_for takes it
-    only with DECODE_TILE_RULE on (unmeasured, off)."""
+    """decode_tile_width: 96- or 64-wide weight tiles where the 128-wide items (hit experts
+    x n-tiles) fill under a wave of the 132 blocks and the narrow ones cut the busiest
+    block's bytes by 15% or more; 128 elsewhere (the measured decode default). config_for
+    takes it only with DECODE_TILE_RULE on (unmeasured, off)."""
     from argus.ops.moe import decode_tile_width
 
     assert decode_tile_width(1, 64, 6, 1408) == 64       # 66 items -> 132
+    assert decode_tile_width(1, 64, 6, 2048) == 96       # its down: 96 items -> 132
     assert decode_tile_width(1, 8, 2, 4096) == 64        # Mixtral down: 64 items -> 128
     assert decode_tile_width(1, 8, 2, 14336) == 128      # Mixtral gate-up: 224 items already
     assert decode_tile_width(16, 64, 6, 1408) == 128     # ~51 experts hit: 561 items
@@ -246,6 +247,6 @@ def test_decode_tiles_narrow_only_where_wide_ones_leave_sms_idle():
         op.DECODE_TILE_RULE = True
         cfg = config_for(1, 64, 2048, 1408, 6)
         assert (cfg["gate_up"]["BN"], cfg["gate_up"]["S"]) == (64, 8)
-        assert (cfg["down"]["BN"], cfg["down"]["S"]) == (128, 8)
+        assert (cfg["down"]["BN"], cfg["down"]["S"]) == (96, 10)
     finally:
         op.DECODE_TILE_RULE = False
