@@ -44,24 +44,19 @@ class Graphs:
         self.replays = 0            # replays of a graph kept (not the one after a capture)
         self.wasted = 0             # graphs dropped never replayed
         self.off = False
+        self.failure = None         # why a capture failed (then off)
 
     def run(self, key, launch: Callable) -> None:
         """Enqueue the launches of `launch` for inputs at `key`: a replay, a capture then a
         replay, or the plain launches (see the module's docstring)."""
-        entry = self._graphs.pop(key, None)
+        entry = self._graphs.pop(key, None)         # [replay, its replays]
         if entry is not None:
             entry[1] += 1
             self.replays += 1
         elif key in self._seen and not self.off:
-            entry = [self._capture(launch), 0]
-            self.captures += 1
-            if len(self._graphs) >= KEEP:
-                dropped = self._graphs.pop(next(iter(self._graphs)))
-                self.wasted += dropped[1] == 0
-                self.off = self.wasted >= PATIENCE and \
-                    self.wasted * REPLAYS_PER_CAPTURE > self.replays
+            entry = self._captured(launch)
         if entry is not None:
-            self._graphs[key] = entry           # the most recently used last
+            self._graphs[key] = entry               # the most recently used last
         self._seen.pop(key, None)
         self._seen[key] = True
         if len(self._seen) > SEEN:
@@ -70,6 +65,22 @@ class Graphs:
             launch()
         else:
             entry[0]()
+
+    def _captured(self, launch: Callable):
+        """A new graph's entry (room made for it), or None when CUDA refused the capture
+        (the set then launches plainly from now on)."""
+        try:
+            replay = self._capture(launch)
+        except Exception as exc:         # a launch that cannot be captured
+            self.off, self.failure = True, f"{type(exc).__name__}: {exc}"
+            return None
+        self.captures += 1
+        if len(self._graphs) >= KEEP:
+            dropped = self._graphs.pop(next(iter(self._graphs)))
+            self.wasted += dropped[1] == 0
+            self.off = self.wasted >= PATIENCE and \
+                self.wasted * REPLAYS_PER_CAPTURE > self.replays
+        return [replay, 0]
 
 
 def cuda_capture(launch: Callable) -> Callable:

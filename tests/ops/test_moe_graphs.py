@@ -82,7 +82,28 @@ def test_graphs_replayed_often_keep_capturing(monkeypatch):
     assert not g.off and g.captures == 20 and g.wasted == 0
 
 
-def test_decode_graphs_are_off_by_default_and_in_the_plan_key():
+def test_a_refused_capture_turns_graphs_off_and_the_call_still_runs():
+    def refuse(launch):
+        raise RuntimeError("operation not permitted when stream is capturing")
+    g = Graphs(refuse)
+    ran = []
+    for _ in range(3):
+        g.run("k", lambda: ran.append(1))
+    assert len(ran) == 3 and g.off and "not permitted" in g.failure and g.captures == 0
+
+
+def test_decode_graphs_are_off_by_default_and_a_plan_of_their_own(monkeypatch):
+    """Off until measured; the switch is in the plan key (a plan built with it off is not
+    reused with it on)."""
     import importlib
+
+    import torch
     moe = importlib.import_module("argus.ops.moe")
     assert moe.DECODE_GRAPHS is False
+    x, L = torch.zeros(1, 128, dtype=torch.bfloat16), torch.zeros(1, 8)
+    w13 = torch.zeros(2, 8, 128, 128, dtype=torch.bfloat16)
+    w2 = torch.zeros(8, 128, 128, dtype=torch.bfloat16)
+    off = moe.layer_plan(x, L, w13, w2, 2)
+    monkeypatch.setattr(moe, "DECODE_GRAPHS", True)
+    on = moe.layer_plan(x, L, w13, w2, 2)
+    assert on is not off and on.graphs and not off.graphs
