@@ -90,6 +90,8 @@ def contract(w, op: Op):
         return None
     if below is not None:        # the grid is tied to the keys by a stored count (finish)
         w.__dict__.setdefault("_countsort_below_placed", []).append((op, extent, below))
+    else:                        # the count vector must not be this kernel's output (finish)
+        w.__dict__.setdefault("_countsort_offsets_placed", []).append((op, counts))
     entry, cnt = C.entry_fn(w, rec["tensor"]), C.count_fn(w, rec["tensor"])
     placed = z3.And(entry(q) == key, z3.ULT(q, rec["end"]))
     rank = f_term + cnt(key, q)
@@ -164,6 +166,49 @@ def _same_length(w, extent, length) -> bool:
 
 
 def finish(w) -> None:
+    """The conditions of a placement's proof that rest on the whole kernel: the count
+    vector whose offsets are the first slots is an input (`_offsets_read_only`), and the
+    first slots counted from the keys come with a stored count (`_below_tied`)."""
+    if w.phase != "check":
+        return
+    _offsets_read_only(w)
+    _below_tied(w)
+
+
+def _offsets_read_only(w) -> None:
+    """First slots read as the offsets of a count vector that this kernel also writes are
+    a race between blocks (block e reads what the others store, before or after they do):
+    the proofs resting on them are withdrawn, said."""
+    placed = w.__dict__.get("_countsort_offsets_placed", [])
+    if not placed:
+        return
+    written = _written(w)
+    said = set()
+    for op, counts in placed:
+        if counts not in written or not proved.is_proved(w, op):
+            continue
+        proved.withdraw(w, op)
+        if (op.loc.line, op.loc.col) in said:
+            continue
+        said.add((op.loc.line, op.loc.col))
+        w.findings.append(Finding(
+            "tag.placement", "warning",
+            f"the first slots are the offsets of {counts}, which this kernel also writes: "
+            f"a block may read another block's count before or after it is stored (the "
+            f"blocks are not ordered); what this writes is not verified", op.loc, "scatter",
+            f"read the counts another kernel stored (moe_count), or count the keys in this "
+            f"block (moe_place's COUNT_HERE form)"))
+
+
+def _written(w) -> set:
+    """The kernel tensors some op of the kernel writes (stores, scatters, atomics)."""
+    from .origin import _root
+    made = {r: op for op in w.kernel.walk() for r in op.results}
+    return {_root(op.arg("dst"), made) for op in w.kernel.walk()
+            if op.opcode in ("store", "scatter.store", "atomic.add", "tma.store")}
+
+
+def _below_tied(w) -> None:
     """Placements whose first slots were counted from the keys (Below) are proved only if
     the kernel also stores, proved, the count of each block's key (countsort_store.py) into
     a vector as long as the grid axis: with moe_topk's proof that every key is below that
@@ -171,7 +216,7 @@ def finish(w) -> None:
     the count vector it reads). Else the proofs are withdrawn, with a finding that says
     what is missing."""
     placed = w.__dict__.get("_countsort_below_placed", [])
-    if w.phase != "check" or not placed:
+    if not placed:
         return
     stored = [(op, dst, keys) for op, dst, keys in w.__dict__.get("_countsort_stored", [])
               if proved.is_proved(w, op)]

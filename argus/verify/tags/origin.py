@@ -224,6 +224,10 @@ def transfer(w, op: Op) -> None:
         if code == "frag.coord":             # row_of / col_of: positions, no data
             _set(out, None)
             continue
+        if code == "math.mul" and any(type(o) in (int, float) and o == 0
+                                      for o in op.operands):
+            _set(out, None)                  # times a literal zero: no data (finite data)
+            continue
         got = merge(of_value(w, w.value(o)) if isinstance(w.value(o), (Fragment, SmemView))
                     else of_scalar(w, w.value(o)) for o in op.operands if isinstance(o, Value))
         if got not in (None, UNKNOWN) and len(out.shape) < 2:

@@ -43,12 +43,33 @@ def store(w, op: Op, base) -> None:
     if w.phase != "check":
         return
     dst, src = w.value(op.arg("dst")), w.value(op.arg("src"))
-    m = R.meaning(src) if isinstance(src, Fragment) else None
-    if not isinstance(m, (R.Pick, R.Weight)) or not isinstance(dst, GlobalTile) \
-            or len(dst.box) != 1 or len(src.shape) != 1:
+    if not isinstance(dst, GlobalTile) or len(dst.box) != 1 or not isinstance(src, Fragment):
+        return
+    m = R.meaning(src)
+    if not isinstance(m, (R.Pick, R.Weight)) or len(src.shape) != 1:
+        if "choice" in assumptions.fields(w, dst.tensor) and src.tag.state == "data":
+            _not_a_selection(w, op, dst, "is not a selection the top-k idiom proves (the "
+                             "column of a rank, or its softmax weight)")
+        return
+    names = assumptions.fields(w, dst.tensor)
+    if isinstance(m, R.Pick) and "norm" in names:
+        _not_a_selection(w, op, dst, "is a column index, but the destination states `norm` "
+                         "(it holds weights)")
         return
     if check(w, op, dst, src, m):
         proved.mark(w, op)
+
+
+def _not_a_selection(w, op: Op, dst: GlobalTile, why: str) -> None:
+    """A store of data into a router output (its layout names a routing `choice`) that the
+    top-k contract does not prove: unverified, said (its value may be anything computed
+    from the data, where the layout promises the choice of a rank)."""
+    w.findings.append(Finding(
+        "tag.value-unproved", "warning",
+        f"{dst.tensor} states a routing choice for each entry (its layout's `choice` field), "
+        f"but the value stored here {why}; what this writes is not verified", op.loc, "store",
+        "store round j's column, -row_max(-select(rest == m, col, E)), or its weight "
+        "exp2((m_j - max) * LOG2E) / denominator, at choice j"))
 
 
 def check(w, op: Op, dst: GlobalTile, src: Fragment, m) -> bool:

@@ -104,3 +104,25 @@ def test_a_wrong_count_of_smaller_experts_is_not_verified(old, new):
     found = {(f.check, f.severity) for f in check(k)}
     assert found and any(sev == "error" or check_ == "tag.value-unproved"
                          for check_, sev in found), found
+
+
+# found by the router fuzz targets (2026-12-08): each verified before and wrong
+def test_offsets_of_counts_this_kernel_writes_are_not_verified():
+    """COUNT_HERE == 2 (a mutant): the first slots from the prefix sum of `counts`, which
+    the same kernel's blocks store: a race between blocks (the interpreter's blocks in
+    index order hid it; in reverse order ids come out wrong)."""
+    src = HERE.replace("    if COUNT_HERE == 1:     # the expert's first slot",
+                       "    if COUNT_HERE == 2:     # the expert's first slot", 1)
+    assert src != HERE
+    found = check(parse_source(src, "moe_route_variant.py")["moe_place"])
+    assert any(f.check == "tag.placement" and "also writes" in f.message for f in found)
+
+
+@pytest.mark.parametrize("new", [
+    "        assign(total, total + select(x >= e, select(real, 1.0, 0.0) + 0.0 * x, 0.0))",
+    "        assign(total, total + select(x == e, 1.0 + 0.0 * x, 0.0))",
+])
+def test_a_count_whose_choice_is_hidden_behind_a_zero_product_is_not_verified(new):
+    old = "        assign(total, total + select(x == e, select(real, 1.0, 0.0), 0.0))"
+    found = _verdict("moe_count", old, new)
+    assert any(sev == "error" or c == "tag.value-unproved" for c, sev in found), found

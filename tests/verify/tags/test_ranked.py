@@ -60,3 +60,24 @@ def test_an_arg_max_the_pack_does_not_know_stays_unproved():
     k = _variant("ej = -row_max(-select(again == mj, col, 1.0 * E))",
                  "ej = -row_max(-select(again == mj, col, 0.0))")   # fill below the columns
     assert "tag.value-unproved" in {f.check for f in check(k)}
+
+
+# found by the router fuzz targets' probe (2026-12-08): each verified before, and wrong on
+# the interpreter (experts off in 21-38 of 42 entries)
+@pytest.mark.parametrize("old, new", [
+    ("x = cast(ej, int32)", "x = cast(mj, int32)"),          # the max's value, not its column
+    ("x = cast(ej, int32)", "x = cast(row_max(l), int32)"),
+    # a data choice whose branch carries data only times a literal zero
+    ("x = cast(ej, int32)",
+     "x = cast(-row_max(-select(l == row_max(l), col + 0.0 * l, 1.0 * E)), int32)"),
+])
+def test_a_router_output_holding_no_selection_is_not_verified(old, new):
+    found = {(f.check, f.severity) for f in check(_variant(old, new))}
+    assert ("tag.value-unproved", "warning") in found or \
+        any(sev == "error" for _, sev in found), found
+
+
+def test_a_column_index_stored_into_the_weights_is_not_verified():
+    found = check(_variant("store(g_dst, g)", "store(g_dst, cast(x, fp32))"))
+    assert any(f.check == "tag.value-unproved" and "norm" in f.message for f in found) or \
+        any(f.severity == "error" for f in found)
