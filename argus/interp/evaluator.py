@@ -205,13 +205,17 @@ def _allocate(state: BlockState) -> None:
 
 
 def interpret(kernel: Kernel, inputs: dict[str, np.ndarray], seed: int = 0,
-              blocks=None, mode: str = "value", **machine_options) -> InterpretResult:
+              blocks=None, mode: str = "value", reverse_blocks: bool = False,
+              **machine_options) -> InterpretResult:
     """Run `kernel` on `inputs` (every tensor parameter, by name, and an int for each size
     parameter); `blocks` bounds the grid
     to those linear block indices (default: all; a cluster runs whole, so naming one of its
     blocks runs them all). Each cluster's machine seed derives from `seed` and its first
     block, so one seed replays the whole launch. `mode` is "value" (logical tiles) or
-    "exact" (per-thread registers, swizzled shared-memory bytes)."""
+    "exact" (per-thread registers, swizzled shared-memory bytes). Clusters run one after
+    another, in block order, or the other way round with `reverse_blocks` (a block that
+    reads what another block writes, unsynchronised, gets another value in one of the two
+    orders: the GPU orders blocks in neither)."""
     if mode not in MODES:
         raise InterpretError(f"unknown interpreter mode {mode!r}; use one of {MODES}")
     exact = mode == "exact"
@@ -220,6 +224,8 @@ def interpret(kernel: Kernel, inputs: dict[str, np.ndarray], seed: int = 0,
     grid = tuple(eval_extent(g, symbols, kernel.constants) for g in kernel.launch.grid)
     total = int(np.prod(grid))
     indices = range(total) if blocks is None else list(blocks)
+    if reverse_blocks:
+        indices = list(reversed(list(indices)))
     threads = kernel.launch.block
     if threads % WARPGROUP:
         raise InterpretError(f"block={threads} is not a multiple of {WARPGROUP} threads; the "

@@ -31,9 +31,37 @@ def _copy_mutant(after: str) -> Mutant:
 def test_the_unmutated_kernel_is_verified_and_runs_correctly_on_every_shape():
     result = check_then_run(COPY, COPY.source())
     assert result.cls == VERIFIED_CORRECT and result.verdict == "verified"
-    assert [r.shapes for r in result.runs] == list(COPY.all_shapes) and \
+    # every shape, then the first once more with the blocks in reverse order
+    assert [r.shapes for r in result.runs] == \
+        list(COPY.all_shapes) + [{**COPY.all_shapes[0], "blocks": "reversed"}] and \
         len(COPY.all_shapes) >= 2
     assert all(r.outcome == "correct" for r in result.runs)
+
+
+def test_a_race_between_blocks_is_wrong_in_the_reversed_order():
+    """moe_place reading as its first slots the counts its own blocks store (a mutant the
+    router fuzz found verified before countsort_scatter.finish): right with the blocks in
+    index order, wrong the other way round."""
+    import numpy as np
+
+    from argus.frontend import parse_source
+    from argus.interp.evaluator import interpret
+    from argus.ops.library import KERNEL_DIR
+    src = (KERNEL_DIR / "moe_route.py").read_text().replace(
+        "COUNT_HERE = 0 ", "COUNT_HERE = 1 ").replace(
+        "    if COUNT_HERE == 1:     # the expert's first slot",
+        "    if COUNT_HERE == 2:     # the expert's first slot")
+    k = parse_source(src, "v.py", {"E": 8, "TOPK": 2, "BS": 128})["moe_place"]
+    experts = np.array([3, 5, 1, 0, 7, 2], np.int32)
+    slots = []
+    for reverse in (False, True):
+        out = interpret(k, {"experts": experts, "gates": np.ones(6, np.float32),
+                            "counts": np.full(8, -7, np.int32),
+                            "ids": np.full(6, -7, np.int32), "slots": np.full(6, -7, np.int32),
+                            "wsorted": np.full(6, np.nan, np.float32)},
+                        seed=3, reverse_blocks=reverse).outputs
+        slots.append(out["slots"].tolist())
+    assert slots[0] == [3, 4, 1, 0, 5, 2] and slots[1] != slots[0]
 
 
 def test_a_caught_mutant_is_not_run():

@@ -25,7 +25,9 @@ def test_the_unmutated_router_kernel_verifies_and_runs_correctly(name):
     target = TARGETS[name]
     result = check_then_run(target, target.source())
     assert result.cls == VERIFIED_CORRECT and result.verdict == "verified", result.errors
-    assert [r.shapes for r in result.runs] == list(target.all_shapes)
+    assert [r.shapes for r in result.runs] == \
+        list(target.all_shapes) + [{**target.all_shapes[0], "blocks": "reversed"}]
+    assert all(r.outcome == "correct" for r in result.runs)
 
 
 @pytest.mark.parametrize("name", ROUTER)

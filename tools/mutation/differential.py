@@ -2,8 +2,10 @@
 kernel's reference computes. Each mutant (mutant.py) goes through the frontend and the
 verifier's driver (argus.verify.driver.run, what `argus check` runs: accepted when its
 Report.ok); only an accepted one runs on the interpreter (value mode, one seed) on every
-shape of its target (targets.Target.all_shapes, tails included), and any run that is not
-correct (wrong values, NaN, deadlock, fault, race, an interpreter error or timeout) makes
+shape of its target (targets.Target.all_shapes, tails included), then once more on the
+first shape with the blocks run in reverse order (the interpreter runs blocks one after
+another; a kernel whose blocks read what other blocks write unsynchronised is right in at
+most one of the two orders), and any run that is not correct (wrong values, NaN, deadlock, fault, race, an interpreter error or timeout) makes
 it a failure: verified but wrong. The verifier and each run have a wall-clock limit and
 the interpreter a step budget, so a hang costs seconds.
 
@@ -148,6 +150,10 @@ def check_kernel_then_run(target: Target, kernel, check_seconds: int = CHECK_SEC
         out.runs.append(ShapeRun(shapes, r.outcome, r.detail))
         if r.outcome != CORRECT:
             break
+    else:           # the blocks the other way round: a race between blocks shows
+        shapes = target.all_shapes[0]
+        r = run_once(target, kernel, "value", SEED, shapes, run_seconds, reverse_blocks=True)
+        out.runs.append(ShapeRun({**shapes, "blocks": "reversed"}, r.outcome, r.detail))
     out.run_seconds = time.perf_counter() - start
     bad = [r for r in out.runs if r.outcome != CORRECT]
     out.cls = VERIFIED_CORRECT if not bad else \

@@ -114,7 +114,7 @@ def observe(target: Target, source: str, runs=RUNS) -> Observation:
 
 
 def run_once(target: Target, kernel, mode: str, seed: int, shapes: dict | None = None,
-             seconds: int = STAGE_SECONDS) -> RunOutcome:
+             seconds: int = STAGE_SECONDS, reverse_blocks: bool = False) -> RunOutcome:
     from argus.cli.run_reference import compare
     from argus.interp.errors import InterpretError
     from argus.interp.evaluator import interpret
@@ -125,7 +125,7 @@ def run_once(target: Target, kernel, mode: str, seed: int, shapes: dict | None =
     try:
         with time_limit(seconds):
             result = interpret(kernel, arrays, seed=seed, mode=mode,
-                               step_budget=target.step_budget)
+                               step_budget=target.step_budget, reverse_blocks=reverse_blocks)
     except StageTimeout as err:
         return RunOutcome(mode, seed, "timeout", str(err))
     except InterpretError as err:
