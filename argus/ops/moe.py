@@ -48,7 +48,7 @@ DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
 # is 3.8-5.7x faster on the gate-up (Mixtral T=4096: 544 against 95 TFLOP/s) and correct on
 # every case, so it is the default; "tma" stays as the reference form.
 GATE_UP_GATHER = "warpgroup"
-# Decode weight tiles 64 wide where 128-wide items leave SMs idle (decode_tile_width). Off:
+# Decode weight tiles 96 or 64 wide where 128-wide items leave SMs idle (decode_tile_width). Off:
 # a prediction not yet measured (the thirtieth session got no device); the decode diagnosis
 # measures it (scripts/device_moe_decode_diag.py, variant "tile rule").
 DECODE_TILE_RULE = False

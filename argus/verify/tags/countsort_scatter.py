@@ -185,19 +185,24 @@ def _offsets_read_only(w) -> None:
     written = _written(w)
     said = set()
     for op, counts in placed:
-        if counts not in written or not proved.is_proved(w, op):
-            continue
-        proved.withdraw(w, op)
-        if (op.loc.line, op.loc.col) in said:
-            continue
-        said.add((op.loc.line, op.loc.col))
-        w.findings.append(Finding(
-            "tag.placement", "warning",
-            f"the first slots are the offsets of {counts}, which this kernel also writes: "
-            f"a block may read another block's count before or after it is stored (the "
-            f"blocks are not ordered); what this writes is not verified", op.loc, "scatter",
-            f"read the counts another kernel stored (moe_count), or count the keys in this "
-            f"block (moe_place's COUNT_HERE form)"))
+        if counts in written and proved.is_proved(w, op):
+            _withdraw(w, op, said,
+                      f"the first slots are the offsets of {counts}, which this kernel also "
+                      f"writes: a block may read another block's count before or after it "
+                      f"is stored (the blocks are not ordered)",
+                      "read the counts another kernel stored (moe_count), or count the keys "
+                      "in this block (moe_place's COUNT_HERE form)")
+
+
+def _withdraw(w, op: Op, said: set, why: str, hint: str) -> None:
+    """Withdraw the proof of the scatter at `op` and say why, once for its line."""
+    proved.withdraw(w, op)
+    if (op.loc.line, op.loc.col) in said:
+        return
+    said.add((op.loc.line, op.loc.col))
+    w.findings.append(Finding("tag.placement", "warning",
+                              f"{why}; what this writes is not verified", op.loc, "scatter",
+                              hint))
 
 
 def _written(w) -> set:
@@ -222,22 +227,15 @@ def _below_tied(w) -> None:
               if proved.is_proved(w, op)]
     said = set()
     for op, extent, keys in placed:
-        if not proved.is_proved(w, op):
-            continue
-        if any(k == keys and _same_length(w, extent, w.tensors.get(dst, (None,))[0])
-               for _, dst, k in stored):
-            continue
-        proved.withdraw(w, op)
-        if (op.loc.line, op.loc.col) in said:
-            continue
-        said.add((op.loc.line, op.loc.col))
-        w.findings.append(Finding(
-            "tag.placement", "warning",
-            f"the first slots are counted from the keys of {keys} (the entries of smaller "
-            f"keys), but no store of each block's key count into a vector as long as the "
-            f"grid ({extent} blocks) is proved: nothing ties the keys to the blocks, so an "
-            f"entry whose key has no block may be left unplaced; what this writes is not "
-            f"verified", op.loc, "scatter",
-            "store the count of the block's key after placing its entries, "
-            "store(tile(counts, (1,), (e,)), cast(seen, int32)), into a vector of one "
-            "entry a block (moe_place's COUNT_HERE form)"))
+        tied = any(k == keys and _same_length(w, extent, w.tensors.get(dst, (None,))[0])
+                   for _, dst, k in stored)
+        if proved.is_proved(w, op) and not tied:
+            _withdraw(w, op, said,
+                      f"the first slots are counted from the keys of {keys} (the entries of "
+                      f"smaller keys), but no store of each block's key count into a vector "
+                      f"as long as the grid ({extent} blocks) is proved: nothing ties the "
+                      f"keys to the blocks, so an entry whose key has no block may be left "
+                      f"unplaced",
+                      "store the count of the block's key after placing its entries, "
+                      "store(tile(counts, (1,), (e,)), cast(seen, int32)), into a vector of "
+                      "one entry a block (moe_place's COUNT_HERE form)")
